@@ -1,0 +1,177 @@
+"""Traces as Python source: the one printer used both to show traces and to compile them.
+
+What is printed is what runs, so ``print(trace)`` is a program a user can copy, run and diff.
+"""
+
+from __future__ import annotations
+
+import math
+
+from thunder.core import dtypes
+from thunder.core.devices import Device
+from thunder.core.proxies import Proxy, type_string
+
+__all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace"]
+
+
+class _Imports:
+    """Import lines a printed trace needs, in first-use order."""
+
+    def __init__(self):
+        self.lines: dict[str, None] = {}
+        self.ctx: dict[str, object] = {}
+
+    def need(self, line: str) -> None:
+        self.lines.setdefault(line, None)
+
+
+def prettyprint(x, imports: _Imports | None = None) -> str:
+    if isinstance(x, Proxy):
+        return x.name
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return repr(x)
+    if t is float:
+        if math.isfinite(x):
+            return repr(x)
+        return f"float('{x}')"
+    if t is complex:
+        return f"complex({prettyprint(x.real)}, {prettyprint(x.imag)})"
+    if t is tuple:
+        inner = ", ".join(prettyprint(v, imports) for v in x)
+        return f"({inner},)" if len(x) == 1 else f"({inner})"
+    if t is list:
+        return "[" + ", ".join(prettyprint(v, imports) for v in x) + "]"
+    if t is dict:
+        return "{" + ", ".join(f"{prettyprint(k, imports)}: {prettyprint(v, imports)}" for k, v in x.items()) + "}"
+    if t is slice:
+        return f"slice({prettyprint(x.start)}, {prettyprint(x.stop)}, {prettyprint(x.step)})"
+    if x is Ellipsis:
+        return "..."
+    if isinstance(x, dtypes.dtype):
+        if imports is not None:
+            imports.need("from thunder.core import dtypes")
+        return f"dtypes.{x.name}"
+    if x in (bool, int, float, complex):
+        return x.__name__
+    if isinstance(x, Device):
+        if imports is not None:
+            imports.need("from thunder.core.devices import Device")
+        return f"Device({x.type!r})" if x.index is None else f"Device({x.type!r}, {x.index})"
+    module = type(x).__module__
+    if module.startswith("torch"):
+        import torch
+
+        if isinstance(x, torch.dtype):
+            if imports is not None:
+                imports.need("import torch")
+            return str(x)
+        if isinstance(x, torch.device):
+            if imports is not None:
+                imports.need("import torch")
+            return f"torch.device({str(x)!r})"
+    # Anything else is bound by name in the compiled function's globals.
+    if imports is None:
+        return repr(x)
+    name = f"_{type(x).__name__}_{id(x):x}"
+    imports.ctx[name] = x
+    return name
+
+
+def _output_string(out) -> str | None:
+    if out is None:
+        return None
+    if isinstance(out, Proxy):
+        return out.name
+    if isinstance(out, (tuple, list)):
+        inner = [_output_string(o) for o in out]
+        if any(s is None for s in inner) or not inner:
+            return None  # constants among outputs: nothing to bind
+        body = ", ".join(inner)
+        return f"({body},)" if len(inner) == 1 else f"({body})"
+    return None
+
+
+def _call_string(bsym, imports: _Imports) -> str:
+    sym = bsym.sym
+    if sym.call_ctx is not None:
+        imports.ctx.update(sym.call_ctx)
+    elif sym.module is not None:
+        imports.need(f"import {sym.module} as {sym.alias}" if sym.alias else f"import {sym.module}")
+    args = [prettyprint(a, imports) for a in bsym.args]
+    args += [f"{k}={prettyprint(v, imports)}" for k, v in bsym.kwargs.items()]
+    return f"{sym.printed_name}({', '.join(args)})"
+
+
+def _meta_comment(out) -> str:
+    from thunder.core.pytree import tree_flatten
+
+    proxies = [o for o in tree_flatten(out)[0] if isinstance(o, Proxy)]
+    if not proxies:
+        return ""
+    return "  # " + ", ".join(f'{p.name}: "{type_string(p)}"' for p in proxies)
+
+
+def bsym_lines(bsym, printed_sources: set, *, with_subsymbols: bool, imports: _Imports | None = None,
+               indent: str = "  ") -> list[str]:
+    imports = imports if imports is not None else _Imports()
+    if bsym.sym.python_printer is not None:
+        return [indent + line for line in bsym.sym.python_printer(bsym, imports)]
+    call = _call_string(bsym, imports)
+    out = _output_string(bsym.output)
+    lines = [f"{indent}{out + ' = ' if out else ''}{call}{_meta_comment(bsym.output)}"]
+    if with_subsymbols:
+        for sub in bsym.subsymbols:
+            lines += [indent + "  # " + line.strip() for line in bsym_lines(sub, printed_sources, with_subsymbols=True,
+                                                                           imports=_Imports(), indent="")]
+    return lines
+
+
+def _source_comment(loc) -> str:
+    return f"  # {loc.filename}:{loc.lineno}: \t{loc.line}" if loc.line else f"  # {loc.filename}:{loc.lineno}"
+
+
+def _body_and_imports(trace, *, with_subsymbols: bool) -> tuple[list[str], _Imports]:
+    imports = _Imports()
+    lines: list[str] = []
+    for p in trace.args:
+        if isinstance(p, Proxy):
+            lines.append(f'  # {p.name}: "{type_string(p)}"')
+    last_loc = None
+    printed: set = set()
+    for bsym in trace.bound_symbols:
+        loc = bsym.source
+        if loc is not None and loc != last_loc:
+            lines.append(_source_comment(loc))
+            last_loc = loc
+        lines += bsym_lines(bsym, printed, with_subsymbols=with_subsymbols, imports=imports)
+    lines.append(f"  return {prettyprint(trace.output, imports)}")
+    return lines, imports
+
+
+def trace_source(trace, *, with_subsymbols: bool = True) -> str:
+    body, imports = _body_and_imports(trace, with_subsymbols=with_subsymbols)
+    head = [str(trace.provenance)] if trace.provenance is not None else []
+    head += list(imports.lines)
+    if imports.ctx:
+        head.append("# not importable, bound when compiled: " + ", ".join(sorted(imports.ctx)))
+    params = ", ".join(p.name if isinstance(p, Proxy) else str(p) for p in trace.args)
+    head += ["", *trace.decorators, f"def {trace.fn_name}({params}):"]
+    return "\n".join(head + body)
+
+
+def compile_trace(trace):
+    """Compiles the trace's printed source (without subsymbol comments, which are only for reading)."""
+    body, imports = _body_and_imports(trace, with_subsymbols=False)
+    params = ", ".join(p.name if isinstance(p, Proxy) else str(p) for p in trace.args)
+    source = "\n".join([*imports.lines, "", *trace.decorators, f"def {trace.fn_name}({params}):", *body])
+    namespace: dict = dict(imports.ctx)
+    filename = f"thunder.{trace.fn_name}_{id(trace):x}"
+    import linecache
+
+    # Registering the source lets tracebacks and debuggers show the generated lines.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    fn = namespace[trace.fn_name]
+    fn.__thunder_source__ = source
+    return fn

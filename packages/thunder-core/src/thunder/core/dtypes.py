@@ -1,0 +1,115 @@
+"""Thunder's dtypes: executor-neutral element types, with conversions to and from torch's.
+
+Numbers in traces use the Python types ``bool``, ``int``, ``float`` and ``complex`` as their dtypes,
+as PyTorch does for scalars in type promotion.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "dtype", "bool8", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float16", "float32",
+    "float64", "complex64", "complex128", "all_dtypes", "to_torch_dtype", "from_torch_dtype",
+    "is_float_dtype", "is_complex_dtype", "is_integer_dtype", "is_boolean_dtype", "is_low_precision",
+    "corresponding_real_dtype", "corresponding_complex_dtype", "to_dtype",
+]
+
+
+class dtype:
+    """An element type. ``kind`` is one of 'bool', 'int', 'float', 'complex'; ``short`` prints in traces."""
+
+    __slots__ = ("name", "short", "kind", "bytes", "signed")
+
+    def __init__(self, name: str, short: str, kind: str, nbytes: int, signed: bool = True):
+        self.name, self.short, self.kind, self.bytes, self.signed = name, short, kind, nbytes, signed
+
+    def __repr__(self) -> str:
+        return f"dtypes.{self.name}"
+
+    def __reduce__(self):
+        return (to_dtype, (self.name,))
+
+
+bool8 = dtype("bool8", "b8", "bool", 1, signed=False)
+uint8 = dtype("uint8", "u8", "int", 1, signed=False)
+int8 = dtype("int8", "i8", "int", 1)
+int16 = dtype("int16", "i16", "int", 2)
+int32 = dtype("int32", "i32", "int", 4)
+int64 = dtype("int64", "i64", "int", 8)
+bfloat16 = dtype("bfloat16", "bf16", "float", 2)
+float16 = dtype("float16", "f16", "float", 2)
+float32 = dtype("float32", "f32", "float", 4)
+float64 = dtype("float64", "f64", "float", 8)
+complex64 = dtype("complex64", "c64", "complex", 8)
+complex128 = dtype("complex128", "c128", "complex", 16)
+
+all_dtypes = (bool8, uint8, int8, int16, int32, int64, bfloat16, float16, float32, float64, complex64, complex128)
+_by_name = {d.name: d for d in all_dtypes}
+_by_name["bool"] = bool8
+
+
+def is_boolean_dtype(d) -> bool:
+    return d is bool or (isinstance(d, dtype) and d.kind == "bool")
+
+
+def is_integer_dtype(d) -> bool:
+    """Integer in the PyTorch sense: bool is not an integer dtype."""
+    return d is int or (isinstance(d, dtype) and d.kind == "int")
+
+
+def is_float_dtype(d) -> bool:
+    return d is float or (isinstance(d, dtype) and d.kind == "float")
+
+
+def is_complex_dtype(d) -> bool:
+    return d is complex or (isinstance(d, dtype) and d.kind == "complex")
+
+
+def is_low_precision(d) -> bool:
+    return d is bfloat16 or d is float16
+
+
+def corresponding_real_dtype(d):
+    return {complex64: float32, complex128: float64, complex: float}.get(d, d)
+
+
+def corresponding_complex_dtype(d):
+    return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64, float: complex}.get(d, d)
+
+
+_torch_pairs: dict | None = None
+
+
+def _pairs() -> dict:
+    # torch is imported lazily so that importing dtypes stays cheap and torch-free.
+    global _torch_pairs
+    if _torch_pairs is None:
+        import torch
+
+        _torch_pairs = {
+            bool8: torch.bool, uint8: torch.uint8, int8: torch.int8, int16: torch.int16, int32: torch.int32,
+            int64: torch.int64, bfloat16: torch.bfloat16, float16: torch.float16, float32: torch.float32,
+            float64: torch.float64, complex64: torch.complex64, complex128: torch.complex128,
+            bool: torch.bool, int: torch.int64, float: torch.float32, complex: torch.complex64,
+        }
+        _torch_pairs.update({v: k for k, v in list(_torch_pairs.items()) if isinstance(k, dtype)})
+    return _torch_pairs
+
+
+def to_torch_dtype(d):
+    """Thunder dtype (or Python number type, or torch dtype, or None) -> torch dtype (or None)."""
+    if d is None:
+        return None
+    return _pairs()[d] if isinstance(d, dtype) or d in (bool, int, float, complex) else d
+
+
+def from_torch_dtype(td) -> dtype:
+    return _pairs()[td]
+
+
+def to_dtype(x) -> dtype | type | None:
+    """Accepts a thunder dtype, a torch dtype, a name, or a Python number type."""
+    if x is None or isinstance(x, dtype) or x in (bool, int, float, complex):
+        return x
+    if isinstance(x, str):
+        return _by_name[x]
+    return from_torch_dtype(x)

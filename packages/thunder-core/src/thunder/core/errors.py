@@ -1,0 +1,32 @@
+"""Errors thunder raises for user programs, and ``check``: the one way metas validate inputs."""
+
+from __future__ import annotations
+
+__all__ = ["check", "ThunderError", "UnsupportedError", "user_location_suffix"]
+
+
+class ThunderError(Exception):
+    """Base of thunder's own errors."""
+
+
+class UnsupportedError(ThunderError, NotImplementedError):
+    """A construct or operation the jit does not support yet; the message says which, where, and what to do."""
+
+
+def user_location_suffix() -> str:
+    """' (at file:line: source)' for the user's line currently being traced, or ''."""
+    from thunder.core.trace import get_tracectx
+
+    trace = get_tracectx()
+    loc = trace.current_location() if trace is not None else None
+    return f" (at {loc})" if loc is not None else ""
+
+
+def check(condition, message, exception_type: type[Exception] = RuntimeError) -> None:
+    """Raises ``exception_type`` with the message (a string or a thunk) when ``condition`` is false.
+
+    Metas use the exception types PyTorch uses for the same mistake, so user code that catches
+    them behaves as in eager.
+    """
+    if not condition:
+        raise exception_type(message() if callable(message) else message)

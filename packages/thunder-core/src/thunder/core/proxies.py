@@ -1,0 +1,263 @@
+"""Proxies: the values traces are written in.
+
+A ``TensorProxy`` stands for a tensor (shape, dtype, device, requires_grad); ``NumberProxy`` subclasses
+stand for Python numbers. A shape is a tuple whose entries are ``int`` or ``IntegerProxy``: code must
+go through :mod:`thunder.core.shapes` instead of assuming ints.
+
+Tensor methods and operators are looked up in ``tensor_methods``, a table the torch language fills, so
+this module knows nothing about what ``x.sin()`` means. ``__torch_function__`` sends ``torch.sin(x)``
+called natively on a proxy to the same language (via ``torch_function_table``).
+"""
+
+from __future__ import annotations
+
+from thunder.core import dtypes
+from thunder.core.devices import Device, to_device
+
+__all__ = [
+    "Proxy", "TensorProxy", "NumberProxy", "IntegerProxy", "FloatProxy", "BoolProxy", "ComplexProxy",
+    "tensor_methods", "torch_function_table", "proxy_number", "pyval", "type_string",
+]
+
+# name -> callable(self, *args, **kwargs); filled by thunder.torch
+tensor_methods: dict[str, object] = {}
+# torch callable -> thunder callable; filled by thunder.torch
+torch_function_table: dict[object, object] = {}
+
+
+def _fresh_name(prefix: str) -> str:
+    from thunder.core.trace import get_tracectx
+
+    trace = get_tracectx()
+    if trace is None:
+        raise RuntimeError("proxies can only be created while tracing")
+    return trace.make_name(prefix)
+
+
+class Proxy:
+    __slots__ = ("name",)
+    name_prefix = "p"
+
+    def __init__(self, name: str | None = None):
+        if name is None:
+            name = _fresh_name(self.name_prefix)
+        else:
+            from thunder.core.trace import get_tracectx
+
+            trace = get_tracectx()
+            if trace is not None:
+                trace.add_name(name)
+        self.name = name
+
+    def type_string(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}: {self.type_string()}>"
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        fn = tensor_methods.get(name)
+        if fn is None:
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            raise UnsupportedError(
+                f"torch.Tensor.{name.strip('_')} ({name}) is not supported by thunder yet"
+                f"{user_location_suffix()}; rewrite the code without it or file an issue"
+            )
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+_TENSOR_DUNDERS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+    "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__",
+    "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__", "__rshift__",
+    "__neg__", "__pos__", "__abs__", "__invert__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+    "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
+)
+
+
+class TensorProxy(Proxy):
+    __slots__ = ("shape", "dtype", "device", "requires_grad")
+    name_prefix = "t"
+
+    def __init__(self, name=None, *, shape, dtype, device, requires_grad: bool = False):
+        super().__init__(name)
+        self.shape = tuple(shape)
+        self.dtype = dtypes.to_dtype(dtype)
+        self.device = to_device(device)
+        self.requires_grad = bool(requires_grad)
+
+    def replace(self, name=None, **changes) -> "TensorProxy":
+        """A new proxy like this one, with the given metadata changed."""
+        kw = dict(shape=self.shape, dtype=self.dtype, device=self.device, requires_grad=self.requires_grad)
+        kw.update(changes)
+        return TensorProxy(name, **kw)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self.shape
+        from thunder.core.shapes import canonicalize_dim
+
+        return self.shape[canonicalize_dim(self.ndim, dim)]
+
+    def numel(self):
+        from thunder.core.shapes import numel
+
+        return numel(self.shape)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def type_string(self) -> str:
+        return type_string(self)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = tensor_methods.get(name)
+        if fn is None:
+            from thunder.core.errors import user_location_suffix
+
+            raise AttributeError(
+                f"torch.Tensor.{name} is not supported by thunder yet{user_location_suffix()}; "
+                "rewrite the code without it or file an issue"
+            )
+        return fn.__get__(self, TensorProxy)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        fn = torch_function_table.get(func)
+        if fn is None:
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+            raise UnsupportedError(
+                f"torch operation {getattr(func, '__module__', 'torch')}.{name} is not supported by thunder yet"
+                f"{user_location_suffix()}; rewrite the code without it or file an issue"
+            )
+        return fn(*args, **(kwargs or {}))
+
+
+for _name in _TENSOR_DUNDERS:
+    setattr(TensorProxy, _name, _method(_name))
+TensorProxy.__hash__ = object.__hash__  # __eq__ is elementwise, identity keeps proxies usable as dict keys
+
+
+def type_string(p) -> str:
+    if isinstance(p, TensorProxy):
+        dims = ", ".join(str(d) if isinstance(d, int) else d.name for d in p.shape)
+        return f"{p.device} {p.dtype.short}[{dims}]"
+    if isinstance(p, NumberProxy):
+        return f"{p.python_type.__name__} {p.value!r}"
+    return type(p).__name__
+
+
+class NumberProxy(Proxy):
+    """A Python number in a trace. ``static`` numbers are baked into the program and checked by the
+    prologue; dynamic ones are real inputs of the computation."""
+
+    __slots__ = ("value", "python_type", "static")
+
+    def __init__(self, name=None, *, value, python_type, static: bool = False):
+        super().__init__(name)
+        self.value, self.python_type, self.static = value, python_type, static
+
+    def type_string(self) -> str:
+        return type_string(self)
+
+    def _concrete(self, what: str):
+        if self.static:
+            return self.value
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(
+            f"{what} of the dynamic number {self.name} needs its value at trace time{user_location_suffix()}; "
+            "use the default cache option 'constant values' or file an issue"
+        )
+
+    def __bool__(self):
+        return bool(self._concrete("bool()"))
+
+    def __index__(self):
+        return int(self._concrete("index()"))
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(self._concrete("float()"))
+
+
+def _number_op(name):
+    def op(self, *args):
+        from thunder.core import prims
+
+        return prims._number_dunder(name.strip("_"), self, *args)
+
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__neg__",
+              "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(NumberProxy, _name, _number_op(_name))
+NumberProxy.__hash__ = object.__hash__
+
+
+class IntegerProxy(NumberProxy):
+    name_prefix = "i"
+
+    def __init__(self, name=None, *, value, static=False):
+        super().__init__(name, value=value, python_type=int, static=static)
+
+
+class FloatProxy(NumberProxy):
+    name_prefix = "f"
+
+    def __init__(self, name=None, *, value, static=False):
+        super().__init__(name, value=value, python_type=float, static=static)
+
+
+class BoolProxy(NumberProxy):
+    name_prefix = "b"
+
+    def __init__(self, name=None, *, value, static=False):
+        super().__init__(name, value=value, python_type=bool, static=static)
+
+
+class ComplexProxy(NumberProxy):
+    name_prefix = "c"
+
+    def __init__(self, name=None, *, value, static=False):
+        super().__init__(name, value=value, python_type=complex, static=static)
+
+
+_number_proxy_types = {bool: BoolProxy, int: IntegerProxy, float: FloatProxy, complex: ComplexProxy}
+
+
+def proxy_number(value, name=None, static=False) -> NumberProxy:
+    return _number_proxy_types[type(value)](name, value=value, static=static)
+
+
+def pyval(x):
+    """The Python value of a number or NumberProxy."""
+    return x.value if isinstance(x, NumberProxy) else x
+
+
+def is_device(x) -> bool:
+    return isinstance(x, Device)

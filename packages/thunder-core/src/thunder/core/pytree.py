@@ -1,0 +1,60 @@
+"""Flattening of nested Python containers (tuples, lists, dicts, and torch.Size-like tuples).
+
+Kept tiny and torch-free: traces and executors only ever need these container types.
+"""
+
+from __future__ import annotations
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "TreeSpec"]
+
+
+class TreeSpec:
+    __slots__ = ("kind", "meta", "children")
+
+    def __init__(self, kind, meta, children):
+        self.kind, self.meta, self.children = kind, meta, children
+
+    def __repr__(self) -> str:
+        return f"TreeSpec({self.kind}, {self.meta}, {self.children})"
+
+
+_LEAF = TreeSpec("leaf", None, ())
+
+
+def tree_flatten(tree) -> tuple[list, TreeSpec]:
+    leaves: list = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(x, leaves: list) -> TreeSpec:
+    t = type(x)
+    if t is tuple or t is list:
+        return TreeSpec(t, None, tuple(_flatten(v, leaves) for v in x))
+    if t is dict:
+        keys = tuple(x.keys())
+        return TreeSpec(dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
+        return TreeSpec("namedtuple", t, tuple(_flatten(v, leaves) for v in x))
+    leaves.append(x)
+    return _LEAF
+
+
+def tree_unflatten(leaves, spec: TreeSpec):
+    it = iter(leaves)
+    return _unflatten(it, spec)
+
+
+def _unflatten(it, spec: TreeSpec):
+    if spec.kind == "leaf":
+        return next(it)
+    children = [_unflatten(it, c) for c in spec.children]
+    if spec.kind is dict:
+        return dict(zip(spec.meta, children))
+    if spec.kind == "namedtuple":
+        return spec.meta(*children)
+    return spec.kind(children)
+
+
+def tree_map(fn, tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([fn(x) for x in leaves], spec)

@@ -1,0 +1,66 @@
+"""Shape helpers. Shape entries are ``int`` or ``IntegerProxy``; everything here works on both."""
+
+from __future__ import annotations
+
+from thunder.core.errors import check
+
+__all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg"]
+
+
+def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
+    """A dim in [-rank, rank) -> [0, rank); a 0-d tensor accepts dims -1 and 0, as in PyTorch."""
+    bound = max(rank, 1) if wrap_scalar else rank
+    check(
+        -bound <= dim < bound,
+        lambda: f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})",
+        IndexError,
+    )
+    return dim + bound if dim < 0 else dim
+
+
+def canonicalize_dims(rank: int, dims) -> tuple[int, ...]:
+    if isinstance(dims, int):
+        dims = (dims,)
+    return tuple(canonicalize_dim(rank, d) for d in dims)
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
+def is_shape(x) -> bool:
+    from thunder.core.proxies import IntegerProxy
+
+    return isinstance(x, (tuple, list)) and all(isinstance(d, (int, IntegerProxy)) and not isinstance(d, bool) for d in x)
+
+
+def normalize_shape_arg(shape) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean shape (2, 3), as in torch.reshape/view/expand/zeros."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(shape)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The broadcast of the shapes, with PyTorch's error for incompatible ones."""
+    shapes = [s for s in shapes if s is not None]
+    if not shapes:
+        return ()
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = rank - len(s) + i
+            if d == 1:
+                continue
+            if out[j] == 1:
+                out[j] = d
+            else:
+                check(
+                    d == out[j],
+                    lambda: f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at non-singleton dimension {i}",
+                )
+    return tuple(out)

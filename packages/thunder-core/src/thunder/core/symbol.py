@@ -1,0 +1,130 @@
+"""Symbols (operations) and bound symbols (an operation applied in a trace).
+
+Calling a symbol while tracing records a :class:`BoundSymbol` in the current trace. A prim's meta
+computes output proxies; a non-prim symbol's meta is its decomposition, whose calls are recorded as
+the bound symbol's ``subsymbols``. Executor symbols (``executor`` set) stand for a concrete
+implementation: they print as a call to an importable function and are what final traces run.
+"""
+
+from __future__ import annotations
+
+from thunder.core.pytree import tree_flatten
+from thunder.core.proxies import Proxy
+
+__all__ = ["Symbol", "BoundSymbol", "SourceLocation"]
+
+
+class SourceLocation:
+    __slots__ = ("filename", "lineno", "function", "line")
+
+    def __init__(self, filename: str, lineno: int, function: str = "", line: str = ""):
+        self.filename, self.lineno, self.function, self.line = filename, lineno, function, line
+
+    def __eq__(self, other):
+        return isinstance(other, SourceLocation) and (self.filename, self.lineno) == (other.filename, other.lineno)
+
+    def __hash__(self):
+        return hash((self.filename, self.lineno))
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}: {self.line}" if self.line else f"{self.filename}:{self.lineno}"
+
+
+class Symbol:
+    """An operation.
+
+    ``module``/``name`` say how the symbol prints and where the callable is found: the printed call is
+    ``{alias}.{name}(...)`` after ``import {module} as {alias}`` (or ``import {module}`` when alias is
+    None, printing ``{module}.{name}``). ``call_ctx`` instead binds names directly, for callables that
+    cannot be imported.
+    """
+
+    __slots__ = ("name", "id", "meta", "is_prim", "module", "alias", "tags", "executor", "python_printer",
+                 "call_ctx", "__weakref__")
+
+    def __init__(self, name: str, meta=None, *, id: str | None = None, is_prim: bool = False, module: str | None = None,
+                 alias: str | None = None, tags: tuple = (), executor=None, python_printer=None, call_ctx=None):
+        self.name, self.meta, self.is_prim = name, meta, is_prim
+        self.module, self.alias = module, alias
+        self.id = id if id is not None else (f"{alias or module}.{name}" if module else name)
+        self.tags, self.executor, self.python_printer, self.call_ctx = tuple(tags), executor, python_printer, call_ctx
+
+    def __repr__(self) -> str:
+        return f"[Symbol {self.id}]"
+
+    @property
+    def printed_name(self) -> str:
+        if self.call_ctx is not None or self.module is None:
+            return self.name
+        return f"{self.alias or self.module}.{self.name}"
+
+    def __get__(self, obj, cls=None):
+        # Symbols stored as class attributes (Tensor methods) bind like functions.
+        if obj is None:
+            return self
+        import types
+
+        return types.MethodType(self, obj)
+
+    def bind(self, *args, output, subsymbols=(), source=None, **kwargs) -> "BoundSymbol":
+        return BoundSymbol(self, args, kwargs, output, tuple(subsymbols), source)
+
+    def __call__(self, *args, **kwargs):
+        from thunder.core.trace import get_tracectx
+
+        trace = get_tracectx()
+        if trace is None:
+            raise RuntimeError(f"{self.id} can only be called while tracing (inside thunder.jit)")
+        if self.is_prim:
+            output = self.meta(*args, **kwargs)
+            subsymbols = ()
+        else:
+            scope = trace.push_scope()
+            try:
+                output = self.meta(*args, **kwargs)
+            finally:
+                trace.pop_scope()
+            subsymbols = tuple(scope)
+        bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
+        trace.scopes[-1].append(bsym)
+        return output
+
+
+class BoundSymbol:
+    __slots__ = ("sym", "args", "kwargs", "output", "subsymbols", "source", "_flat_args", "_flat_outs")
+
+    def __init__(self, sym: Symbol, args: tuple, kwargs: dict, output, subsymbols: tuple = (), source=None):
+        self.sym, self.args, self.kwargs, self.output = sym, tuple(args), dict(kwargs), output
+        self.subsymbols, self.source = tuple(subsymbols), source
+        self._flat_args = self._flat_outs = None
+
+    def __repr__(self) -> str:
+        from thunder.core.codegen import bsym_lines
+
+        return "\n".join(bsym_lines(self, set(), with_subsymbols=True))
+
+    def replace(self, **changes) -> "BoundSymbol":
+        kw = dict(sym=self.sym, args=self.args, kwargs=self.kwargs, output=self.output, subsymbols=self.subsymbols,
+                  source=self.source)
+        kw.update(changes)
+        return BoundSymbol(**kw)
+
+    @property
+    def flat_args(self) -> list:
+        if self._flat_args is None:
+            self._flat_args = tree_flatten((self.args, self.kwargs))[0]
+        return self._flat_args
+
+    @property
+    def flat_proxy_args(self) -> list[Proxy]:
+        return [a for a in self.flat_args if isinstance(a, Proxy)]
+
+    @property
+    def flat_outs(self) -> list:
+        if self._flat_outs is None:
+            self._flat_outs = tree_flatten(self.output)[0]
+        return self._flat_outs
+
+    @property
+    def flat_proxy_outs(self) -> list[Proxy]:
+        return [o for o in self.flat_outs if isinstance(o, Proxy)]

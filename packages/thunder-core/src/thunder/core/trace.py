@@ -1,0 +1,134 @@
+"""Traces: ordered bound symbols over named proxies, printable as Python, and the tracing context."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+
+from thunder.core.proxies import Proxy
+
+__all__ = ["TraceCtx", "TraceProvenance", "get_tracectx", "tracectx", "from_trace", "timed_transform"]
+
+_current_trace: contextvars.ContextVar = contextvars.ContextVar("thunder_trace", default=None)
+
+
+def get_tracectx() -> "TraceCtx | None":
+    return _current_trace.get()
+
+
+@contextlib.contextmanager
+def tracectx(trace: "TraceCtx"):
+    token = _current_trace.set(trace)
+    try:
+        yield trace
+    finally:
+        _current_trace.reset(token)
+
+
+class TraceProvenance:
+    """What made a trace: the transform's description and how long it took."""
+
+    __slots__ = ("description", "seconds")
+
+    def __init__(self, description: str, seconds: float | None = None):
+        self.description, self.seconds = description, seconds
+
+    def __str__(self) -> str:
+        took = f" (took {self.seconds * 1e3:.2f} ms)" if self.seconds is not None else ""
+        return f"# Constructed by {self.description}{took}"
+
+
+class TraceCtx:
+    def __init__(self, fn_name: str = "computation"):
+        self.fn_name = fn_name
+        self.args: list = []  # positional parameters of the generated function: proxies
+        self.bound_symbols: list = []
+        self.output = None
+        self.names: set[str] = set()
+        self._counters: dict[str, int] = {}
+        self.scopes: list[list] = [self.bound_symbols]
+        self.location_fn = None  # () -> SourceLocation | None, set by whoever drives tracing
+        self.provenance: TraceProvenance | None = None
+        self.decorators: list[str] = []  # e.g. "@torch.no_grad()", printed above the signature
+        self._compiled = None
+
+    # names -------------------------------------------------------------------------------------
+    def make_name(self, prefix: str) -> str:
+        n = self._counters.get(prefix, 0)
+        while f"{prefix}{n}" in self.names:
+            n += 1
+        self._counters[prefix] = n + 1
+        name = f"{prefix}{n}"
+        self.names.add(name)
+        return name
+
+    def add_name(self, name: str) -> None:
+        if name in self.names:
+            raise ValueError(f"the name {name!r} is already used in this trace")
+        self.names.add(name)
+
+    def make_unique_name(self, base: str) -> str:
+        """``base`` if free, else ``base_1``, ``base_2``...; reserves it."""
+        name, n = base, 0
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        return name
+
+    # recording ---------------------------------------------------------------------------------
+    def push_scope(self) -> list:
+        scope: list = []
+        self.scopes.append(scope)
+        return scope
+
+    def pop_scope(self) -> list:
+        return self.scopes.pop()
+
+    def current_location(self):
+        return self.location_fn() if self.location_fn is not None else None
+
+    # printing and running ----------------------------------------------------------------------
+    def python(self, *, with_subsymbols: bool = True) -> str:
+        from thunder.core.codegen import trace_source
+
+        return trace_source(self, with_subsymbols=with_subsymbols)
+
+    def __repr__(self) -> str:
+        return self.python()
+
+    def python_callable(self):
+        """The trace compiled to a Python function (compiled once per trace)."""
+        if self._compiled is None:
+            from thunder.core.codegen import compile_trace
+
+            self._compiled = compile_trace(self)
+        return self._compiled
+
+
+def from_trace(trace: TraceCtx) -> TraceCtx:
+    """An empty trace with ``trace``'s signature, names and output, for a transform to fill."""
+    t = TraceCtx(trace.fn_name)
+    t.args = list(trace.args)
+    t.output = trace.output
+    t.names = set(trace.names)
+    t._counters = dict(trace._counters)
+    t.decorators = list(trace.decorators)
+    return t
+
+
+@contextlib.contextmanager
+def timed_transform(description: str):
+    """``with timed_transform("Dead code elimination") as done: ...; done(new_trace)`` stamps provenance."""
+    start = time.perf_counter_ns()
+    box: list = []
+    yield box.append
+    (new_trace,) = box
+    new_trace.provenance = TraceProvenance(description, (time.perf_counter_ns() - start) / 1e9)
+
+
+def proxies_of(x) -> list[Proxy]:
+    from thunder.core.pytree import tree_flatten
+
+    return [p for p in tree_flatten(x)[0] if isinstance(p, Proxy)]

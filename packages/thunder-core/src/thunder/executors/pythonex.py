@@ -1,0 +1,141 @@
+"""The python executor: number arithmetic and the prologue's unpacks and checks, as plain Python.
+
+Its prologue symbols print inline (``x = args[0]``, ``if ...: return None``) so the cache-hit path
+is straight-line Python with no calls beyond the attribute reads it checks.
+"""
+
+from __future__ import annotations
+
+from thunder.core.codegen import prettyprint
+from thunder.core.proxies import TensorProxy
+from thunder.core.symbol import Symbol
+from thunder.extend import OperatorExecutor
+from thunder.plugins import hookimpl
+
+ex = OperatorExecutor("python", priority=-1)
+
+
+def _numbers_only(*args, **kwargs) -> bool:
+    return not any(isinstance(a, TensorProxy) for a in args)
+
+
+_OPERATORS = {
+    "add": "+", "sub": "-", "mul": "*", "true_divide_numbers": "/", "floor_divide": "//", "remainder": "%",
+    "pow": "**", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "bitwise_and": "&",
+    "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<", "shift_right": ">>",
+}
+
+
+def _infix_printer(op: str):
+    def printer(bsym, imports):
+        a, b = (prettyprint(x, imports) for x in bsym.args)
+        return [f"{bsym.output.name} = {a} {op} {b}" if hasattr(bsym.output, "name") else f"{a} {op} {b}"]
+
+    return printer
+
+
+def _python_symbol(name: str, printer) -> Symbol:
+    return Symbol(name, id=f"python.{name}", is_prim=True, executor=ex, python_printer=printer)
+
+
+for _name, _op in _OPERATORS.items():
+    ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _infix_printer(_op)), checker=_numbers_only)
+
+
+def _call_printer(fn_path: str):
+    def printer(bsym, imports):
+        module = fn_path.rpartition(".")[0]
+        if module:
+            imports.need(f"import {module}")
+        args = ", ".join(prettyprint(x, imports) for x in bsym.args)
+        return [f"{bsym.output.name} = {fn_path}({args})"]
+
+    return printer
+
+
+_NUMBER_FUNCTIONS = {"abs": "abs", "neg": "operator.neg", "exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt",
+                     "sin": "math.sin", "cos": "math.cos", "tanh": "math.tanh", "floor": "math.floor",
+                     "ceil": "math.ceil", "trunc": "math.trunc", "maximum": "max", "minimum": "min",
+                     "convert_element_type": None}
+for _name, _path in _NUMBER_FUNCTIONS.items():
+    if _path is not None:
+        ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _call_printer(_path)), checker=_numbers_only)
+
+
+def _convert_printer(bsym, imports):
+    a, dtype = bsym.args
+    return [f"{bsym.output.name} = {dtype.__name__}({prettyprint(a, imports)})"]
+
+
+ex.register_implementation("prims.convert_element_type", _python_symbol("convert_element_type", _convert_printer),
+                           checker=_numbers_only)
+
+
+# ---------------------------------------------------------------------------------------------
+# Prologue
+# ---------------------------------------------------------------------------------------------
+
+
+def _unpack_attr(bsym, imports):
+    obj, name = bsym.args
+    return [f"{bsym.output.name} = {prettyprint(obj, imports)}.{name}"]
+
+
+def _unpack_item(bsym, imports):
+    obj, key = bsym.args
+    return [f"{bsym.output.name} = {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
+
+
+def _unpack_cell(bsym, imports):
+    (cell,) = bsym.args
+    return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
+
+
+def _check_tensor(bsym, imports):
+    t, shape, device, dtype, requires_grad = bsym.args
+    imports.need("import torch")
+    name = prettyprint(t, imports)
+    dev = prettyprint(device, imports)
+    cond = (f"isinstance({name}, torch.Tensor) and {name}.shape == {prettyprint(tuple(shape))} "
+            f"and {name}.dtype is {prettyprint(dtype, imports)} and {name}.device == {dev} "
+            f"and {'' if requires_grad else 'not '}{name}.requires_grad")
+    return [f"if not ({cond}): return None"]
+
+
+def _check_literal(bsym, imports):
+    x, value = bsym.args
+    name = prettyprint(x, imports)
+    if value is None or isinstance(value, bool):
+        return [f"if {name} is not {value!r}: return None"]
+    return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
+
+
+def _check_is(bsym, imports):
+    x, obj = bsym.args
+    return [f"if {prettyprint(x, imports)} is not {prettyprint(obj, imports)}: return None"]
+
+
+def _check_len(bsym, imports):
+    x, n = bsym.args
+    name = prettyprint(x, imports)
+    return [f"if len({name}) != {n}: return None"]
+
+
+def _check_arg_count(bsym, imports):
+    args, kwargs, n, kwnames = bsym.args
+    a, k = prettyprint(args, imports), prettyprint(kwargs, imports)
+    kw_check = f"{k}.keys() != {{{', '.join(map(repr, kwnames))}}}" if kwnames else k
+    return [f"if len({a}) != {n} or {kw_check}: return None"]
+
+
+for _name, _printer in {
+    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell,
+    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is, "check_len": _check_len,
+    "check_arg_count": _check_arg_count,
+}.items():
+    ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _printer))
+
+
+@hookimpl
+def thunder_executors():
+    return [ex]

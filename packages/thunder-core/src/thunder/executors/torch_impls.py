@@ -1,0 +1,72 @@
+"""Implementations of prims that are not a single torch call, used by the torch executor.
+
+They are importable so that printed traces calling them run as they read.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def div(a, b):
+    # prims.div rounds integer quotients toward zero (C semantics)
+    if isinstance(a, torch.Tensor) and (a.dtype.is_floating_point or a.dtype.is_complex):
+        return torch.true_divide(a, b)
+    if isinstance(b, torch.Tensor) and (b.dtype.is_floating_point or b.dtype.is_complex):
+        return torch.true_divide(a, b)
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+def convert_element_type(a, dtype):
+    return a.to(dtype)
+
+
+def full(shape, fill_value, *, device, dtype):
+    return torch.full(shape, fill_value, device=device, dtype=dtype)
+
+
+def iota(length, *, start, step, device, dtype):
+    return torch.arange(start, start + length * step, step, device=device, dtype=dtype)
+
+
+def uniform(shape, minval, maxval, *, device, dtype):
+    return torch.empty(shape, device=device, dtype=dtype).uniform_(minval, maxval)
+
+
+def broadcast_in_dim(a, shape, broadcast_dimensions):
+    view_shape = [1] * len(shape)
+    for d, bd in zip(a.shape, broadcast_dimensions):
+        view_shape[bd] = d
+    return a.view(view_shape).expand(shape) if a.ndim else a.expand(shape)
+
+
+def slice_prim(a, start_indices, end_indices, strides=None):
+    index = tuple(slice(s, e, st) for s, e, st in zip(start_indices, end_indices, strides or (1,) * a.ndim))
+    return a[index]
+
+
+def squeeze(a, dims):
+    return torch.squeeze(a, tuple(dims)) if dims else a
+
+
+def take(a, indices, dim):
+    return torch.index_select(a, dim, indices.reshape(-1)) if indices.ndim == 0 else torch.index_select(a, dim, indices)
+
+
+def index(a, indices):
+    return a[tuple(slice(None) if i is None else i for i in indices)]
+
+
+def sum_prim(a, dims):
+    return torch.sum(a, dims) if dims else a.clone()
+
+
+def prod_prim(a, dims):
+    out = a
+    for d in sorted(dims, reverse=True):
+        out = torch.prod(out, d)
+    return out if dims else a.clone()
+
+
+def var_prim(a, dims, *, correction):
+    return torch.var(a, dims, correction=correction)

@@ -1,0 +1,136 @@
+"""The torch executor: runs symbols with PyTorch eager. It is the fallback that can run everything.
+
+Two tables: torch-language symbols run as the one torch call they stand for (``ltorch.softmax`` ->
+``torch.softmax``), which is fastest; prims run through small implementations, so any decomposition
+can run as well. Both are keyed by symbol id.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import dtypes, prims
+from thunder.core.devices import Device
+from thunder.core.proxies import TensorProxy
+from thunder.core.pytree import tree_map
+from thunder.extend import OperatorExecutor
+from thunder.plugins import hookimpl
+
+
+class TorchExecutor(OperatorExecutor):
+    def translate_args(self, args, kwargs):
+        return tree_map(_to_torch, args), tree_map(_to_torch, kwargs)
+
+
+def _to_torch(x):
+    if isinstance(x, dtypes.dtype):
+        return dtypes.to_torch_dtype(x)
+    if isinstance(x, Device):
+        return x.to_torch()
+    return x
+
+
+ex = TorchExecutor("torch", priority=0, version=torch.__version__)
+
+
+def _has_tensor(*args, **kwargs) -> bool:
+    from thunder.core.pytree import tree_flatten
+
+    return any(isinstance(a, TensorProxy) for a in tree_flatten((args, kwargs))[0])
+
+
+def register(sym_id: str, path: str, *, checker=None) -> None:
+    """``sym_id`` runs as a call to the importable ``path`` with the same arguments."""
+    ex.register_implementation(sym_id, ex.register_operator(path), checker=checker)
+
+
+# ---------------------------------------------------------------------------------------------
+# Prims
+# ---------------------------------------------------------------------------------------------
+
+_ELEMENTWISE_PRIMS = {
+    "abs": "torch.abs", "neg": "torch.neg", "exp": "torch.exp", "exp2": "torch.exp2", "expm1": "torch.expm1",
+    "log": "torch.log", "log1p": "torch.log1p", "log2": "torch.log2", "log10": "torch.log10", "sin": "torch.sin",
+    "cos": "torch.cos", "tan": "torch.tan", "asin": "torch.asin", "acos": "torch.acos", "atan": "torch.atan",
+    "sinh": "torch.sinh", "cosh": "torch.cosh", "tanh": "torch.tanh", "asinh": "torch.asinh", "acosh": "torch.acosh",
+    "atanh": "torch.atanh", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "erf": "torch.erf", "erfc": "torch.erfc",
+    "erfinv": "torch.erfinv", "lgamma": "torch.lgamma", "digamma": "torch.digamma", "floor": "torch.floor",
+    "ceil": "torch.ceil", "round": "torch.round", "trunc": "torch.trunc", "sign": "torch.sign",
+    "signbit": "torch.signbit", "reciprocal": "torch.reciprocal", "logical_not": "torch.logical_not",
+    "bitwise_not": "torch.bitwise_not", "isfinite": "torch.isfinite", "isnan": "torch.isnan", "isinf": "torch.isinf",
+    "real": "torch.real", "imag": "torch.imag",
+    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "thunder.executors.torch_impls.div",
+    "floor_divide": "torch.floor_divide", "fmod": "torch.fmod", "remainder": "torch.remainder", "pow": "torch.pow",
+    "maximum": "torch.maximum", "minimum": "torch.minimum", "atan2": "torch.atan2", "eq": "torch.eq", "ne": "torch.ne",
+    "lt": "torch.lt", "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
+    "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor",
+    "shift_left": "torch.bitwise_left_shift", "shift_right": "torch.bitwise_right_shift",
+    "where": "torch.where",
+}
+for _name, _path in _ELEMENTWISE_PRIMS.items():
+    register(f"prims.{_name}", _path, checker=_has_tensor)
+
+_OTHER_PRIMS = {
+    "convert_element_type": "thunder.executors.torch_impls.convert_element_type",
+    "full": "thunder.executors.torch_impls.full",
+    "iota": "thunder.executors.torch_impls.iota",
+    "uniform": "thunder.executors.torch_impls.uniform",
+    "broadcast_in_dim": "thunder.executors.torch_impls.broadcast_in_dim",
+    "reshape": "torch.reshape",
+    "transpose": "torch.permute",
+    "slice": "thunder.executors.torch_impls.slice_prim",
+    "squeeze": "thunder.executors.torch_impls.squeeze",
+    "cat": "torch.cat",
+    "flip": "torch.flip",
+    "take": "thunder.executors.torch_impls.take",
+    "take_along_axis": "torch.take_along_dim",
+    "index": "thunder.executors.torch_impls.index",
+    "sum": "thunder.executors.torch_impls.sum_prim",
+    "prod": "thunder.executors.torch_impls.prod_prim",
+    "amax": "torch.amax",
+    "amin": "torch.amin",
+    "var": "thunder.executors.torch_impls.var_prim",
+    "argmax": "torch.argmax",
+    "argmin": "torch.argmin",
+    "matmul": "torch.matmul",
+    "linear": "torch.nn.functional.linear",
+}
+for _name, _path in _OTHER_PRIMS.items():
+    register(f"prims.{_name}", _path, checker=_has_tensor if _name == "convert_element_type" else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Torch-language symbols that are one torch call
+# ---------------------------------------------------------------------------------------------
+# ltorch name -> importable torch path taking the same arguments
+DIRECT = {
+    "abs": "torch.abs", "neg": "torch.neg", "exp": "torch.exp", "exp2": "torch.exp2", "expm1": "torch.expm1",
+    "log": "torch.log", "log1p": "torch.log1p", "log2": "torch.log2", "log10": "torch.log10", "sin": "torch.sin",
+    "cos": "torch.cos", "tan": "torch.tan", "asin": "torch.asin", "acos": "torch.acos", "atan": "torch.atan",
+    "sinh": "torch.sinh", "cosh": "torch.cosh", "tanh": "torch.tanh", "asinh": "torch.asinh", "acosh": "torch.acosh",
+    "atanh": "torch.atanh", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "erf": "torch.erf", "erfc": "torch.erfc",
+    "erfinv": "torch.erfinv", "lgamma": "torch.lgamma", "digamma": "torch.digamma", "floor": "torch.floor",
+    "ceil": "torch.ceil", "trunc": "torch.trunc", "sign": "torch.sign", "signbit": "torch.signbit",
+    "reciprocal": "torch.reciprocal", "logical_not": "torch.logical_not", "bitwise_not": "torch.bitwise_not",
+    "isfinite": "torch.isfinite", "isnan": "torch.isnan", "isinf": "torch.isinf",
+    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "torch.div", "floor_divide": "torch.floor_divide",
+    "remainder": "torch.remainder", "fmod": "torch.fmod", "pow": "torch.pow", "maximum": "torch.maximum",
+    "minimum": "torch.minimum", "atan2": "torch.atan2", "eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt",
+    "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
+    "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor", "where": "torch.where",
+    "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
+}
+
+
+def _register_direct() -> None:
+    from thunder.torch.registry import language_symbols
+
+    for name, path in DIRECT.items():
+        if name in language_symbols:
+            register(f"ltorch.{name}", path, checker=_has_tensor)
+
+
+@hookimpl
+def thunder_executors():
+    _register_direct()
+    return [ex]

@@ -1,0 +1,235 @@
+"""Executors: what runs the operations of a trace.
+
+An :class:`OperatorExecutor` claims individual bound symbols it implements (and whose checker accepts
+the arguments); a :class:`FusionExecutor` additionally groups the symbols it claims into regions in
+its ``fusion_pass``. Implementations live in a table keyed by symbol id. Executors are provided by
+plugins (see :mod:`thunder.plugins.hookspecs`); the built-in torch and python executors too.
+"""
+
+from __future__ import annotations
+
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.symbol import BoundSymbol, Symbol
+
+__all__ = [
+    "Executor", "OperatorExecutor", "FusionExecutor", "ImplInfo", "register_executor", "add_default_executor",
+    "remove_default_executor", "get_executor", "get_default_executors", "get_all_executors",
+    "set_default_executors", "resolve_executors",
+]
+
+
+class ImplInfo:
+    """How an executor implements one symbol.
+
+    ``symbol``: an executor symbol to bind with the same (translated) arguments, or
+    ``execution_transform``: a function traced with the original arguments whose recorded executor
+    symbols replace the bound symbol. ``checker`` returns whether this implementation accepts the
+    arguments (e.g. only some dtypes).
+    """
+
+    __slots__ = ("symbol", "checker", "execution_transform")
+
+    def __init__(self, symbol: Symbol | None = None, *, checker=None, execution_transform=None):
+        if (symbol is None) == (execution_transform is None):
+            raise ValueError("give exactly one of symbol and execution_transform")
+        self.symbol, self.checker, self.execution_transform = symbol, checker, execution_transform
+
+
+class Executor:
+    kind = "executor"
+
+    def __init__(self, name: str, *, priority: int = 0, version: str | None = None):
+        self.name, self.priority, self.version = name, priority, version
+        self.implmap: dict[str, ImplInfo] = {}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    # availability --------------------------------------------------------------------------------
+    def availability(self) -> tuple[bool, str]:
+        """(available, reason). Subclasses whose runtime may be missing (no GPU, library not installed)
+        override this; it must never raise."""
+        return True, ""
+
+    def is_available(self) -> bool:
+        return self.availability()[0]
+
+    # implementations -----------------------------------------------------------------------------
+    def register_operator(self, path: str, fn=None, *, call_ctx: bool = False) -> Symbol:
+        """An executor symbol printed as ``path(...)`` (e.g. ``"torch.nn.functional.gelu"``).
+
+        ``path`` must be importable (``module.attr.attr``) so printed traces run as they read; pass
+        ``call_ctx=True`` with ``fn`` for a callable that cannot be imported.
+        """
+        if call_ctx:
+            name = path.replace(".", "_")
+            return Symbol(name, id=f"{self.name}.{path}", is_prim=True, executor=self, call_ctx={name: fn})
+        module, name = _split_importable(path)
+        return Symbol(name, id=f"{self.name}.{path}", is_prim=True, module=module, executor=self)
+
+    def register_implementation(self, sym: Symbol | str, op: Symbol | None = None, *, checker=None,
+                                execution_transform=None) -> None:
+        sym_id = sym if isinstance(sym, str) else sym.id
+        self.implmap[sym_id] = ImplInfo(op, checker=checker, execution_transform=execution_transform)
+
+    def implements(self, sym: Symbol) -> bool:
+        return sym.id in self.implmap
+
+    def can_execute(self, bsym: BoundSymbol) -> bool:
+        impl = self.implmap.get(bsym.sym.id)
+        if impl is None:
+            return False
+        return impl.checker is None or bool(impl.checker(*bsym.args, **bsym.kwargs))
+
+    def translate_args(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Arguments as the executor's symbols take them (e.g. thunder dtypes -> torch dtypes)."""
+        return args, kwargs
+
+    def lower(self, bsym: BoundSymbol) -> list[BoundSymbol]:
+        """The executor-level bound symbols that compute ``bsym``'s outputs."""
+        impl = self.implmap[bsym.sym.id]
+        if impl.symbol is not None:
+            args, kwargs = self.translate_args(bsym.args, bsym.kwargs)
+            return [BoundSymbol(impl.symbol, args, kwargs, bsym.output, (), bsym.source)]
+        return _run_execution_transform(impl.execution_transform, bsym)
+
+
+class OperatorExecutor(Executor):
+    kind = "operator"
+
+
+class FusionExecutor(Executor):
+    kind = "fusion"
+
+    def fusion_pass(self, trace):
+        """Groups neighbouring bound symbols this executor claimed into fusion regions; returns a new trace."""
+        raise NotImplementedError
+
+
+def _split_importable(path: str) -> tuple[str, str]:
+    """'torch.nn.functional.gelu' -> ('torch', 'nn.functional.gelu'): the shortest importable module prefix."""
+    import importlib
+
+    parts = path.split(".")
+    for i in range(1, len(parts)):
+        module = ".".join(parts[:i])
+        try:
+            obj = importlib.import_module(module)
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            continue
+        return module, ".".join(parts[i:])
+    raise ValueError(f"{path!r} is not an importable callable path")
+
+
+def _run_execution_transform(transform, bsym: BoundSymbol) -> list[BoundSymbol]:
+    from thunder.core.trace import get_tracectx
+
+    trace = get_tracectx()
+    scope = trace.push_scope()
+    try:
+        out = transform(*bsym.args, **bsym.kwargs)
+    finally:
+        trace.pop_scope()
+    # The transform made fresh output proxies: rename them to the originals so later uses still match.
+    mapping = {}
+    new_flat, _ = tree_flatten(out)
+    old_flat, _ = tree_flatten(bsym.output)
+    for new, old in zip(new_flat, old_flat):
+        if isinstance(new, Proxy) and isinstance(old, Proxy) and new is not old:
+            mapping[new.name] = old
+    return [swap_proxies(b, mapping, source=bsym.source) for b in scope]
+
+
+def swap_proxies(bsym: BoundSymbol, mapping: dict, source=None) -> BoundSymbol:
+    """``bsym`` with proxies renamed per ``mapping`` (name -> proxy), in arguments, outputs and subsymbols."""
+
+    def sub(tree):
+        leaves, spec = tree_flatten(tree)
+        return tree_unflatten([mapping.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
+
+    return BoundSymbol(bsym.sym, sub(bsym.args), sub(bsym.kwargs), sub(bsym.output),
+                       tuple(swap_proxies(s, mapping) for s in bsym.subsymbols),
+                       source if source is not None else bsym.source)
+
+
+# ---------------------------------------------------------------------------------------------
+# The executor registry (filled from plugins on first use)
+# ---------------------------------------------------------------------------------------------
+
+_executors: dict[str, Executor] = {}
+_default_names: list[str] | None = None  # None: everything registered and available, by priority
+
+
+def register_executor(ex: Executor) -> Executor:
+    _executors[ex.name] = ex
+    return ex
+
+
+def _ensure_loaded() -> None:
+    from thunder.plugins.manager import load_plugins
+
+    load_plugins()
+
+
+def get_executor(name: str) -> Executor | None:
+    _ensure_loaded()
+    return _executors.get(name)
+
+
+def get_all_executors() -> tuple[Executor, ...]:
+    _ensure_loaded()
+    return tuple(sorted(_executors.values(), key=lambda e: -e.priority))
+
+
+def get_default_executors() -> tuple[Executor, ...]:
+    _ensure_loaded()
+    if _default_names is None:
+        return tuple(e for e in get_all_executors() if e.is_available())
+    return tuple(_executors[n] for n in _default_names if n in _executors)
+
+
+def set_default_executors(executors) -> None:
+    global _default_names
+    _default_names = [e if isinstance(e, str) else e.name for e in executors]
+
+
+def add_default_executor(ex: Executor | str) -> None:
+    """Puts ``ex`` first among the default executors."""
+    name = ex if isinstance(ex, str) else register_executor(ex).name
+    current = [e.name for e in get_default_executors() if e.name != name]
+    set_default_executors([name, *current])
+
+
+def remove_default_executor(ex: Executor | str) -> None:
+    name = ex if isinstance(ex, str) else ex.name
+    set_default_executors([e.name for e in get_default_executors() if e.name != name])
+
+
+def resolve_executors(executors) -> tuple[Executor, ...]:
+    """The executor list for a jit call: names or Executor objects, in priority order as given; the
+    python and torch executors are always appended as fallbacks."""
+    if executors is None:
+        chosen = list(get_default_executors())
+    else:
+        chosen = []
+        for e in executors:
+            ex = get_executor(e) if isinstance(e, str) else e
+            if ex is None:
+                names = ", ".join(sorted(_executors))
+                raise ValueError(f"unknown executor {e!r}; known executors: {names}")
+            chosen.append(ex)
+    for fallback in ("python", "torch"):
+        ex = _executors.get(fallback)
+        if ex is not None and ex not in chosen:
+            chosen.append(ex)
+    for ex in chosen:
+        ok, reason = ex.availability()
+        if not ok:
+            raise RuntimeError(f"executor {ex.name!r} is not available: {reason}")
+    return tuple(chosen)

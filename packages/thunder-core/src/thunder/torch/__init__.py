@@ -1,0 +1,15 @@
+"""The torch language: torch functions, Tensor methods and torch.nn.functional as thunder symbols.
+
+Each symbol has PyTorch's signature and validates inputs the way PyTorch does; its meta is a
+decomposition into prims. ``thunder.torch.sin`` is the symbol for ``torch.sin`` and
+``torch.Tensor.sin``. Import order matters only in that registry comes first.
+"""
+
+from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
+from thunder.torch import elementwise as _elementwise
+
+# Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).
+for _module in (_elementwise,):
+    for _name, _sym in list(language_symbols.items()):
+        globals()[_name] = _sym
+del _module, _name, _sym

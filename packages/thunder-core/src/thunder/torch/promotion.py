@@ -1,0 +1,120 @@
+"""PyTorch's type promotion, on thunder dtypes and Python numbers.
+
+Categories order bool < integer < float < complex. Within the highest category present, tensors with
+dimensions win over zero-dim tensors, which win over Python numbers; a Python number of a higher
+category lifts the result to the default dtype of that category (float32 / complex64).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from thunder.core import dtypes
+from thunder.core.proxies import NumberProxy, TensorProxy
+
+__all__ = ["Promotion", "result_dtypes", "dtype_of"]
+
+
+class Promotion(Enum):
+    DEFAULT = "default"
+    INT_TO_FLOAT = "int_to_float"  # sin, exp, true division: integers compute in float
+    ALWAYS_BOOL = "always_bool"  # comparisons
+    COMPLEX_TO_FLOAT = "complex_to_float"  # abs
+    BOOL_TO_LONG = "bool_to_long"  # sum of bools
+    NO_OPMATH = "no_opmath"  # compute in the low-precision dtype itself (shape-like ops)
+
+
+_CATEGORY = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+_DEFAULT_OF_CATEGORY = {0: dtypes.bool8, 1: dtypes.int64, 2: dtypes.float32, 3: dtypes.complex64}
+_PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+
+# Promotion lattice within and across categories (int, float), as PyTorch's promoteTypes.
+_ORDER_INT = [dtypes.bool8, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64]
+
+
+def _category(d) -> int:
+    return _PY_CATEGORY[d] if isinstance(d, type) else _CATEGORY[d.kind]
+
+
+def promote_types(a: dtypes.dtype, b: dtypes.dtype) -> dtypes.dtype:
+    if a is b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        hi, lo = (a, b) if ca > cb else (b, a)
+        if _category(hi) == 3 and lo in (dtypes.float64,):
+            return dtypes.complex128
+        return hi
+    if ca == 1:
+        if a is dtypes.uint8 or b is dtypes.uint8:
+            other = b if a is dtypes.uint8 else a
+            return dtypes.int16 if other is dtypes.int8 else other
+        return max(a, b, key=_ORDER_INT.index)
+    if ca == 2:
+        if {a, b} == {dtypes.float16, dtypes.bfloat16}:
+            return dtypes.float32
+        return max(a, b, key=lambda d: d.bytes)
+    if ca == 3:
+        return max(a, b, key=lambda d: d.bytes)
+    return a
+
+
+def dtype_of(x):
+    """A tensor's dtype or a number's Python type."""
+    if isinstance(x, TensorProxy):
+        return x.dtype
+    if isinstance(x, NumberProxy):
+        return x.python_type
+    return type(x)
+
+
+def _promoted(args) -> dtypes.dtype:
+    dim_tensors = [a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim > 0]
+    zero_dim = [a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim == 0]
+    numbers = [dtype_of(a) for a in args if not isinstance(a, TensorProxy) and a is not None]
+
+    def fold(ds):
+        out = None
+        for d in ds:
+            out = d if out is None else promote_types(out, d)
+        return out
+
+    result = fold(dim_tensors)
+    for group in (zero_dim, numbers):
+        if not group:
+            continue
+        cand = fold(group) if group is zero_dim else max(group, key=_category)
+        if result is None:
+            result = cand if group is zero_dim else None
+            if result is None:
+                result = _DEFAULT_OF_CATEGORY[_category(cand)]
+                if cand is int:
+                    result = dtypes.int64
+                elif cand is bool:
+                    result = dtypes.bool8
+        elif _category(cand) > _category(result):
+            if group is zero_dim:
+                result = cand
+            elif _category(cand) == 3 and result is dtypes.float64:
+                result = dtypes.complex128
+            else:
+                result = _DEFAULT_OF_CATEGORY[_category(cand)]
+    return result
+
+
+def result_dtypes(*args, promotion: Promotion = Promotion.DEFAULT):
+    """(computation dtype, result dtype) of an elementwise op on ``args`` (tensors, numbers, None)."""
+    promoted = _promoted(args)
+    if promotion is Promotion.ALWAYS_BOOL:
+        return promoted, dtypes.bool8
+    if promotion is Promotion.INT_TO_FLOAT and (dtypes.is_integer_dtype(promoted) or dtypes.is_boolean_dtype(promoted)):
+        promoted = dtypes.float32
+    if promotion is Promotion.BOOL_TO_LONG and dtypes.is_boolean_dtype(promoted):
+        return dtypes.int64, dtypes.int64
+    result = promoted
+    if promotion is Promotion.COMPLEX_TO_FLOAT:
+        result = dtypes.corresponding_real_dtype(promoted)
+    computation = promoted
+    if promotion is not Promotion.NO_OPMATH and dtypes.is_low_precision(promoted):
+        computation = dtypes.float32  # compute half precision in float32, as PyTorch's CPU/CUDA kernels do
+    return computation, result

@@ -1,0 +1,61 @@
+"""Common-subexpression elimination: a bound symbol equal to an earlier one (same symbol, same
+arguments) reuses the earlier outputs. Random ops and ops with side effects are never merged."""
+
+from __future__ import annotations
+
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
+from thunder.core.trace import TraceCtx, from_trace, timed_transform
+from thunder.extend import swap_proxies
+
+__all__ = ["cse"]
+
+
+def _key(bsym, rename: dict):
+    def freeze(x):
+        if isinstance(x, Proxy):
+            return ("proxy", rename.get(x.name, x).name)
+        if isinstance(x, (list, tuple)):
+            return (type(x).__name__, tuple(freeze(v) for v in x))
+        if isinstance(x, dict):
+            return ("dict", tuple((k, freeze(v)) for k, v in x.items()))
+        if isinstance(x, slice):
+            return ("slice", freeze(x.start), freeze(x.stop), freeze(x.step))
+        try:
+            hash(x)
+        except TypeError:
+            return ("id", id(x))
+        return (type(x).__name__, x)
+
+    return (bsym.sym.id, freeze(bsym.args), freeze(bsym.kwargs))
+
+
+def cse(trace: TraceCtx) -> TraceCtx:
+    with timed_transform("Common subexpression elimination") as done:
+        seen: dict = {}
+        rename: dict[str, Proxy] = {}
+        kept = []
+        for bsym in trace.bound_symbols:
+            if rename:
+                bsym = swap_proxies(bsym, rename)
+            outs = bsym.flat_proxy_outs
+            if not outs or {"random", "side_effect"} & set(bsym.sym.tags):
+                kept.append(bsym)
+                continue
+            key = _key(bsym, rename)
+            earlier = seen.get(key)
+            if earlier is None:
+                seen[key] = bsym
+                kept.append(bsym)
+                continue
+            for new, old in zip(bsym.flat_proxy_outs, earlier.flat_proxy_outs):
+                rename[new.name] = old
+        new = from_trace(trace)
+        new.bound_symbols = kept
+        if rename:
+            leaves, spec = tree_flatten(trace.output)
+            from thunder.core.pytree import tree_unflatten
+
+            new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
+        done(new)
+    return new

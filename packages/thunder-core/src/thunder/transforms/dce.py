@@ -1,0 +1,26 @@
+"""Dead-code elimination: drops bound symbols none of whose outputs are used, unless they have side
+effects (tagged ``side_effect``) or produce nothing (checks)."""
+
+from __future__ import annotations
+
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
+from thunder.core.trace import TraceCtx, from_trace, timed_transform
+
+__all__ = ["dce"]
+
+
+def dce(trace: TraceCtx) -> TraceCtx:
+    with timed_transform("Dead code elimination") as done:
+        live = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
+        kept = []
+        for bsym in reversed(trace.bound_symbols):
+            outs = bsym.flat_proxy_outs
+            needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs))
+            if needed:
+                kept.append(bsym)
+                live.update(a.name for a in bsym.flat_proxy_args)
+        new = from_trace(trace)
+        new.bound_symbols = kept[::-1]
+        done(new)
+    return new

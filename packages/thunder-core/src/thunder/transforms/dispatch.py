@@ -1,0 +1,45 @@
+"""Executor dispatch: who runs each bound symbol.
+
+For each bound symbol, the executors are asked in priority order; the first whose implementation
+accepts the arguments claims it and lowers it to its executor symbols. A symbol nobody claims is
+replaced by its subsymbols, which are tried the same way. Fusion executors then group what they
+claimed into regions (``FusionExecutor.fusion_pass``).
+"""
+
+from __future__ import annotations
+
+from thunder.core.errors import UnsupportedError
+from thunder.core.symbol import BoundSymbol
+from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
+from thunder.extend import FusionExecutor
+
+__all__ = ["dispatch_to_executors"]
+
+
+def _lower(bsym: BoundSymbol, executors, out: list) -> None:
+    for ex in executors:
+        if ex.can_execute(bsym):
+            out.extend(ex.lower(bsym))
+            return
+    if not bsym.subsymbols:
+        where = f" (at {bsym.source})" if bsym.source is not None else ""
+        names = ", ".join(e.name for e in executors)
+        raise UnsupportedError(
+            f"no executor can run {bsym.sym.id}{where}: none of [{names}] implements it for these arguments "
+            "and it has no decomposition; add an executor that implements it or file an issue"
+        )
+    for sub in bsym.subsymbols:
+        _lower(sub if sub.source is not None else sub.replace(source=bsym.source), executors, out)
+
+
+def dispatch_to_executors(trace: TraceCtx, executors) -> TraceCtx:
+    with timed_transform("Transform for execution") as done:
+        new = from_trace(trace)
+        with tracectx(new):
+            for bsym in trace.bound_symbols:
+                _lower(bsym, executors, new.bound_symbols)
+        for ex in executors:
+            if isinstance(ex, FusionExecutor):
+                new = ex.fusion_pass(new)
+        done(new)
+    return new
