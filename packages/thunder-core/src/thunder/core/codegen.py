@@ -11,7 +11,17 @@ from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import Proxy, type_string
 
-__all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace"]
+__all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace", "ObjectRef"]
+
+
+class ObjectRef:
+    """A Python object a trace refers to by name (a globals dict, a closure cell, a function); bound in
+    the compiled function's globals and listed in the printed header."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name: str):
+        self.obj, self.name = obj, name
 
 
 class _Imports:
@@ -27,6 +37,10 @@ class _Imports:
 
 def prettyprint(x, imports: _Imports | None = None) -> str:
     if isinstance(x, Proxy):
+        return x.name
+    if isinstance(x, ObjectRef):
+        if imports is not None:
+            imports.ctx[x.name] = x.obj
         return x.name
     t = type(x)
     if x is None or t is bool or t is int or t is str:

@@ -1,0 +1,1 @@
+"""An example third-party Thunder executor (see plugin.py)."""

@@ -1,0 +1,1 @@
+"""``thunder.jit`` and what it returns: interpretation, tracing, caching."""

@@ -1,0 +1,48 @@
+"""Cache options and compiled entries."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = ["CACHE_OPTIONS", "resolve_cache_option", "CacheEntry"]
+
+
+class CACHE_OPTIONS(Enum):
+    CONSTANT_VALUES = "constant values"
+    SYMBOLIC_VALUES = "symbolic values"
+    NO_CACHING = "no caching"
+    SAME_INPUT = "same input"
+
+
+_SUPPORTED = (CACHE_OPTIONS.CONSTANT_VALUES, CACHE_OPTIONS.NO_CACHING, CACHE_OPTIONS.SAME_INPUT)
+
+
+def resolve_cache_option(cache) -> CACHE_OPTIONS:
+    if cache is None:
+        return CACHE_OPTIONS.CONSTANT_VALUES
+    if isinstance(cache, CACHE_OPTIONS):
+        option = cache
+    else:
+        try:
+            option = CACHE_OPTIONS(cache)
+        except ValueError:
+            options = ", ".join(repr(o.value) for o in CACHE_OPTIONS)
+            raise ValueError(f"unknown cache option {cache!r}; the options are {options}") from None
+    if option not in _SUPPORTED:
+        raise NotImplementedError(
+            f"cache={option.value!r} is not supported yet (numbers and shapes are baked in and checked); "
+            "use 'constant values' (the default)"
+        )
+    return option
+
+
+class CacheEntry:
+    """One compiled program: its prologue (checks, returns the computation's inputs or None), its
+    computation, and the traces that made them."""
+
+    __slots__ = ("prologue", "computation", "prologue_traces", "computation_traces", "compile_seconds")
+
+    def __init__(self, prologue, computation, prologue_traces, computation_traces, compile_seconds):
+        self.prologue, self.computation = prologue, computation
+        self.prologue_traces, self.computation_traces = prologue_traces, computation_traces
+        self.compile_seconds = compile_seconds

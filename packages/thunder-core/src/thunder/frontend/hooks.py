@@ -1,0 +1,115 @@
+"""How the jit drives the interpreter: torch calls go to the torch language, outside values become
+proxies or checked constants, writes to outside state are refused (until the epilogue replays them)."""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import torch
+
+from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import TensorProxy, torch_function_table
+from thunder.core.symbol import SourceLocation
+from thunder.frontend.prologue import InputRecord, proxy_name_for
+from thunder.frontend.proxify import tensor_proxy
+from thunder.interpreter import Hooks, call_wrapped, current_source_location
+
+__all__ = ["JitHooks", "source_location"]
+
+_LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+
+
+def source_location():
+    loc = current_source_location()
+    if loc is None:
+        return None
+    return SourceLocation(loc.filename, loc.lineno, loc.function, loc.source)
+
+
+def _isinstance(obj, classinfo):
+    # A TensorProxy stands for a torch.Tensor: user code that asks must take the tensor branch.
+    if isinstance(obj, TensorProxy):
+        classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+        if any(isinstance(c, type) and issubclass(torch.Tensor, c) for c in classes):
+            return True
+    return isinstance(obj, classinfo)
+
+
+def _module_call(module_call_wrapped, self_w, *args, **kwargs):
+    """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret it."""
+    m = self_w.value
+    if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
+            or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks
+            or torch.nn.modules.module._global_backward_hooks or torch.nn.modules.module._global_backward_pre_hooks):
+        return call_wrapped(module_call_wrapped, self_w, *args, **kwargs)
+    return call_wrapped(type(m).forward, self_w, *args, **kwargs)
+
+
+_MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_call_impl", None)} - {None}
+
+
+class JitHooks(Hooks):
+    def __init__(self, fn):
+        self.fn = fn
+        self.records: list[InputRecord] = []
+        self.tensor_inputs: list[TensorProxy] = []
+        self._proxies: dict[int, TensorProxy] = {}
+        self._keepalive: list = []  # ids are only unique while the objects live
+
+    # calls ---------------------------------------------------------------------------------------
+    def wrapped_lookaside(self, fn):
+        if fn in _MODULE_CALLS:
+            return lambda self_w, *args, **kwargs: _module_call(fn, self_w, *args, **kwargs)
+        return None
+
+    def lookaside(self, fn):
+        if fn is builtins.isinstance:
+            return _isinstance
+        try:
+            return torch_function_table.get(fn)
+        except TypeError:  # unhashable callables
+            return None
+
+    def should_interpret(self, fn) -> bool:
+        module = getattr(fn, "__module__", None) or ""
+        return not (module == "thunder" or module.startswith("thunder.")) or module.startswith("thunder.tests")
+
+    # outside values ------------------------------------------------------------------------------
+    def on_input(self, value, provenance):
+        if isinstance(value, torch.Tensor):
+            proxy = self._proxies.get(id(value))
+            if proxy is None:
+                from thunder.core.trace import get_tracectx
+
+                name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
+                proxy = tensor_proxy(value, name)
+                self._proxies[id(value)] = proxy
+                self._keepalive.append(value)
+                self.tensor_inputs.append(proxy)
+                self.records.append(InputRecord(provenance, value, "tensor", proxy))
+            return proxy
+        if isinstance(value, _LITERAL_TYPES):
+            self.records.append(InputRecord(provenance, value, "literal"))
+        elif type(value) in (list, tuple):
+            self.records.append(InputRecord(provenance, value, "len"))
+        elif isinstance(value, _IDENTITY_TYPES) and provenance.root_provenance().kind not in ("arg", "kwarg", "fn"):
+            self.records.append(InputRecord(provenance, value, "is"))
+        else:
+            self.records.append(InputRecord(provenance, value, None))
+        return value
+
+    def on_store(self, kind, target, key, value):
+        where = source_location()
+        at = f" at {where}" if where is not None else ""
+        what = {"global": f"assignment to the global {key!r}", "delete_global": f"deletion of the global {key!r}",
+                "cell": f"assignment to the nonlocal {key!r}", "delete_cell": f"deletion of the nonlocal {key!r}",
+                "attr": f"setting the attribute {key!r} of an object from outside the function",
+                "delete_attr": f"deleting the attribute {key!r} of an object from outside the function",
+                "item": "item assignment into a container from outside the function",
+                "delete_item": "item deletion from a container from outside the function"}.get(kind, kind)
+        raise UnsupportedError(
+            f"{what}{at} is a side effect on state outside the jitted function, which thunder.jit does not "
+            "replay yet; return the value instead, or call the function without thunder.jit"
+        )

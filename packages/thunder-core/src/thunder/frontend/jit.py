@@ -1,0 +1,176 @@
+"""``thunder.jit``: interpret, trace, transform, compile, cache.
+
+A jitted callable keeps a list of cache entries. A call runs each entry's prologue until one accepts
+the arguments (returns the computation's inputs) and runs that entry's computation; if none does,
+the function is traced again and a new entry is added.
+"""
+
+from __future__ import annotations
+
+import time
+
+from thunder.core.errors import UnsupportedError
+from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
+from thunder.extend import resolve_executors
+from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
+from thunder.frontend.hooks import JitHooks, source_location
+from thunder.frontend.prologue import build_prologue
+from thunder.interpreter import interpret
+
+__all__ = ["jit", "ThunderFunction", "CompileStats"]
+
+_SHARP_EDGES = (None, "allow", "warn", "error")
+
+
+class CompileStats:
+    """Counters and timings of one jitted callable (``thunder.compile_stats(jfn)``)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.last_compile_seconds: float | None = None
+        self.last_interpretation_seconds: float | None = None
+        self.last_entry: CacheEntry | None = None
+
+    @property
+    def last_traces(self) -> list[TraceCtx]:
+        return list(self.last_entry.computation_traces) if self.last_entry else []
+
+    @property
+    def last_prologue_traces(self) -> list[TraceCtx]:
+        return list(self.last_entry.prologue_traces) if self.last_entry else []
+
+    def __repr__(self) -> str:
+        return (f"CompileStats(calls={self.calls}, cache_hits={self.cache_hits}, cache_misses={self.cache_misses}, "
+                f"last_compile_seconds={self.last_compile_seconds})")
+
+
+class ThunderFunction:
+    """What ``thunder.jit(fn)`` returns for a function (modules get :class:`thunder.ThunderModule`)."""
+
+    def __init__(self, fn, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False,
+                 transforms=None, **compile_options):
+        if sharp_edges not in _SHARP_EDGES:
+            raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
+        if compile_options:
+            raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
+        self.fn = fn
+        self.executors = resolve_executors(executors)
+        self.cache_option = resolve_cache_option(cache)
+        self.sharp_edges = sharp_edges
+        self.disable_inplace_copy_check = disable_inplace_copy_check
+        self.transforms = tuple(transforms or ())
+        self.entries: list[CacheEntry] = []
+        self.stats = CompileStats()
+        self.__wrapped__ = fn
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            if hasattr(fn, attr):
+                try:
+                    setattr(self, attr, getattr(fn, attr))
+                except (AttributeError, TypeError):
+                    pass
+
+    def __call__(self, *args, **kwargs):
+        stats = self.stats
+        stats.calls += 1
+        for entry in self.entries:
+            try:
+                inputs = entry.prologue(*args, **kwargs)
+            except Exception:  # an unreachable path (missing attribute, short list) is a miss, not an error
+                inputs = None
+            if inputs is not None:
+                stats.cache_hits += 1
+                stats.last_entry = entry
+                return entry.computation(*inputs)
+        stats.cache_misses += 1
+        entry, inputs = self._compile(args, kwargs)
+        if self.cache_option is not CACHE_OPTIONS.NO_CACHING:
+            self.entries.append(entry)
+        stats.last_entry = entry
+        return entry.computation(*inputs)
+
+    def __repr__(self) -> str:
+        return f"thunder.jit({self.fn!r})"
+
+    # compilation ---------------------------------------------------------------------------------
+    def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple]:
+        start = time.perf_counter()
+        computation, hooks = self._trace(args, kwargs)
+        interpreted = time.perf_counter()
+        traces = [computation]
+        from thunder.transforms.pipeline import run_pipeline
+
+        traces += run_pipeline(computation, self.executors, self.transforms)
+        final = traces[-1]
+        kwnames = tuple(kwargs)
+        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks)
+        prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
+                                              "Prologue (input unpacking; cache='same input' skips checks)")
+        prologue_fn = prologue.python_callable()
+        computation_fn = final.python_callable()
+        seconds = time.perf_counter() - start
+        entry = CacheEntry(prologue_fn, computation_fn, [prologue], traces, seconds)
+        self.stats.last_compile_seconds = seconds
+        self.stats.last_interpretation_seconds = interpreted - start
+        inputs = prologue_fn(*args, **kwargs)
+        if inputs is None:
+            raise AssertionError(
+                "internal error: the prologue rejected the arguments it was built from; please file an issue with "
+                f"this prologue:\n{prologue}"
+            )
+        return entry, inputs
+
+    def _trace(self, args, kwargs):
+        trace = TraceCtx("computation")
+        trace.location_fn = source_location
+        trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
+        hooks = JitHooks(self.fn)
+        with tracectx(trace):
+            result = interpret(self.fn, args, kwargs, hooks=hooks)
+        trace.location_fn = None
+        trace.args = list(hooks.tensor_inputs)
+        trace.output = _check_output(result)
+        return trace, hooks
+
+
+def _check_output(result):
+    from thunder.core.pytree import tree_flatten
+
+    leaves, _ = tree_flatten(result)
+    import torch
+
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            raise UnsupportedError(
+                "the jitted function returned a tensor that is not an input and was not computed from inputs "
+                "(created outside thunder's view, e.g. by an unsupported call); please file an issue"
+            )
+    return result
+
+
+def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False, transforms=None,
+        **compile_options):
+    """Compiles ``fn`` (a function or an ``nn.Module``) with thunder.
+
+    executors: executor names or objects, in priority order (default: ``thunder.get_default_executors()``).
+    cache: one of ``thunder.CACHE_OPTIONS`` or its string value: "constant values" (default; numbers and
+        shapes are baked in and checked on every call), "no caching" (trace every call), "same input"
+        (trust that every call matches the first).
+    sharp_edges: "allow" (default), "warn" or "error" for reads of unchecked outside state.
+    transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    """
+    import torch
+
+    if isinstance(fn, torch.nn.Module):
+        from thunder.frontend.module import ThunderModule
+
+        return ThunderModule(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
+                             disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
+                             **compile_options)
+    if not callable(fn):
+        raise TypeError(f"thunder.jit expects a function or an nn.Module, got {type(fn).__name__}")
+    return ThunderFunction(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
+                           disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
+                           **compile_options)

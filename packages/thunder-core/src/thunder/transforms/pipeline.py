@@ -1,0 +1,28 @@
+"""The default order of transforms applied to a computation trace."""
+
+from __future__ import annotations
+
+from thunder.transforms.cse import cse
+from thunder.transforms.dce import dce
+from thunder.transforms.del_last_used import del_last_used
+from thunder.transforms.dispatch import dispatch_to_executors
+
+__all__ = ["run_pipeline"]
+
+
+def run_pipeline(trace, executors, user_transforms=()) -> list:
+    """Returns the traces produced after ``trace``, the last one being what runs."""
+    traces = []
+
+    def step(t):
+        traces.append(t)
+        return t
+
+    t = step(dce(trace))
+    t = step(cse(t))
+    t = step(dispatch_to_executors(t, executors))
+    for transform in user_transforms:
+        t = step(transform(t))
+    t = step(dce(t))
+    step(del_last_used(t))
+    return traces
