@@ -1,0 +1,210 @@
+"""thunder.jit on functions, against eager PyTorch."""
+
+import pytest
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+
+
+def f(a, b):
+    return (a * b + a).sin().sum(-1)
+
+
+def test_matches_eager_and_prints_runnable_trace():
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    jf = thunder.jit(f)
+    torch.testing.assert_close(jf(a, b), f(a, b))
+    final = thunder.last_traces(jf)[-1]
+    source = str(final)
+    assert "torch.sin(" in source and "# a: \"cpu f32[8, 8]\"" in source
+    assert "test_jit_functions.py" in source and "return (a * b + a).sin().sum(-1)" in source
+    namespace = {}
+    exec(compile(source, "<printed trace>", "exec"), namespace)  # the printed trace is a program
+    torch.testing.assert_close(namespace["computation"](a, b), f(a, b))
+
+
+def test_every_transform_leaves_a_trace_with_its_time():
+    jf = thunder.jit(f)
+    jf(torch.randn(2, 2), torch.randn(2, 2))
+    traces = thunder.last_traces(jf)
+    assert len(traces) >= 4
+    for t in traces[1:]:
+        assert str(t).startswith("# Constructed by") and "ms)" in str(t).splitlines()[0]
+    assert "del " in str(traces[-1])  # intermediates are freed after their last use
+
+
+def test_cache_hits_and_misses():
+    jf = thunder.jit(f)
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    jf(a, b)
+    jf(torch.randn(4, 4), torch.randn(4, 4))
+    assert (thunder.cache_misses(jf), thunder.cache_hits(jf)) == (1, 1)
+    out = jf(torch.randn(3, 5), torch.randn(3, 5))  # new shape: new entry
+    torch.testing.assert_close(out, f(*[torch.zeros(3, 5)] * 2) * 0 + out)  # shape check only
+    assert out.shape == (3,)
+    jf(a.double(), b.double())  # new dtype: new entry
+    assert thunder.cache_misses(jf) == 3
+    jf(a, b)
+    assert thunder.cache_hits(jf) == 2
+    stats = thunder.compile_stats(jf)
+    assert stats.calls == 5 and stats.last_compile_seconds > 0
+
+
+def test_no_caching_traces_every_call():
+    jf = thunder.jit(f, cache="no caching")
+    a, b = torch.randn(2, 2), torch.randn(2, 2)
+    jf(a, b)
+    jf(a, b)
+    assert thunder.cache_misses(jf) == 2 and thunder.cache_hits(jf) == 0
+
+
+def test_same_input_skips_checks():
+    jf = thunder.jit(f, cache=thunder.CACHE_OPTIONS.SAME_INPUT)
+    a, b = torch.randn(2, 2), torch.randn(2, 2)
+    torch.testing.assert_close(jf(a, b), f(a, b))
+    a2, b2 = torch.randn(2, 2), torch.randn(2, 2)
+    torch.testing.assert_close(jf(a2, b2), f(a2, b2))
+    assert thunder.cache_hits(jf) == 1
+    assert "check_tensor" not in str(thunder.last_prologue_traces(jf)[-1])
+
+
+def test_unknown_cache_option():
+    with pytest.raises(ValueError, match="unknown cache option"):
+        thunder.jit(f, cache="sometimes")
+
+
+def test_int_tensors():
+    jf = thunder.jit(lambda a, b: a + b)
+    a, b = torch.tensor([[1, 2], [3, 4]]), torch.tensor([[5, 6], [7, 8]])
+    out = jf(a, b)
+    assert out.dtype == torch.int64
+    torch.testing.assert_close(out, a + b)
+
+
+def test_number_arguments_are_baked_in_and_checked():
+    def g(x, n, scale=2.0):
+        return x * n + scale
+
+    jg = thunder.jit(g)
+    x = torch.randn(3)
+    torch.testing.assert_close(jg(x, 3), g(x, 3))
+    torch.testing.assert_close(jg(x, 4), g(x, 4))  # a different number: a different entry, never a stale one
+    torch.testing.assert_close(jg(x, 4, scale=0.5), g(x, 4, scale=0.5))
+    assert thunder.cache_misses(jg) == 3
+    torch.testing.assert_close(jg(x, 3), g(x, 3))
+    assert thunder.cache_hits(jg) == 1
+
+
+def test_python_control_flow_on_shapes_is_guarded():
+    def g(x):
+        if x.shape[0] > 4:
+            return x.cos()
+        return x.sin()
+
+    jg = thunder.jit(g)
+    big, small = torch.randn(5, 2), torch.randn(3, 2)
+    torch.testing.assert_close(jg(big), g(big))
+    torch.testing.assert_close(jg(small), g(small))
+    torch.testing.assert_close(jg(big), g(big))
+
+
+SCALE = 3.0
+WEIGHT = torch.ones(3)
+
+
+def uses_globals(x):
+    return x * SCALE + WEIGHT
+
+
+def test_globals_are_inputs_checked_by_the_prologue():
+    global SCALE, WEIGHT
+    jg = thunder.jit(uses_globals)
+    x = torch.randn(3)
+    torch.testing.assert_close(jg(x), uses_globals(x))
+    old = SCALE, WEIGHT
+    try:
+        SCALE = 5.0
+        torch.testing.assert_close(jg(x), uses_globals(x))  # changed number: retrace
+        WEIGHT = torch.full((3,), 7.0)
+        torch.testing.assert_close(jg(x), uses_globals(x))  # new tensor, same metadata: reached, not stale
+    finally:
+        SCALE, WEIGHT = old
+
+
+def test_closures_are_inputs():
+    def make(bias):
+        def inner(x):
+            return x + bias
+
+        return inner
+
+    t = torch.ones(2)
+    inner = make(t)
+    ji = thunder.jit(inner)
+    torch.testing.assert_close(ji(torch.zeros(2)), torch.ones(2))
+    t.mul_(5)  # mutated in place: the cell holds the same tensor, the computation reads it anew
+    torch.testing.assert_close(ji(torch.zeros(2)), torch.full((2,), 5.0))
+
+
+def test_unsupported_operation_names_op_and_line():
+    def g(x):
+        return torch.nonzero(x)
+
+    with pytest.raises(UnsupportedError) as info:
+        thunder.jit(g)(torch.ones(3))
+    msg = str(info.value)
+    assert "nonzero" in msg and "test_jit_functions.py" in msg and "return torch.nonzero(x)" in msg
+
+
+COUNTER = 0
+
+
+def test_store_to_global_is_a_clear_error():
+    def g(x):
+        global COUNTER
+        COUNTER = 1
+        return x
+
+    with pytest.raises(UnsupportedError, match="global 'COUNTER'.*test_jit_functions.py"):
+        thunder.jit(g)(torch.ones(1))
+
+
+def test_meta_errors_match_eager_exception_types():
+    def g(a, b):
+        return a + b
+
+    a, b = torch.ones(2, 3), torch.ones(4, 3)
+    with pytest.raises(RuntimeError) as eager:
+        g(a, b)
+    with pytest.raises(type(eager.value), match="must match the size"):
+        thunder.jit(g)(a, b)
+
+
+def test_cse_merges_repeated_work():
+    def g(x):
+        return x.exp() + x.exp()
+
+    jg = thunder.jit(g)
+    x = torch.randn(4)
+    torch.testing.assert_close(jg(x), g(x))
+    assert str(thunder.last_traces(jg)[-1]).count("torch.exp(") == 1
+
+
+def test_returns_structures_and_non_tensors():
+    def g(x):
+        return {"y": x + 1, "n": 3, "pair": (x, x * 2)}
+
+    x = torch.randn(2)
+    out = thunder.jit(g)(x)
+    assert out["n"] == 3 and out["pair"][0] is x
+    torch.testing.assert_close(out["y"], x + 1)
+    torch.testing.assert_close(out["pair"][1], x * 2)
+
+
+def test_prologue_trace_is_python():
+    jf = thunder.jit(f)
+    jf(torch.randn(2, 2), torch.randn(2, 2))
+    src = str(thunder.last_prologue_traces(jf)[-1])
+    assert "def prologue(*args, **kwargs):" in src and "return None" in src
+    compile(src, "<prologue>", "exec")
