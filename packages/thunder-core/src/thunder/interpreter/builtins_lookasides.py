@@ -1,0 +1,246 @@
+"""Internal lookasides for builtins that would otherwise lose provenance or need the frame.
+
+Keyed by the builtin object; bound builtin methods (``d.items``) are matched through their
+unbound descriptor (``dict.items``) with the wrapped receiver prepended.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from .attributes import delete_attr, load_attr, store_attr
+from .derivation import ViewSource, derive_item
+from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
+from .wrapped import WrappedValue, computed, constant
+
+__all__ = ["find_internal_lookaside"]
+
+_NO_DEFAULT = object()
+
+
+def _native(fn, wargs, wkwargs):
+    return computed(fn(*[w.value for w in wargs], **{k: w.value for k, w in wkwargs.items()}))
+
+
+def _getattr(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) not in (2, 3) or type(wargs[1].value) is not str:
+        return _native(getattr, wargs, wkwargs)
+    try:
+        return load_attr(rt, wargs[0], wargs[1].value)
+    except AttributeError:
+        if len(wargs) == 2:
+            raise
+    return wargs[2]
+
+
+def _hasattr(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 2 or type(wargs[1].value) is not str:
+        return _native(hasattr, wargs, wkwargs)
+    try:
+        load_attr(rt, wargs[0], wargs[1].value)
+    except AttributeError:
+        return computed(False)
+    return computed(True)
+
+
+def _setattr(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 3 or type(wargs[1].value) is not str:
+        return _native(setattr, wargs, wkwargs)
+    store_attr(rt, wargs[0], wargs[1].value, wargs[2])
+    return computed(None)
+
+
+def _delattr(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 2 or type(wargs[1].value) is not str:
+        return _native(delattr, wargs, wkwargs)
+    delete_attr(rt, wargs[0], wargs[1].value)
+    return computed(None)
+
+
+def _iter(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 1:
+        return _native(iter, wargs, wkwargs)
+    return get_iter(rt, wargs[0])
+
+
+def _next(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) not in (1, 2):
+        return _native(next, wargs, wkwargs)
+    it = wargs[0].value
+    if not hasattr(type(it), "__next__"):
+        raise TypeError(f"'{type(it).__name__}' object is not an iterator")
+    try:
+        return next_wrapped(rt, wargs[0])
+    except StopIteration:
+        if len(wargs) == 1:
+            raise
+    return wargs[1]
+
+
+def _enumerate(rt, wargs, wkwargs):
+    if len(wargs) < 1 or len(wargs) > 2 or set(wkwargs) - {"start"} or not is_tracked(wargs[0]):
+        return _native(enumerate, wargs, wkwargs)
+    start = (wargs[1] if len(wargs) > 1 else wkwargs.get("start", constant(0))).value
+    start.__index__()  # TypeError like enumerate() for non-integers
+    it = get_iter(rt, wargs[0])
+
+    def elements():
+        i = start
+        while True:
+            try:
+                w = next_wrapped(rt, it)
+            except StopIteration:
+                return
+            yield computed((i, w.value), items=(computed(i), w))
+            i += 1
+
+    return wrapped_iterator(elements())
+
+
+def _zip(rt, wargs, wkwargs):
+    if wkwargs or not any(is_tracked(w) for w in wargs):
+        return _native(zip, wargs, wkwargs)
+    its = [get_iter(rt, w) for w in wargs]
+
+    def elements():
+        if not its:
+            return
+        while True:
+            row = []
+            for it in its:
+                try:
+                    row.append(next_wrapped(rt, it))
+                except StopIteration:
+                    return
+            yield computed(tuple(w.value for w in row), items=tuple(row))
+
+    return wrapped_iterator(elements())
+
+
+def _reversed(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 1 or type(wargs[0].value) not in (list, tuple) or not is_tracked(wargs[0]):
+        return _native(reversed, wargs, wkwargs)
+    wseq = wargs[0]
+
+    def elements():
+        seq = wseq.value
+        i = len(seq) - 1
+        while 0 <= i < len(seq):
+            yield derive_item(rt, wseq, i, seq[i])
+            i -= 1
+
+    return wrapped_iterator(elements())
+
+
+def _dict_view(kind, method):
+    def view(rt, wargs, wkwargs):
+        if wkwargs or len(wargs) != 1 or not isinstance(wargs[0].value, dict):
+            return _native(method, wargs, wkwargs)
+        w = _native(method, wargs, wkwargs)
+        if is_tracked(wargs[0]):
+            w.items = ViewSource(kind, wargs[0])
+        return w
+
+    return view
+
+
+def _dict_get(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) not in (2, 3) or not isinstance(wargs[0].value, dict):
+        return _native(dict.get, wargs, wkwargs)
+    d, key = wargs[0].value, wargs[1].value
+    if key in d:
+        return derive_item(rt, wargs[0], key, d[key])
+    return wargs[2] if len(wargs) == 3 else computed(None)
+
+
+def _super(rt, wargs, wkwargs):
+    if wkwargs:
+        return _native(super, wargs, wkwargs)
+    if len(wargs) == 2:
+        return WrappedValue(super(wargs[0].value, wargs[1].value), computed(None).provenance, wargs[1])
+    if wargs:
+        return _native(super, wargs, wkwargs)
+    # Zero-argument form: use the calling interpreted frame's __class__ cell and first argument.
+    frame = rt.frames[-1] if rt.frames else None
+    if frame is None or frame.code.co_argcount == 0 and not frame.code.co_flags & 0x04:
+        raise RuntimeError("super(): no arguments")
+    wself = frame.locals[0]
+    if wself is None:
+        raise RuntimeError("super(): arg[0] deleted")
+    if type(wself.value) is types.CellType and 0 < len(frame.code.co_cellvars) and \
+            frame.code.co_varnames[0] in frame.code.co_cellvars:
+        wself = rt.cell_shadow.get(id(wself.value)) or computed(wself.value.cell_contents)
+    names = frame.info.localsplus_names
+    if "__class__" not in frame.code.co_freevars:
+        raise RuntimeError("super(): __class__ cell not found")
+    cell = frame.locals[names.index("__class__", len(names) - frame.info.nfree)].value
+    try:
+        cls = cell.cell_contents
+    except ValueError:
+        raise RuntimeError("super(): empty __class__ cell") from None
+    return WrappedValue(super(cls, wself.value), computed(None).provenance, wself)
+
+
+def _exc_info(rt, wargs, wkwargs):
+    if wargs or wkwargs:
+        return _native(sys.exc_info, wargs, wkwargs)
+    exc = rt.handled_exception()
+    if exc is None:
+        return computed((None, None, None))
+    return computed((type(exc), exc, exc.__traceback__))
+
+
+def _exception(rt, wargs, wkwargs):
+    if wargs or wkwargs:
+        return _native(sys.exception, wargs, wkwargs)
+    return computed(rt.handled_exception())
+
+
+_TABLE = {
+    getattr: _getattr,
+    hasattr: _hasattr,
+    setattr: _setattr,
+    delattr: _delattr,
+    iter: _iter,
+    next: _next,
+    enumerate: _enumerate,
+    zip: _zip,
+    reversed: _reversed,
+    dict.keys: _dict_view("keys", dict.keys),
+    dict.values: _dict_view("values", dict.values),
+    dict.items: _dict_view("items", dict.items),
+    dict.get: _dict_get,
+    super: _super,
+    sys.exc_info: _exc_info,
+}
+if hasattr(sys, "exception"):
+    _TABLE[sys.exception] = _exception
+
+_KEY_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, type)
+
+
+def find_internal_lookaside(wfn: WrappedValue):
+    """Returns (impl, wrapped receiver or None) for builtins handled internally, else None."""
+    fn = wfn.value
+    tp = type(fn)
+    if tp not in _KEY_TYPES:
+        return None
+    impl = _TABLE.get(fn)
+    if impl is not None:
+        return impl, None
+    if tp is types.BuiltinFunctionType:  # a bound builtin method, e.g. d.items
+        receiver = getattr(fn, "__self__", None)
+        if receiver is None or isinstance(receiver, types.ModuleType):
+            return None
+        descr = type(receiver).__dict__.get(fn.__name__) if type(receiver) is dict else None
+        impl = _TABLE.get(descr) if descr is not None else None
+        if impl is not None:
+            wreceiver = wfn.bound_self if wfn.bound_self is not None and wfn.bound_self.value is receiver \
+                else computed(receiver)
+            return impl, wreceiver
+    return None
+
+
+# ProvenanceIterator must stay importable from here for callers that check iterator types.
+__all__ += ["ProvenanceIterator"]

@@ -1,0 +1,50 @@
+"""Hooks: how the jit customises interpretation. The defaults make interpret() behave like a call."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+__all__ = ["Hooks"]
+
+
+class Hooks:
+    """Customisation points consulted by the interpreter (subclass and override)."""
+
+    def wrapped_lookaside(self, fn) -> Callable | None:
+        """Replacement receiving WrappedValue args/kwargs and returning a WrappedValue, or None.
+
+        Consulted first for every call the interpreted program makes. The replacement may call
+        back into the interpreter with ``call_wrapped``.
+        """
+        return None
+
+    def lookaside(self, fn) -> Callable | None:
+        """Replacement called natively with unwrapped args instead of ``fn``, or None.
+
+        Its result gets ``Provenance.computed()``.
+        """
+        return None
+
+    def should_interpret(self, fn) -> bool:
+        """For Python functions only: True interprets the bytecode, False calls natively."""
+        return True
+
+    def on_input(self, value, provenance):
+        """Called when a value enters the program from outside; returns the value to use.
+
+        Returning a different object makes that object a computed value from then on.
+        """
+        return value
+
+    def on_store(self, kind: str, target, key, value) -> None:
+        """Called instead of a write to outside state; the default performs the write.
+
+        ``kind``: "global", "delete_global", "cell", "delete_cell", "attr", "delete_attr",
+        "item", "delete_item". ``target``: the WrappedValue of the written object (None for
+        globals; for cells the cell object with the cell's closure_cell provenance). ``key``: the
+        global / variable / attribute name or the (unwrapped) item key. ``value``: the
+        WrappedValue written (None for deletions).
+        """
+        from .runtime import perform_store
+
+        perform_store(kind, target, key, value)

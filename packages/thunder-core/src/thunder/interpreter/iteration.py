@@ -1,0 +1,112 @@
+"""Iteration with provenance: iterators over outside containers yield wrapped elements."""
+
+from __future__ import annotations
+
+import types
+
+from .calls import call_value
+from .derivation import ViewSource, derive_item
+from .provenance import Provenance
+from .typeutil import NOTFOUND, lookup_type
+from .wrapped import WrappedValue, computed
+
+__all__ = ["ProvenanceIterator", "get_iter", "next_wrapped", "is_tracked"]
+
+
+class ProvenanceIterator:
+    """A real iterator (usable by native code) whose elements the interpreter gets wrapped."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source):
+        self._source = source  # a Python generator yielding WrappedValues
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._source).value
+
+    def next_wrapped(self) -> WrappedValue:
+        return next(self._source)
+
+
+def is_tracked(w: WrappedValue) -> bool:
+    return w.items is not None or w.provenance.is_outside
+
+
+def _sequence_elements(rt, wseq):
+    seq = wseq.value
+    i = 0
+    while i < len(seq):  # re-check each step, like list iterators
+        yield derive_item(rt, wseq, i, seq[i])
+        i += 1
+
+
+def _dict_keys(rt, wdict):
+    prov = wdict.provenance
+    for i, key in enumerate(iter(wdict.value)):
+        if prov.is_outside:
+            yield rt.input(key, Provenance.dict_key(prov, i))
+        else:
+            yield computed(key)
+
+
+def _dict_view_elements(rt, kind, wdict):
+    d = wdict.value
+    if kind == "keys":
+        yield from _dict_keys(rt, wdict)
+        return
+    prov = wdict.provenance
+    for i, (key, value) in enumerate(iter(d.items())):
+        wvalue = derive_item(rt, wdict, key, value)
+        if kind == "values":
+            yield wvalue
+        else:
+            wkey = rt.input(key, Provenance.dict_key(prov, i)) if prov.is_outside else computed(key)
+            yield computed((key, value), items=(wkey, wvalue))
+
+
+def wrapped_iterator(source) -> WrappedValue:
+    return computed(ProvenanceIterator(source))
+
+
+def get_iter(rt, w: WrappedValue) -> WrappedValue:
+    from .generators import InterpretedGenerator
+
+    value = w.value
+    tp = type(value)
+    if tp is ProvenanceIterator or tp is InterpretedGenerator:
+        return w
+    method = lookup_type(tp, "__iter__")
+    if type(method) is types.FunctionType:
+        result = call_value(computed(method), [w], {})
+        if lookup_type(type(result.value), "__next__") is NOTFOUND:
+            raise TypeError(f"iter() returned non-iterator of type '{type(result.value).__name__}'")
+        return result
+    if isinstance(w.items, ViewSource):
+        return wrapped_iterator(_dict_view_elements(rt, w.items.kind, w.items.wdict))
+    if is_tracked(w):
+        if method is list.__iter__ or method is tuple.__iter__:
+            return wrapped_iterator(_sequence_elements(rt, w))
+        if method is dict.__iter__ and w.provenance.is_outside:
+            return wrapped_iterator(_dict_keys(rt, w))
+    return computed(iter(value))
+
+
+def next_wrapped(rt, wit: WrappedValue) -> WrappedValue:
+    """next() on a wrapped iterator; raises StopIteration when exhausted."""
+    from .generators import InterpretedGenerator
+
+    it = wit.value
+    tp = type(it)
+    if tp is ProvenanceIterator:
+        return it.next_wrapped()
+    if tp is InterpretedGenerator:
+        return it.send_wrapped(None)
+    method = lookup_type(tp, "__next__")
+    if type(method) is types.FunctionType:
+        return call_value(computed(method), [wit], {})
+    if method is NOTFOUND:
+        raise TypeError(f"'{tp.__name__}' object is not an iterator")
+    return computed(next(it))

@@ -1,0 +1,63 @@
+"""The instruction loop of one frame, with zero-cost exception-table unwinding."""
+
+from __future__ import annotations
+
+from .errors import InterpreterError, unsupported
+from .exception_table import find_handler
+from .wrapped import computed
+
+__all__ = ["execute", "RETURN", "YIELD", "GENERATOR"]
+
+# Signals returned by opcode handlers (None means "continue with the next instruction").
+RETURN = "return"
+YIELD = "yield"
+GENERATOR = "generator"
+
+
+def execute(rt, frame, pending_exc: BaseException | None = None):
+    """Run ``frame`` until it returns, yields or creates its generator.
+
+    Returns ``(signal, WrappedValue | None)``. ``pending_exc`` is raised at the current
+    instruction first (generator.throw). Exceptions leaving the frame propagate unchanged.
+    """
+    from .opcode_table import HANDLERS
+
+    instructions = frame.info.instructions
+    rt.frames.append(frame)
+    try:
+        exc = pending_exc
+        while True:
+            if exc is None:
+                instr = instructions[frame.ip]
+                frame.ip += 1
+                frame.instr = instr
+                if instr.positions is not None and instr.positions.lineno is not None:
+                    frame.last_line = instr.positions.lineno
+                handler = HANDLERS.get(instr.opname)
+                try:
+                    if handler is None:
+                        raise unsupported(f"opcode {instr.opname}", frame.source_location())
+                    signal = handler(rt, frame, instr)
+                    if signal is not None:
+                        return signal
+                    continue
+                except InterpreterError:
+                    raise
+                except BaseException as e:
+                    exc = e
+                if exc is rt.no_chain:
+                    rt.no_chain = None
+                elif exc.__context__ is None:
+                    rt.chain_context(exc)
+            entry = find_handler(frame.info.exception_entries, frame.instr.offset)
+            if entry is None:
+                rt.no_chain = exc  # already chained where it was raised
+                raise exc
+            del frame.stack[entry.depth:]
+            if entry.push_lasti:
+                frame.stack.append(computed(frame.instr.offset))
+            frame.stack.append(computed(exc))
+            frame.jump_to_offset(entry.target)
+            exc = None
+    finally:
+        rt.frames.pop()

@@ -1,0 +1,21 @@
+"""Selects the opcode handler table for the running CPython version.
+
+To add a version, write ``opcodes_3XX.py`` (copy COMMON_HANDLERS, add/override what differs,
+define ``finish_delegation``) and register it here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+SUPPORTED_VERSIONS = ((3, 11), (3, 12))
+
+if sys.version_info[:2] == (3, 11):
+    from .opcodes_311 import HANDLERS, finish_delegation
+elif sys.version_info[:2] == (3, 12):
+    from .opcodes_312 import HANDLERS, finish_delegation
+else:  # interpret() reports the unsupported version
+    HANDLERS = None
+
+    def finish_delegation(frame, wresult):
+        raise NotImplementedError

@@ -1,0 +1,197 @@
+"""Operator protocols (binary, in-place, comparison, unary, containment, subscripts).
+
+When a relevant dunder is a Python function it is called through the normal call path (so hooks
+apply), following CPython's NotImplemented / reflected-operand rules; otherwise the operator
+runs natively.
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+
+from .calls import call_value
+from .derivation import derive_item
+from .typeutil import NOTFOUND, lookup_type
+from .wrapped import WrappedValue, computed
+
+__all__ = ["binary_op", "compare_op", "unary_op", "contains_op", "get_item", "set_item", "del_item"]
+
+# BINARY_OP oparg -> (symbol, method, reflected method, in-place method, native operator).
+_BINARY = [
+    ("+", "add", operator.add, operator.iadd),
+    ("&", "and", operator.and_, operator.iand),
+    ("//", "floordiv", operator.floordiv, operator.ifloordiv),
+    ("<<", "lshift", operator.lshift, operator.ilshift),
+    ("@", "matmul", operator.matmul, operator.imatmul),
+    ("*", "mul", operator.mul, operator.imul),
+    ("%", "mod", operator.mod, operator.imod),
+    ("|", "or", operator.or_, operator.ior),
+    ("**", "pow", operator.pow, operator.ipow),
+    (">>", "rshift", operator.rshift, operator.irshift),
+    ("-", "sub", operator.sub, operator.isub),
+    ("/", "truediv", operator.truediv, operator.itruediv),
+    ("^", "xor", operator.xor, operator.ixor),
+]
+BINARY_OPS = {}
+for _i, (_sym, _name, _native, _inative) in enumerate(_BINARY):
+    BINARY_OPS[_i] = (_sym, f"__{_name}__", f"__r{_name}__", None, _native)
+    BINARY_OPS[_i + 13] = (_sym + "=", f"__{_name}__", f"__r{_name}__", f"__i{_name}__", _inative)
+
+_COMPARE = {
+    "<": ("__lt__", "__gt__", operator.lt),
+    "<=": ("__le__", "__ge__", operator.le),
+    "==": ("__eq__", "__eq__", operator.eq),
+    "!=": ("__ne__", "__ne__", operator.ne),
+    ">": ("__gt__", "__lt__", operator.gt),
+    ">=": ("__ge__", "__le__", operator.ge),
+}
+
+
+def _call_dunder(method, wself: WrappedValue, wother: WrappedValue) -> WrappedValue:
+    if type(method) is types.FunctionType:
+        return call_value(computed(method), [wself, wother], {})
+    if method is object.__ne__:
+        # object.__ne__ inverts __eq__; do it here so a Python __eq__ is interpreted.
+        eq = lookup_type(type(wself.value), "__eq__")
+        if type(eq) is types.FunctionType:
+            result = call_value(computed(eq), [wself, wother], {})
+            if result.value is NotImplemented:
+                return result
+            return computed(not result.value)
+    get = lookup_type(type(method), "__get__")
+    if get is not NOTFOUND:
+        return computed(get(method, wself.value, type(wself.value))(wother.value))
+    return computed(method(wself.value, wother.value))
+
+
+def _any_python(*methods) -> bool:
+    return any(type(m) is types.FunctionType for m in methods)
+
+
+def binary_op(rt, oparg: int, wl: WrappedValue, wr: WrappedValue) -> WrappedValue:
+    symbol, name, rname, iname, native = BINARY_OPS[oparg]
+    left, right = wl.value, wr.value
+    lt, rt_ = type(left), type(right)
+    imethod = lookup_type(lt, iname) if iname else NOTFOUND
+    lmethod = lookup_type(lt, name)
+    rmethod = lookup_type(rt_, rname) if rt_ is not lt else NOTFOUND
+    if not _any_python(imethod, lmethod, rmethod) and not (name == "__ne__"):
+        return computed(native(left, right))
+    if imethod is not NOTFOUND:
+        result = _call_dunder(imethod, wl, wr)
+        if result.value is not NotImplemented:
+            return result
+    if rmethod is not NOTFOUND and issubclass(rt_, lt) and rmethod is not lookup_type(lt, rname):
+        result = _call_dunder(rmethod, wr, wl)
+        if result.value is not NotImplemented:
+            return result
+        rmethod = NOTFOUND
+    if lmethod is not NOTFOUND:
+        result = _call_dunder(lmethod, wl, wr)
+        if result.value is not NotImplemented:
+            return result
+    if rmethod is not NOTFOUND:
+        result = _call_dunder(rmethod, wr, wl)
+        if result.value is not NotImplemented:
+            return result
+    if symbol == "**" and iname is None:
+        raise TypeError(f"unsupported operand type(s) for ** or pow(): '{lt.__name__}' and '{rt_.__name__}'")
+    raise TypeError(f"unsupported operand type(s) for {symbol}: '{lt.__name__}' and '{rt_.__name__}'")
+
+
+def compare_op(rt, op: str, wl: WrappedValue, wr: WrappedValue) -> WrappedValue:
+    name, rname, native = _COMPARE[op]
+    left, right = wl.value, wr.value
+    lt, rt_ = type(left), type(right)
+    lmethod = lookup_type(lt, name)
+    rmethod = lookup_type(rt_, rname)
+    python_eq = op == "!=" and (type(lookup_type(lt, "__eq__")) is types.FunctionType
+                                or type(lookup_type(rt_, "__eq__")) is types.FunctionType)
+    if not _any_python(lmethod, rmethod) and not python_eq:
+        return computed(native(left, right))
+    checked_reverse = False
+    if lt is not rt_ and issubclass(rt_, lt) and rmethod is not NOTFOUND:
+        checked_reverse = True
+        result = _call_dunder(rmethod, wr, wl)
+        if result.value is not NotImplemented:
+            return result
+    if lmethod is not NOTFOUND:
+        result = _call_dunder(lmethod, wl, wr)
+        if result.value is not NotImplemented:
+            return result
+    if not checked_reverse and rmethod is not NOTFOUND:
+        result = _call_dunder(rmethod, wr, wl)
+        if result.value is not NotImplemented:
+            return result
+    if op == "==":
+        return computed(left is right)
+    if op == "!=":
+        return computed(left is not right)
+    raise TypeError(f"'{op}' not supported between instances of '{lt.__name__}' and '{rt_.__name__}'")
+
+
+def unary_op(rt, name: str, native, wv: WrappedValue) -> WrappedValue:
+    method = lookup_type(type(wv.value), name)
+    if type(method) is types.FunctionType:
+        return call_value(computed(method), [wv], {})
+    return computed(native(wv.value))
+
+
+def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
+    method = lookup_type(type(wcontainer.value), "__contains__")
+    if type(method) is types.FunctionType:
+        return bool(call_value(computed(method), [wcontainer, witem], {}).value)
+    return witem.value in wcontainer.value
+
+
+def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
+    container, key = wcontainer.value, wkey.value
+    if not isinstance(container, type):
+        method = lookup_type(type(container), "__getitem__")
+        if type(method) is types.FunctionType:
+            return call_value(computed(method), [wcontainer, wkey], {})
+    value = container[key]
+    if isinstance(container, (list, tuple, dict)):
+        if type(key) is slice:
+            items = wcontainer.items
+            if isinstance(items, (list, tuple)) and len(items) == len(container):
+                sliced = tuple(items[key])
+                if len(sliced) == len(value) and all(w.value is v for w, v in zip(sliced, value)):
+                    return computed(value, items=sliced)
+            if not wcontainer.provenance.is_outside:
+                return computed(value)
+        return derive_item(rt, wcontainer, key, value)
+    return computed(value)
+
+
+def set_item(rt, wcontainer: WrappedValue, wkey: WrappedValue, wvalue: WrappedValue) -> None:
+    if wcontainer.provenance.is_outside:
+        rt.hooks.on_store("item", wcontainer, wkey.value, wvalue)
+        return
+    container = wcontainer.value
+    method = lookup_type(type(container), "__setitem__")
+    if type(method) is types.FunctionType:
+        call_value(computed(method), [wcontainer, wkey, wvalue], {})
+        return
+    container[wkey.value] = wvalue.value
+    items = wcontainer.items
+    if type(items) is dict:
+        items[wkey.value] = wvalue
+    elif type(items) is list and type(wkey.value) is int:
+        try:
+            items[wkey.value] = wvalue
+        except IndexError:
+            pass
+
+
+def del_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> None:
+    if wcontainer.provenance.is_outside:
+        rt.hooks.on_store("delete_item", wcontainer, wkey.value, None)
+        return
+    container = wcontainer.value
+    method = lookup_type(type(container), "__delitem__")
+    if type(method) is types.FunctionType:
+        call_value(computed(method), [wcontainer, wkey], {})
+        return
+    del container[wkey.value]
