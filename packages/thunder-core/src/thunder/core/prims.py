@@ -218,6 +218,13 @@ def _uniform_meta(shape, minval, maxval, *, device, dtype):
 make_prim("uniform", _uniform_meta, tags=("random",))
 
 
+def _device_put_meta(a, device):
+    return a.replace(device=to_device(device))
+
+
+make_prim("device_put", _device_put_meta)
+
+
 # ---------------------------------------------------------------------------------------------
 # Shape operations
 # ---------------------------------------------------------------------------------------------

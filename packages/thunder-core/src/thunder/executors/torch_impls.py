@@ -70,3 +70,7 @@ def prod_prim(a, dims):
 
 def var_prim(a, dims, *, correction):
     return torch.var(a, dims, correction=correction)
+
+
+def device_put(a, device):
+    return a.to(device)

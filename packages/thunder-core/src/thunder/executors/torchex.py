@@ -75,6 +75,7 @@ _OTHER_PRIMS = {
     "full": "thunder.executors.torch_impls.full",
     "iota": "thunder.executors.torch_impls.iota",
     "uniform": "thunder.executors.torch_impls.uniform",
+    "device_put": "thunder.executors.torch_impls.device_put",
     "broadcast_in_dim": "thunder.executors.torch_impls.broadcast_in_dim",
     "reshape": "torch.reshape",
     "transpose": "torch.permute",
@@ -119,6 +120,40 @@ DIRECT = {
     "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
     "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor", "where": "torch.where",
     "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
+    # shape ops (Tensor methods where torch.X lacks the varargs form)
+    "reshape": "torch.Tensor.reshape", "view": "torch.Tensor.view", "view_as": "torch.Tensor.view_as",
+    "flatten": "torch.flatten", "unflatten": "torch.unflatten", "permute": "torch.Tensor.permute",
+    "transpose": "torch.transpose", "t": "torch.t", "unsqueeze": "torch.unsqueeze", "squeeze": "torch.squeeze",
+    "expand": "torch.Tensor.expand", "expand_as": "torch.Tensor.expand_as", "broadcast_to": "torch.broadcast_to",
+    "split": "torch.split", "chunk": "torch.chunk", "tensor_split": "torch.tensor_split", "cat": "torch.cat",
+    "stack": "torch.stack", "movedim": "torch.movedim",
+    # indexing
+    "getitem": "torch.Tensor.__getitem__", "index_select": "torch.index_select", "gather": "torch.gather",
+    "take_along_dim": "torch.take_along_dim", "masked_fill": "torch.masked_fill", "tril": "torch.tril",
+    "triu": "torch.triu",
+    # reductions
+    "sum": "torch.sum", "prod": "torch.prod", "mean": "torch.mean", "amax": "torch.amax", "amin": "torch.amin",
+    "argmax": "torch.argmax", "argmin": "torch.argmin", "max": "torch.max", "min": "torch.min", "var": "torch.var",
+    "std": "torch.std", "var_mean": "torch.var_mean", "std_mean": "torch.std_mean", "any": "torch.any",
+    "all": "torch.all",
+    # linear algebra
+    "matmul": "torch.matmul", "rmatmul": "torch.Tensor.__rmatmul__", "mm": "torch.mm", "bmm": "torch.bmm",
+    "baddbmm": "torch.baddbmm", "linear": "torch.nn.functional.linear", "outer": "torch.outer",
+    # torch.nn.functional
+    "relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "torch.nn.functional.silu",
+    "softmax": "torch.softmax", "log_softmax": "torch.log_softmax", "layer_norm": "torch.nn.functional.layer_norm",
+    "rms_norm": "torch.nn.functional.rms_norm", "embedding": "torch.nn.functional.embedding",
+    "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
+    "cross_entropy": "torch.nn.functional.cross_entropy",
+    # conversions
+    "to": "torch.Tensor.to",
+}
+# Creation ops take no tensor, so they are claimed whatever their arguments. (empty/empty_like are not here:
+# they decompose to full, keeping traces deterministic.)
+DIRECT_CREATION = {
+    "zeros": "torch.zeros", "ones": "torch.ones", "full": "torch.full", "arange": "torch.arange",
+    "zeros_like": "torch.zeros_like", "ones_like": "torch.ones_like", "full_like": "torch.full_like",
+    "tensor": "torch.tensor",
 }
 
 
@@ -128,6 +163,9 @@ def _register_direct() -> None:
     for name, path in DIRECT.items():
         if name in language_symbols:
             register(f"ltorch.{name}", path, checker=_has_tensor)
+    for name, path in DIRECT_CREATION.items():
+        if name in language_symbols:
+            register(f"ltorch.{name}", path)
 
 
 @hookimpl

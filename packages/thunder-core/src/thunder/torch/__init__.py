@@ -6,10 +6,10 @@ decomposition into prims. ``thunder.torch.sin`` is the symbol for ``torch.sin`` 
 """
 
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
-from thunder.torch import elementwise as _elementwise
+from thunder.torch import elementwise, shape_ops, creation, indexing, reductions, linalg  # noqa: F401
+from thunder.torch import nn_functional, conversions  # noqa: F401
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).
-for _module in (_elementwise,):
-    for _name, _sym in list(language_symbols.items()):
-        globals()[_name] = _sym
-del _module, _name, _sym
+for _name, _sym in list(language_symbols.items()):
+    globals()[_name] = _sym
+del _name, _sym

@@ -1,0 +1,212 @@
+"""Indexing: ``Tensor.__getitem__``, index_select, gather/take_along_dim, masked_fill, tril/triu.
+
+``a[key]`` follows PyTorch's order: integers select, slices slice, None adds a dim, Ellipsis fills, all
+applied left to right; integer tensors (and lists) are then applied together as advanced indexing
+(``prims.index``) on the dims they ended up at.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import dtypes, prims
+from thunder.core.errors import check
+from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
+from thunder.core.shapes import broadcast_shapes, canonicalize_dim
+from thunder.torch import elementwise as ew
+from thunder.torch import shape_ops
+from thunder.torch.creation import constant_tensor
+from thunder.torch.registry import torchsymbol
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool)
+
+
+def _wrap_negative(index, size):
+    """Negative entries of an integer index tensor count from the end, as in PyTorch."""
+    return ew.where(ew.lt(index, 0), ew.add(index, size), index)
+
+
+def _normalize_key(key) -> tuple:
+    if isinstance(key, tuple):
+        return key
+    return (key,)
+
+
+def _as_index_tensor(x, device):
+    if isinstance(x, TensorProxy):
+        check(dtypes.is_integer_dtype(x.dtype) or dtypes.is_boolean_dtype(x.dtype),
+              "tensors used as indices must be long, int, byte or bool tensors", IndexError)
+        check(not dtypes.is_boolean_dtype(x.dtype) and x.dtype is not dtypes.uint8,
+              "indexing with a boolean mask tensor gives a data-dependent shape, which thunder does not support yet; "
+              "use torch.where(mask, a, b) or a.masked_fill(~mask, value) instead", NotImplementedError)
+        return x
+    # a (nested) list of ints; a list of bools is a mask: its True positions are known now
+    flat = list(x)
+    if flat and all(isinstance(v, bool) for v in flat):
+        return constant_tensor([i for i, v in enumerate(flat) if v], dtypes.int64, device)
+    check(all(_is_int(v) or isinstance(v, (list, tuple)) for v in flat),
+          "tensors used as indices must be long, int, byte or bool tensors", IndexError)
+    return constant_tensor(x, dtypes.int64, device)
+
+
+@torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
+def getitem(a, key):
+    key = _normalize_key(key)
+    for k in key:
+        check(k is None or k is Ellipsis or isinstance(k, (bool, slice, list, TensorProxy)) or _is_int(k),
+              lambda: f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+              f"indices (got {type(k).__name__})", IndexError)
+    consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    check(ellipses <= 1, "an index can only have a single ellipsis ('...')", IndexError)
+    check(consumed <= a.ndim, lambda: f"too many indices for tensor of dimension {a.ndim}", IndexError)
+
+    # Basic indexing, one key entry at a time; `dim` is the current dim of `out`.
+    out, dim = a, 0
+    advanced: dict[int, TensorProxy] = {}  # dim of `out` -> index tensor
+    for k in key:
+        if k is Ellipsis:
+            dim += a.ndim - consumed
+        elif k is None or isinstance(k, bool):
+            out = shape_ops.unsqueeze(out, dim)
+            if k is False:
+                out = shape_ops._slice_dim(out, dim, 0, 0)
+            dim += 1
+        elif _is_int(k):
+            size = out.shape[dim]
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {dim} with size {size}",
+                  IndexError)
+            i = k + size if k < 0 else k
+            out = prims.squeeze(shape_ops._slice_dim(out, dim, i, i + 1), (dim,))
+        elif isinstance(k, slice):
+            out = _slice(out, dim, k)
+            dim += 1
+        else:
+            advanced[dim] = _as_index_tensor(k, a.device)
+            dim += 1
+    if not advanced:
+        return out if out is not a else shape_ops._same(a)
+    indices = [None] * (max(advanced) + 1)
+    for d, idx in advanced.items():
+        indices[d] = _wrap_negative(idx, out.shape[d])
+    shape = broadcast_shapes(*[i.shape for i in advanced.values()])
+    indices = [i if i is None else shape_ops.broadcast_in_dims_to(i, shape) for i in indices]
+    return prims.index(out, tuple(indices))
+
+
+def _slice(a, dim, s: slice):
+    size = a.shape[dim]
+    step = 1 if s.step is None else s.step
+    check(step > 0, "step must be greater than zero", ValueError)
+
+    def clamp(x, default):
+        if x is None:
+            return default
+        x = x + size if x < 0 else x
+        return min(max(x, 0), size)
+
+    start, stop = clamp(s.start, 0), clamp(s.stop, size)
+    stop = max(start, stop)
+    if start == 0 and stop == size and step == 1:
+        return a
+    starts, ends, strides = [0] * a.ndim, list(a.shape), [1] * a.ndim
+    starts[dim], ends[dim], strides[dim] = start, stop, step
+    return prims.slice(a, starts, ends, strides)
+
+
+def _check_index_dtype(index, fn_name, allowed=(dtypes.int64, dtypes.int32)):
+    names = " or ".join(d.name for d in allowed)
+    check(isinstance(index, TensorProxy) and index.dtype in allowed,
+          lambda: f"{fn_name}(): Expected dtype {names} for index")
+
+
+@torchsymbol(torch.index_select, torch.Tensor.index_select, method="index_select")
+def index_select(a, dim, index):
+    _check_index_dtype(index, "index_select")
+    check(index.ndim <= 1, "index_select(): Index is supposed to be a vector", IndexError)
+    dim = canonicalize_dim(a.ndim, dim)
+    return prims.take(a, index, dim)
+
+
+@torchsymbol(torch.gather, torch.Tensor.gather, method="gather")
+def gather(a, dim, index, *, sparse_grad=False):
+    _check_index_dtype(index, "gather")
+    check(index.ndim == a.ndim or (a.ndim == 0 and index.ndim <= 1) or (index.ndim == 0 and a.ndim <= 1),
+          "Index tensor must have the same number of dimensions as input tensor")
+    dim = canonicalize_dim(a.ndim, dim)
+    for d in range(a.ndim):
+        check(d == dim or index.shape[d] <= a.shape[d], lambda: f"Size does not match at dimension {d} expected index "
+              f"{list(index.shape)} to be no larger than self {list(a.shape)} apart from dimension {dim}")
+    # take_along_axis needs equal sizes apart from `dim`: cut the input down to the index.
+    starts, ends = [0] * a.ndim, [index.shape[d] if d != dim else a.shape[d] for d in range(a.ndim)]
+    if ends != list(a.shape):
+        a = prims.slice(a, starts, ends)
+    return prims.take_along_axis(a, index, dim)
+
+
+@torchsymbol(torch.take_along_dim, torch.Tensor.take_along_dim, method="take_along_dim")
+def take_along_dim(a, indices, dim=None):
+    _check_index_dtype(indices, "take_along_dim", (dtypes.int64,))
+    if dim is None:
+        return prims.take_along_axis(shape_ops.reshape(a, -1), shape_ops.reshape(indices, -1), 0)
+    check(a.ndim == indices.ndim, lambda: f"torch.take_along_dim(): input and indices should have the same number of "
+          f"dimensions, but got {a.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    dim = canonicalize_dim(a.ndim, dim)
+    # Broadcast everything but `dim`.
+    a_shape = [1 if d == dim else s for d, s in enumerate(a.shape)]
+    i_shape = [1 if d == dim else s for d, s in enumerate(indices.shape)]
+    common = list(broadcast_shapes(a_shape, i_shape))
+    a_target, i_target = list(common), list(common)
+    a_target[dim], i_target[dim] = a.shape[dim], indices.shape[dim]
+    return prims.take_along_axis(shape_ops.broadcast_in_dims_to(a, a_target),
+                                 shape_ops.broadcast_in_dims_to(indices, i_target), dim)
+
+
+@torchsymbol(torch.masked_fill, torch.Tensor.masked_fill, method="masked_fill")
+def masked_fill(a, mask, value):
+    check(isinstance(mask, TensorProxy) and mask.dtype is dtypes.bool8,
+          lambda: f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if isinstance(value, TensorProxy):
+        check(value.ndim == 0, lambda: f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+              f"{value.ndim} dimension(s).")
+        value = ew.convert(value, a.dtype)
+    elif not dtypes.is_float_dtype(a.dtype) and not dtypes.is_complex_dtype(a.dtype):
+        check(not isinstance(pyval(value), float) or float(pyval(value)).is_integer(),
+              lambda: f"value cannot be converted to type {a.dtype.name} without overflow", RuntimeError)
+        value = int(pyval(value)) if not isinstance(value, NumberProxy) else value
+        if dtypes.is_boolean_dtype(a.dtype):
+            value = bool(value)
+    mask = shape_ops.broadcast_in_dims_to(mask, shape_ops._expand_shape(mask, a.shape))
+    if isinstance(value, TensorProxy):
+        value = shape_ops.broadcast_in_dims_to(value, a.shape)
+    return prims.where(mask, value, a)
+
+
+def tri_mask(rows, cols, diagonal, device, lower: bool):
+    """Bool (rows, cols) mask of the lower (col - row <= diagonal) or upper (col - row >= diagonal) triangle."""
+    r = prims.iota(rows, start=0, step=1, device=device, dtype=dtypes.int64)
+    c = prims.iota(cols, start=0, step=1, device=device, dtype=dtypes.int64)
+    r = prims.broadcast_in_dim(r, (rows, cols), (0,))
+    c = prims.broadcast_in_dim(c, (rows, cols), (1,))
+    diff = prims.sub(c, r)
+    return prims.le(diff, diagonal) if lower else prims.ge(diff, diagonal)
+
+
+def _tri(a, diagonal, lower):
+    check(a.ndim >= 2, lambda: f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    mask = tri_mask(a.shape[-2], a.shape[-1], diagonal, a.device, lower)
+    mask = shape_ops.broadcast_in_dims_to(mask, a.shape)
+    zero = False if dtypes.is_boolean_dtype(a.dtype) else 0
+    return prims.where(mask, a, zero)
+
+
+@torchsymbol(torch.tril, torch.Tensor.tril, method="tril")
+def tril(a, diagonal=0):
+    return _tri(a, diagonal, True)
+
+
+@torchsymbol(torch.triu, torch.Tensor.triu, method="triu")
+def triu(a, diagonal=0):
+    return _tri(a, diagonal, False)

@@ -1,0 +1,76 @@
+"""Matrix products: matmul (and @), mm, bmm, baddbmm, linear, outer."""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import prims
+from thunder.core.errors import check
+from thunder.core.proxies import TensorProxy
+from thunder.torch import elementwise as ew
+from thunder.torch import shape_ops
+from thunder.torch.registry import torchsymbol
+
+
+def _check_tensors(fn_name, *xs):
+    for x in xs:
+        check(isinstance(x, TensorProxy), lambda: f"{fn_name}(): argument must be Tensor, not {type(x).__name__}",
+              TypeError)
+
+
+@torchsymbol(torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, method=("matmul", "__matmul__"))
+def matmul(a, b):
+    _check_tensors("matmul", a, b)
+    check(a.ndim >= 1 and b.ndim >= 1, lambda: f"both arguments to matmul need to be at least 1D, but they are "
+          f"{a.ndim}D and {b.ndim}D")
+    return prims.matmul(a, b)
+
+
+@torchsymbol(torch.Tensor.__rmatmul__, method="__rmatmul__")
+def rmatmul(a, b):
+    return matmul(b, a)
+
+
+@torchsymbol(torch.mm, torch.Tensor.mm, method="mm")
+def mm(a, b):
+    _check_tensors("mm", a, b)
+    check(a.ndim == 2, "self must be a matrix")
+    check(b.ndim == 2, "mat2 must be a matrix")
+    return prims.matmul(a, b)
+
+
+@torchsymbol(torch.bmm, torch.Tensor.bmm, method="bmm")
+def bmm(a, b):
+    _check_tensors("bmm", a, b)
+    check(a.ndim == 3, "batch1 must be a 3D tensor")
+    check(b.ndim == 3, "batch2 must be a 3D tensor")
+    check(b.shape[0] == a.shape[0] and b.shape[1] == a.shape[2], lambda: f"Expected size for first two dimensions of "
+          f"batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    return prims.matmul(a, b)
+
+
+@torchsymbol(torch.baddbmm, torch.Tensor.baddbmm, method="baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    prod = bmm(batch1, batch2)
+    if alpha != 1:
+        prod = ew.mul(prod, alpha)
+    if beta == 0:  # as in PyTorch, input is ignored (even nan/inf in it)
+        return prod
+    return ew.add(ew.mul(input, beta) if beta != 1 else input, prod)
+
+
+@torchsymbol(torch.nn.functional.linear, method=())
+def linear(input, weight, bias=None):
+    _check_tensors("linear", input, weight)
+    check(weight.ndim in (1, 2), lambda: f"linear(): weight must be 1-D or 2-D, got {weight.ndim}-D")
+    check(input.ndim >= 1, "linear(): input must have at least one dimension")
+    if bias is not None:
+        check(bias.dtype is input.dtype, lambda: f"linear(): bias dtype {bias.dtype} does not match input dtype "
+              f"{input.dtype}")
+    return prims.linear(input, weight, bias)
+
+
+@torchsymbol(torch.outer, torch.ger, torch.Tensor.outer, torch.Tensor.ger, method=("outer", "ger"))
+def outer(a, b):
+    check(a.ndim == 1 and b.ndim == 1, lambda: f"outer: expected 1-D tensors, got {a.ndim}-D and {b.ndim}-D")
+    return ew.mul(shape_ops.unsqueeze(a, 1), shape_ops.unsqueeze(b, 0))

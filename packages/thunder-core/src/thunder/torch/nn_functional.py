@@ -1,0 +1,306 @@
+"""torch.nn.functional: activations, softmax, normalization, embedding, dropout, attention, cross entropy.
+
+Where a torch.nn.functional Python function passes bookkeeping arguments through ``__torch_function__``
+(``_stacklevel``, ``inplace``), a small adapter drops them so traces record the canonical call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from thunder.core import dtypes, prims
+from thunder.core.errors import check
+from thunder.core.proxies import TensorProxy, pyval, torch_function_table
+from thunder.torch import elementwise as ew
+from thunder.torch import indexing, reductions, shape_ops
+from thunder.torch.linalg import matmul
+from thunder.torch.registry import register_method, torchsymbol
+
+
+def _adapter(fn, *torch_fns):
+    for tf in torch_fns:
+        torch_function_table[tf] = fn
+
+
+def _no_inplace(inplace, name):
+    check(not inplace, lambda: f"{name}(inplace=True) is not supported by thunder; use the out-of-place form",
+          NotImplementedError)
+
+
+def _compute_dtype(a):
+    return dtypes.float32 if dtypes.is_low_precision(a.dtype) else a.dtype
+
+
+def _check_float(a, kernel):
+    check(dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype),
+          lambda: f'"{kernel}" not implemented for \'{a.dtype.name}\'', NotImplementedError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------------------
+
+
+@torchsymbol(torch.relu, torch.Tensor.relu, method="relu")
+def relu(a):
+    check(not dtypes.is_boolean_dtype(a.dtype), "Boolean inputs not supported for relu")
+    # le + where (not maximum) so NaN propagates as in PyTorch
+    return ew.where(ew.le(a, 0), 0, a)
+
+
+_adapter(lambda input, inplace=False: (_no_inplace(inplace, "relu"), relu(input))[1], F.relu)
+
+
+@torchsymbol(F.gelu, method=())
+def gelu(a, approximate="none"):
+    check(approximate in ("none", "tanh"), "approximate argument must be either none or tanh.")
+    _check_float(a, "GeluKernelImpl")
+    x = ew.convert(a, _compute_dtype(a))
+    if approximate == "none":
+        inner = ew.add(ew.erf(ew.mul(x, 1 / math.sqrt(2))), 1)
+    else:
+        cube = ew.mul(ew.mul(x, x), x)
+        inner = ew.add(ew.tanh(ew.mul(ew.add(x, ew.mul(cube, 0.044715)), math.sqrt(2 / math.pi))), 1)
+    return ew.convert(ew.mul(ew.mul(x, 0.5), inner), a.dtype)
+
+
+@torchsymbol(method=())
+def silu(a):
+    _check_float(a, "silu")
+    x = ew.convert(a, _compute_dtype(a))
+    return ew.convert(ew.mul(x, ew.sigmoid(x)), a.dtype)
+
+
+_adapter(lambda input, inplace=False: (_no_inplace(inplace, "silu"), silu(input))[1], F.silu)
+
+
+# ---------------------------------------------------------------------------------------------
+# Softmax
+# ---------------------------------------------------------------------------------------------
+
+
+def _softmax_input(a, dtype, kernel):
+    if dtype is not None:
+        a = ew.convert(a, dtypes.to_dtype(dtype))
+    _check_float(a, kernel)
+    return a, ew.convert(a, _compute_dtype(a))
+
+
+@torchsymbol(torch.softmax, torch.Tensor.softmax, method="softmax")
+def softmax(a, dim, dtype=None):
+    a, x = _softmax_input(a, dtype, "softmax_lastdim_kernel_impl")
+    # subtracting the max keeps exp from overflowing
+    e = ew.exp(ew.sub(x, reductions.amax(x, dim, True)))
+    return ew.convert(ew.div(e, reductions.sum(e, dim, True)), a.dtype)
+
+
+@torchsymbol(torch.log_softmax, torch.Tensor.log_softmax, method="log_softmax")
+def log_softmax(a, dim, dtype=None):
+    a, x = _softmax_input(a, dtype, "log_softmax_lastdim_kernel_impl")
+    shifted = ew.sub(x, reductions.amax(x, dim, True))
+    lse = ew.log(reductions.sum(ew.exp(shifted), dim, True))
+    return ew.convert(ew.sub(shifted, lse), a.dtype)
+
+
+def _softmax_adapter(sym):
+    def adapter(input, dim=None, _stacklevel=3, dtype=None):
+        check(dim is not None, lambda: f"{sym.name}() without dim is deprecated and not supported; pass dim",
+              NotImplementedError)
+        return sym(input, dim) if dtype is None else sym(input, dim, dtype=dtype)
+
+    return adapter
+
+
+_adapter(_softmax_adapter(softmax), F.softmax)
+_adapter(_softmax_adapter(log_softmax), F.log_softmax)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalization
+# ---------------------------------------------------------------------------------------------
+
+
+def _normalized_dims(a, normalized_shape, name):
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    n = len(ns)
+    check(n >= 1 and a.ndim >= n and tuple(a.shape[a.ndim - n:]) == ns,
+          lambda: f"Given normalized_shape={list(ns)}, expected input with shape [*, {', '.join(map(str, ns))}], but got "
+          f"input of size{list(a.shape)}")
+    return tuple(range(a.ndim - n, a.ndim))
+
+
+@torchsymbol(F.layer_norm, torch.layer_norm, method=())
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    dims = _normalized_dims(input, normalized_shape, "layer_norm")
+    x = ew.convert(input, _compute_dtype(input))
+    mean = reductions.mean(x, dims, True)
+    var = reductions.var(x, dims, keepdim=True, correction=0)
+    out = ew.mul(ew.sub(x, mean), ew.rsqrt(ew.add(var, eps)))
+    if weight is not None:
+        out = ew.mul(out, weight)
+    if bias is not None:
+        out = ew.add(out, bias)
+    return ew.convert(out, input.dtype)
+
+
+@torchsymbol(F.rms_norm, torch.rms_norm, method=())
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    dims = _normalized_dims(input, normalized_shape, "rms_norm")
+    if eps is None:
+        eps = torch.finfo(dtypes.to_torch_dtype(input.dtype)).eps
+    x = ew.convert(input, _compute_dtype(input))
+    out = ew.mul(x, ew.rsqrt(ew.add(reductions.mean(ew.mul(x, x), dims, True), eps)))
+    if weight is not None:
+        out = ew.mul(out, weight)
+    return ew.convert(out, input.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding, dropout
+# ---------------------------------------------------------------------------------------------
+
+
+@torchsymbol(F.embedding, method=())
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    check(max_norm is None, "embedding(max_norm=...) renormalizes the weight in place, which thunder does not support",
+          NotImplementedError)
+    check(input.dtype in (dtypes.int64, dtypes.int32), lambda: f"Expected tensor for argument #1 'indices' to have one "
+          f"of the following scalar types: Long, Int; but got {input.dtype.name} instead (while checking arguments "
+          "for embedding)")
+    check(weight.ndim == 2, "'weight' must be 2-D")
+    # padding_idx only affects the gradient
+    flat = shape_ops.reshape(input, -1)
+    rows = prims.take(weight, flat, 0)
+    return shape_ops.reshape(rows, tuple(input.shape) + (weight.shape[1],))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """The identity unless it would drop: random ops come later."""
+    check(0.0 <= pyval(p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {p}", ValueError)
+    check(not training or p == 0, "dropout with training=True and p > 0 needs random numbers, which thunder does not "
+          "support yet (randomness support comes later); use model.eval() or p=0", NotImplementedError)
+    return input
+
+
+_adapter(dropout, F.dropout)
+_adapter(lambda input, p, train: dropout(input, p, train), torch.dropout)
+register_method("dropout", lambda a, p=0.5, train=False, inplace=False: dropout(a, p, train))
+
+
+# ---------------------------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------------------------
+
+
+def _repeat_heads(x, n):
+    """(..., H, S, E) -> (..., H * n, S, E), each head repeated n times in place (repeat_interleave)."""
+    if n == 1:
+        return x
+    *batch, h, s, e = x.shape
+    expanded = prims.broadcast_in_dim(x, (*batch, h, n, s, e), tuple(i for i in range(x.ndim + 1) if i != x.ndim - 2))
+    return shape_ops.reshape(expanded, (*batch, h * n, s, e))
+
+
+@torchsymbol(F.scaled_dot_product_attention, method=())
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    check(query.dtype is key.dtype is value.dtype, lambda: f"Expected query, key, and value to have the same dtype, "
+          f"but got query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    check(dropout_p == 0.0, "scaled_dot_product_attention with dropout_p > 0 needs random numbers, which thunder does "
+          "not support yet (randomness support comes later); pass dropout_p=0.0", NotImplementedError)
+    _check_float(query, "scaled_dot_product_attention")
+    if enable_gqa:
+        hq, hk = query.shape[-3], key.shape[-3]
+        check(hq % hk == 0, lambda: f"number of heads in key/value ({hk}) must divide those of query ({hq})")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = ew.mul(matmul(query, shape_ops.transpose(key, -2, -1)), scale)
+    if is_causal:  # combines with attn_mask, as PyTorch does
+        scores = ew.where(indexing.tri_mask(L, S, 0, query.device, lower=True), scores, -math.inf)
+    if attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool8:
+            scores = ew.where(attn_mask, scores, -math.inf)
+        else:
+            scores = ew.add(scores, attn_mask)
+    return matmul(softmax(scores, -1), value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Losses
+# ---------------------------------------------------------------------------------------------
+
+
+def _reduce(loss, reduction, denominator=None):
+    if reduction == "none":
+        return loss
+    total = reductions.sum(loss)
+    if reduction == "sum":
+        return total
+    return ew.div(total, denominator) if denominator is not None else reductions.mean(loss)
+
+
+def _weight_along(weight, ndim, class_dim):
+    """The per-class weight shaped to broadcast along ``class_dim`` of an ``ndim``-d tensor."""
+    shape = tuple(weight.shape[0] if i == class_dim else 1 for i in range(ndim))
+    return shape_ops.reshape(weight, shape)
+
+
+@torchsymbol(F.cross_entropy, method=())
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    if size_average is not None or reduce is not None:
+        reduction = torch.nn._reduction.legacy_get_string(size_average, reduce, emit_warning=False)
+    check(reduction in ("none", "mean", "sum"), lambda: f"{reduction} is not a valid value for reduction", ValueError)
+    check(0.0 <= label_smoothing <= 1.0, lambda: f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 1 if input.ndim >= 2 else 0
+    n_classes = input.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    if target.dtype is not dtypes.int64 and target.dtype is not dtypes.uint8:
+        check(dtypes.is_float_dtype(target.dtype), lambda: f"expected target dtype to be Long or Byte, but got "
+              f"{target.dtype.name.capitalize()}")
+        return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes)
+    if input.ndim >= 2:
+        check(input.shape[0] == target.shape[0], lambda: f"Expected input batch_size ({input.shape[0]}) to match target "
+              f"batch_size ({target.shape[0]}).", ValueError)
+    expected = tuple(input.shape[:class_dim]) + tuple(input.shape[class_dim + 1:])
+    check(tuple(target.shape) == expected, lambda: f"Expected target size {list(expected)}, got {list(target.shape)}")
+
+    keep = ew.ne(target, ignore_index)
+    safe_target = ew.where(keep, target, 0)  # ignored entries may be out of range
+    picked = indexing.gather(logp, class_dim, shape_ops.unsqueeze(safe_target, class_dim))
+    nll = ew.neg(shape_ops.squeeze(picked, class_dim))
+    if weight is not None:
+        w = shape_ops.reshape(indexing.index_select(weight, 0, shape_ops.reshape(safe_target, -1)), target.shape)
+        w = ew.where(keep, w, 0)
+        nll = ew.mul(nll, w)
+        denominator = reductions.sum(w)
+    else:
+        w = None
+        denominator = reductions.sum(keep, dtype=logp.dtype)
+    nll = ew.where(keep, nll, 0)
+    loss = _reduce(nll, reduction, denominator)
+    if label_smoothing == 0.0:
+        return loss
+    weighted = logp if weight is None else ew.mul(logp, _weight_along(weight, logp.ndim, class_dim))
+    smooth = ew.where(keep, ew.neg(reductions.sum(weighted, class_dim)), 0)
+    smooth = _reduce(smooth, reduction, denominator)
+    return ew.add(ew.mul(loss, 1 - label_smoothing), ew.mul(smooth, label_smoothing / n_classes))
+
+
+def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes):
+    check(tuple(target.shape) == tuple(logp.shape), lambda: f"Expected target size {list(logp.shape)}, got "
+          f"{list(target.shape)}")
+    if label_smoothing > 0.0:
+        target = ew.add(ew.mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = ew.mul(logp, target)
+    if weight is not None:
+        prod = ew.mul(prod, _weight_along(weight, logp.ndim, class_dim))
+    loss = ew.neg(reductions.sum(prod, class_dim))
+    if reduction == "mean":
+        batch = logp.numel() // n_classes if logp.ndim else 1
+        return ew.div(reductions.sum(loss), batch)
+    return _reduce(loss, reduction)
