@@ -197,7 +197,44 @@ def _exception(rt, wargs, wkwargs):
     return computed(rt.handled_exception())
 
 
+def _frame_locals(rt):
+    frame = rt.frames[-1]
+    out = {}
+    for name, w in zip(frame.info.localsplus_names, frame.locals):
+        if w is None:
+            continue
+        value = w.value
+        if type(value) is types.CellType and (name in frame.code.co_cellvars or name in frame.code.co_freevars):
+            try:
+                value = value.cell_contents
+            except ValueError:
+                continue
+        out[name] = value
+    return out
+
+
+def _locals(rt, wargs, wkwargs):
+    if wargs or wkwargs or not rt.frames:
+        return _native(locals, wargs, wkwargs)
+    return computed(_frame_locals(rt))
+
+
+def _vars(rt, wargs, wkwargs):
+    if wargs or wkwargs or not rt.frames:
+        return _native(vars, wargs, wkwargs)
+    return computed(_frame_locals(rt))
+
+
+def _dir(rt, wargs, wkwargs):
+    if wargs or wkwargs or not rt.frames:
+        return _native(dir, wargs, wkwargs)
+    return computed(sorted(_frame_locals(rt)))
+
+
 _TABLE = {
+    locals: _locals,
+    vars: _vars,
+    dir: _dir,
     getattr: _getattr,
     hasattr: _hasattr,
     setattr: _setattr,

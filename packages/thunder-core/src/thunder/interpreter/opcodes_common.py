@@ -246,7 +246,7 @@ def push_method(rt, frame, wobj, name):
 
 @handler("KW_NAMES")
 def _kw_names(rt, frame, instr):
-    frame.kw_names = instr.argval
+    frame.kw_names = frame.code.co_consts[instr.arg]  # dis does not decode this argument on 3.11
 
 
 @handler("CALL")
@@ -923,8 +923,8 @@ def send_value(rt, wreceiver, wvalue) -> WrappedValue:
 
 @handler("IMPORT_NAME")
 def _import_name(rt, frame, instr):
-    level = frame.stack.pop().value
     fromlist = frame.stack.pop().value
+    level = frame.stack.pop().value
     import_ = frame.builtins.get("__import__")
     if import_ is None:
         raise ImportError("__import__ not found")
