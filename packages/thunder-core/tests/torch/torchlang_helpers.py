@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from thunder.extend import OperatorExecutor, get_executor
+from thunder.extend import Executor, get_executor
 from thunder.frontend.simple_trace import run_traced, trace_program
 from thunder.transforms.dce import dce
 from thunder.transforms.dispatch import dispatch_to_executors
@@ -17,11 +17,13 @@ from thunder.transforms.dispatch import dispatch_to_executors
 _prims_only = None
 
 
-def prims_only_executor() -> OperatorExecutor:
+def prims_only_executor() -> Executor:
     global _prims_only
     if _prims_only is None:
-        _prims_only = OperatorExecutor("prims_only")
-        for sym_id, impl in get_executor("torch").implmap.items():
+        torch_ex = get_executor("torch")
+        # the torch executor's class, for its translation of thunder dtypes/devices to torch's
+        _prims_only = type(torch_ex)("prims_only")
+        for sym_id, impl in torch_ex.implmap.items():
             if sym_id.startswith("prims."):
                 _prims_only.implmap[sym_id] = impl
     return _prims_only
@@ -78,3 +80,15 @@ def check_raises(exc_type, fn, *args, **kwargs):
         fn(*args, **kwargs)
     with pytest.raises(exc_type):
         trace_program(fn, args, kwargs)
+
+
+def f32(*shape):
+    return torch.randn(shape)
+
+
+def i64(*shape, low=-5, high=5):
+    return torch.randint(low, high, shape)
+
+
+def b8(*shape):
+    return torch.rand(shape) > 0.5
