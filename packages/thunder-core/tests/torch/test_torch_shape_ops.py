@@ -5,9 +5,9 @@ from torchlang_helpers import b8, check, check_raises, f32, i64
 
 
 CASES = {
-    "view": (lambda x: x.view(6, 4), f32(2, 3, 4), "torch.Tensor.view"),
-    "view_tuple_infer": (lambda x: x.view((-1, 4)), i64(2, 3, 4), "torch.Tensor.view"),
-    "view_as": (lambda x, y: x.view_as(y), f32(2, 6), f32(3, 4), "torch.Tensor.view_as"),
+    "view": (lambda x: x.view(6, 4), f32(2, 3, 4), "torch.Tensor.reshape"),
+    "view_tuple_infer": (lambda x: x.view((-1, 4)), i64(2, 3, 4), "torch.Tensor.reshape"),
+    "view_as": (lambda x, y: x.view_as(y), f32(2, 6), f32(3, 4), "torch.Tensor.reshape_as"),
     "reshape": (lambda x: x.reshape(4, -1), b8(2, 3, 4), "torch.Tensor.reshape"),
     "torch_reshape": (lambda x: torch.reshape(x, (3, 8)), f32(2, 3, 4), "torch.Tensor.reshape"),
     "reshape_0d": (lambda x: x.reshape(1, 1), f32(), "torch.Tensor.reshape"),

@@ -121,7 +121,10 @@ DIRECT = {
     "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor", "where": "torch.where",
     "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
     # shape ops (Tensor methods where torch.X lacks the varargs form)
-    "reshape": "torch.Tensor.reshape", "view": "torch.Tensor.view", "view_as": "torch.Tensor.view_as",
+    "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as",
+    # view runs as reshape: traces have no strides (contiguous() is the identity), so a view of a transposed
+    # tensor must be allowed to copy
+    "view": "torch.Tensor.reshape",
     "flatten": "torch.flatten", "unflatten": "torch.unflatten", "permute": "torch.Tensor.permute",
     "transpose": "torch.transpose", "t": "torch.t", "unsqueeze": "torch.unsqueeze", "squeeze": "torch.squeeze",
     "expand": "torch.Tensor.expand", "expand_as": "torch.Tensor.expand_as", "broadcast_to": "torch.broadcast_to",
