@@ -46,7 +46,7 @@ class Proxy:
 
             trace = get_tracectx()
             if trace is not None:
-                trace.add_name(name)
+                trace.names.add(name)  # callers pick names with make_unique_name or reuse a proxy's name on purpose
         self.name = name
 
     def type_string(self) -> str:

@@ -11,11 +11,12 @@ import time
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
-from thunder.extend import resolve_executors
+from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
+from thunder.transforms.dispatch import dispatch_to_executors
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
 
@@ -108,10 +109,11 @@ class ThunderFunction:
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
-        prologue_fn = prologue.python_callable()
+        prologue_traces = [prologue, dispatch_to_executors(prologue, [get_executor("python")])]
+        prologue_fn = prologue_traces[-1].python_callable()
         computation_fn = final.python_callable()
         seconds = time.perf_counter() - start
-        entry = CacheEntry(prologue_fn, computation_fn, [prologue], traces, seconds)
+        entry = CacheEntry(prologue_fn, computation_fn, prologue_traces, traces, seconds)
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)
