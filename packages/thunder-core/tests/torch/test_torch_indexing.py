@@ -69,6 +69,8 @@ OPS = {
     "masked_fill_bcast": (lambda x, m: torch.masked_fill(x, m, float("-inf")), f32(2, 3, 4), b8(3, 1),
                           "torch.masked_fill"),
     "masked_fill_int": (lambda x, m: x.masked_fill(m, 7), i64(3, 4), b8(4), "torch.masked_fill"),
+    "masked_fill_int_float_value": (lambda x, m: x.masked_fill(m, 1.5), i64(3, 4), b8(4), "torch.masked_fill"),
+    "masked_fill_bool": (lambda x, m: x.masked_fill(m, 0), b8(3, 4), b8(4), "torch.masked_fill"),
     "masked_fill_tensor_value": (lambda x, m, v: x.masked_fill(m, v), f32(3, 4), b8(3, 4), torch.tensor(2.0),
                                  "torch.masked_fill"),
     "tril": (lambda x: x.tril(), f32(4, 5), "torch.tril"),

@@ -43,6 +43,25 @@ CASES = {
 }
 
 
+LOW_PRECISION = {
+    "softmax": lambda x: torch.softmax(x, -1),
+    "log_softmax": lambda x: F.log_softmax(x, -1),
+    "gelu": lambda x: F.gelu(x),
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": lambda x: F.silu(x),
+    "layer_norm": lambda x: F.layer_norm(x, (8,), torch.ones_like(x[0]), torch.zeros_like(x[0])),
+    "rms_norm": lambda x: F.rms_norm(x, (8,)),
+    "sdpa": lambda x: F.scaled_dot_product_attention(x[None], x[None], x[None], is_causal=True),
+    "cross_entropy": lambda x: F.cross_entropy(x, torch.zeros_like(x[:, 0], dtype=torch.long)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("name", list(LOW_PRECISION))
+def test_low_precision(name, dtype):
+    check(LOW_PRECISION[name], f32(4, 8).to(dtype), tol=dict(rtol=2e-2, atol=2e-2))
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_nn_functional(name):
     fn, *args, call = CASES[name]

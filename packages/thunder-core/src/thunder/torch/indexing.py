@@ -173,9 +173,7 @@ def masked_fill(a, mask, value):
               f"{value.ndim} dimension(s).")
         value = ew.convert(value, a.dtype)
     elif not dtypes.is_float_dtype(a.dtype) and not dtypes.is_complex_dtype(a.dtype):
-        check(not isinstance(pyval(value), float) or float(pyval(value)).is_integer(),
-              lambda: f"value cannot be converted to type {a.dtype.name} without overflow", RuntimeError)
-        value = int(pyval(value)) if not isinstance(value, NumberProxy) else value
+        value = int(pyval(value)) if not isinstance(value, NumberProxy) else value  # truncates, as PyTorch does
         if dtypes.is_boolean_dtype(a.dtype):
             value = bool(value)
     mask = shape_ops.broadcast_in_dims_to(mask, shape_ops._expand_shape(mask, a.shape))

@@ -17,7 +17,7 @@ from thunder.core.proxies import TensorProxy, pyval, torch_function_table
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
-from thunder.torch.registry import register_method, torchsymbol
+from thunder.torch.registry import torchsymbol
 
 
 def _adapter(fn, *torch_fns):
@@ -187,7 +187,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 _adapter(dropout, F.dropout)
 _adapter(lambda input, p, train: dropout(input, p, train), torch.dropout)
-register_method("dropout", lambda a, p=0.5, train=False, inplace=False: dropout(a, p, train))
 
 
 # ---------------------------------------------------------------------------------------------
