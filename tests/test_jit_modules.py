@@ -17,7 +17,7 @@ def test_mlp_matches_eager_and_behaves_like_the_module():
     assert isinstance(jm, nn.Module)
     assert jm.state_dict().keys() == model.state_dict().keys()
     assert [p is q for p, q in zip(jm.parameters(), model.parameters())] == [True] * 4
-    assert jm[0] is model[0]  # attribute access reaches the original
+    assert getattr(jm, "0") is model[0]  # attribute access reaches the original
 
     # Parameters are reached on every call, not copied at compile time.
     with torch.no_grad():

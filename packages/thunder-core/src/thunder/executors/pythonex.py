@@ -6,7 +6,7 @@ is straight-line Python with no calls beyond the attribute reads it checks.
 
 from __future__ import annotations
 
-from thunder.core.codegen import prettyprint
+from thunder.core.codegen import ObjectRef, prettyprint
 from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import Symbol
 from thunder.extend import OperatorExecutor
@@ -107,7 +107,12 @@ def _check_literal(bsym, imports):
     name = prettyprint(x, imports)
     if value is None or isinstance(value, bool):
         return [f"if {name} is not {value!r}: return None"]
-    return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
+    if type(value) in (int, float, complex, str, bytes):
+        # the type matters too: 1 == 1.0 == True, but they trace differently
+        return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
+    # dtypes, devices: compared by equality with the object itself
+    ref = ObjectRef(value, f"{type(value).__name__}_{id(value):x}")
+    return [f"if {name} != {prettyprint(ref, imports)}: return None"]
 
 
 def _check_is(bsym, imports):

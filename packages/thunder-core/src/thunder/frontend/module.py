@@ -14,23 +14,21 @@ from thunder.frontend.jit import ThunderFunction
 __all__ = ["ThunderModule"]
 
 
-def _call_module(module, *args, **kwargs):
-    return module(*args, **kwargs)
-
-
 class ThunderModule(torch.nn.Module):
     def __init__(self, model: torch.nn.Module, **jit_options):
         super().__init__()
         self._model = model
-        self._tfn = ThunderFunction(_call_module, **jit_options)
+        # The interpreter reaches the module as the called object itself (provenance "fn"), and its
+        # parameters through attribute paths from there.
+        self._tfn = ThunderFunction(model, **jit_options)
 
     def forward(self, *args, **kwargs):
-        return self._tfn(self._model, *args, **kwargs)
+        return self._tfn(*args, **kwargs)
 
     # Skip nn.Module.__call__'s hook machinery on the hot path; hooks on the original module are honoured
     # when traced.
     def __call__(self, *args, **kwargs):
-        return self._tfn(self._model, *args, **kwargs)
+        return self._tfn(*args, **kwargs)
 
     def __getattr__(self, name: str):
         if name in ("_model", "_tfn"):

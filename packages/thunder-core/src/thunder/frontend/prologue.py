@@ -37,11 +37,7 @@ def proxy_name_for(prov: Provenance, fn) -> str:
     parts = []
     for kind, key in prov.path():
         if kind == "arg":
-            code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-            if code is not None and key < code.co_argcount:
-                parts.append(code.co_varnames[key + (1 if hasattr(fn, "__func__") else 0)])
-            elif kind == "arg":
-                parts.append(f"arg{key}")
+            parts.append(_parameter_name(fn, key))
         elif kind in ("kwarg", "global", "builtin", "closure_cell", "default", "attr", "item"):
             if str(key) not in _SKIP_IN_NAMES:
                 parts.append(str(key))
@@ -49,6 +45,22 @@ def proxy_name_for(prov: Provenance, fn) -> str:
     if name[0].isdigit() or name in ("args", "kwargs", "fn"):
         name = "t_" + name
     return name
+
+
+def _parameter_name(fn, index: int) -> str:
+    """The name of positional parameter ``index`` of ``fn`` (a function, bound method, or callable object
+    such as a module, whose ``forward``/``__call__`` is used, skipping ``self``)."""
+    skip = 0
+    target = fn
+    if not hasattr(getattr(fn, "__func__", fn), "__code__"):
+        target = getattr(type(fn), "forward", None) or getattr(type(fn), "__call__", None)
+        skip = 1
+    elif hasattr(fn, "__func__"):
+        target, skip = fn.__func__, 1
+    code = getattr(target, "__code__", None)
+    if code is not None and index + skip < code.co_argcount:
+        return code.co_varnames[index + skip]
+    return f"arg{index}"
 
 
 def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs: int, kwnames: tuple, *,
