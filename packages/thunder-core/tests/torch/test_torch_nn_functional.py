@@ -152,3 +152,11 @@ def test_dropout_training_is_a_clear_error():
         trace_program(lambda x: F.dropout(x, 0.5), (f32(3),))
     with pytest.raises(NotImplementedError, match="dropout_p"):
         trace_program(lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.1), (f32(1, 2, 3),))
+
+
+def test_inplace_activations_are_a_clear_error():
+    from thunder.frontend.simple_trace import trace_program
+
+    for fn in (F.relu, F.silu):
+        with pytest.raises(NotImplementedError, match="inplace"):
+            trace_program(lambda x: fn(x, inplace=True), (f32(3),))

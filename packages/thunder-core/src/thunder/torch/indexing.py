@@ -72,14 +72,14 @@ def getitem(a, key):
         elif k is None or isinstance(k, bool):
             out = shape_ops.unsqueeze(out, dim)
             if k is False:
-                out = shape_ops._slice_dim(out, dim, 0, 0)
+                out = shape_ops.slice_dim(out, dim, 0, 0)
             dim += 1
         elif _is_int(k):
             size = out.shape[dim]
             check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {dim} with size {size}",
                   IndexError)
             i = k + size if k < 0 else k
-            out = prims.squeeze(shape_ops._slice_dim(out, dim, i, i + 1), (dim,))
+            out = prims.squeeze(shape_ops.slice_dim(out, dim, i, i + 1), (dim,))
         elif isinstance(k, slice):
             out = _slice(out, dim, k)
             dim += 1
@@ -87,7 +87,7 @@ def getitem(a, key):
             advanced[dim] = _as_index_tensor(k, a.device)
             dim += 1
     if not advanced:
-        return out if out is not a else shape_ops._same(a)
+        return out if out is not a else shape_ops.identity(a)
     indices = [None] * (max(advanced) + 1)
     for d, idx in advanced.items():
         indices[d] = _wrap_negative(idx, out.shape[d])
@@ -176,7 +176,7 @@ def masked_fill(a, mask, value):
         value = int(pyval(value)) if not isinstance(value, NumberProxy) else value  # truncates, as PyTorch does
         if dtypes.is_boolean_dtype(a.dtype):
             value = bool(value)
-    mask = shape_ops.broadcast_in_dims_to(mask, shape_ops._expand_shape(mask, a.shape))
+    mask = shape_ops.broadcast_in_dims_to(mask, shape_ops.expand_shape(mask, a.shape))
     if isinstance(value, TensorProxy):
         value = shape_ops.broadcast_in_dims_to(value, a.shape)
     return prims.where(mask, value, a)

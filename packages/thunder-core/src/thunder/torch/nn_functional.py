@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import TensorProxy, pyval, torch_function_table
+from thunder.core.proxies import pyval, torch_function_table
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
@@ -51,7 +51,12 @@ def relu(a):
     return ew.where(ew.le(a, 0), 0, a)
 
 
-_adapter(lambda input, inplace=False: (_no_inplace(inplace, "relu"), relu(input))[1], F.relu)
+def _relu_adapter(input, inplace=False):
+    _no_inplace(inplace, "relu")
+    return relu(input)
+
+
+_adapter(_relu_adapter, F.relu)
 
 
 @torchsymbol(F.gelu, method=())
@@ -74,7 +79,12 @@ def silu(a):
     return ew.convert(ew.mul(x, ew.sigmoid(x)), a.dtype)
 
 
-_adapter(lambda input, inplace=False: (_no_inplace(inplace, "silu"), silu(input))[1], F.silu)
+def _silu_adapter(input, inplace=False):
+    _no_inplace(inplace, "silu")
+    return silu(input)
+
+
+_adapter(_silu_adapter, F.silu)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def _reshape(a, shape):
     return prims.reshape(a, infer_shape(a, shape))
 
 
-def _same(a):
+def identity(a):
     # Symbols must produce fresh proxies: a no-op reshape still records one prim.
     return prims.reshape(a, a.shape)
 
@@ -110,7 +110,7 @@ def _swap(ndim, d0, d1) -> tuple:
 def transpose(a, dim0, dim1):
     if a.ndim == 0:
         canonicalize_dims(0, (dim0, dim1))
-        return _same(a)
+        return identity(a)
     d0, d1 = canonicalize_dims(a.ndim, (dim0, dim1))
     return prims.transpose(a, _swap(a.ndim, d0, d1))
 
@@ -118,7 +118,7 @@ def transpose(a, dim0, dim1):
 @torchsymbol(torch.t, torch.Tensor.t, method="t")
 def t(a):
     check(a.ndim <= 2, lambda: f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return transpose(a, 0, 1) if a.ndim == 2 else _same(a)
+    return transpose(a, 0, 1) if a.ndim == 2 else identity(a)
 
 
 def _mT(a):
@@ -149,10 +149,10 @@ def squeeze(a, dim=None):
     else:
         dims = canonicalize_dims(a.ndim, dim)  # validates; a 0-d tensor accepts dims 0 and -1
         dims = tuple(d for d in dict.fromkeys(dims) if a.ndim and a.shape[d] == 1)
-    return prims.squeeze(a, dims) if dims else _same(a)
+    return prims.squeeze(a, dims) if dims else identity(a)
 
 
-def _expand_shape(a, sizes) -> tuple:
+def expand_shape(a, sizes) -> tuple:
     sizes = tuple(sizes)
     check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{list(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
           "the number of sizes provided must be greater or equal to the number of dimensions in the tensor")
@@ -178,24 +178,24 @@ def broadcast_in_dims_to(a, shape):
     """``a`` broadcast to ``shape`` (leading dims added); a fresh proxy even when nothing changes."""
     shape = tuple(shape)
     if shape == tuple(a.shape):
-        return _same(a)
+        return identity(a)
     offset = len(shape) - a.ndim
     return prims.broadcast_in_dim(a, shape, tuple(range(offset, len(shape))))
 
 
 @torchsymbol(torch.Tensor.expand, method="expand")
 def expand(a, *sizes):
-    return broadcast_in_dims_to(a, _expand_shape(a, normalize_shape_arg(sizes)))
+    return broadcast_in_dims_to(a, expand_shape(a, normalize_shape_arg(sizes)))
 
 
 @torchsymbol(torch.Tensor.expand_as, method="expand_as")
 def expand_as(a, other):
-    return broadcast_in_dims_to(a, _expand_shape(a, other.shape))
+    return broadcast_in_dims_to(a, expand_shape(a, other.shape))
 
 
 @torchsymbol(torch.broadcast_to, torch.Tensor.broadcast_to, method="broadcast_to")
 def broadcast_to(a, size):
-    return broadcast_in_dims_to(a, _expand_shape(a, size))
+    return broadcast_in_dims_to(a, expand_shape(a, size))
 
 
 def _contiguous(a, memory_format=None):
@@ -206,7 +206,7 @@ def _contiguous(a, memory_format=None):
 register_method("contiguous", _contiguous, torch.Tensor.contiguous)
 
 
-def _slice_dim(a, dim, start, stop):
+def slice_dim(a, dim, start, stop):
     starts = [0] * a.ndim
     ends = list(a.shape)
     starts[dim], ends[dim] = start, stop
@@ -228,7 +228,7 @@ def split(a, split_size_or_sections, dim=0):
         sizes = [size] * (length // size) + ([length % size] if length % size else []) if size else [0]
     out, start = [], 0
     for s in sizes:
-        out.append(_slice_dim(a, dim, start, start + s))
+        out.append(slice_dim(a, dim, start, start + s))
         start = start + s
     return tuple(out)
 
@@ -240,7 +240,7 @@ def chunk(a, chunks, dim=0):
     length = a.shape[dim]
     size = (length + chunks - 1) // chunks
     if size == 0:  # torch returns `chunks` empty pieces of a zero-length dim
-        return tuple(_slice_dim(a, dim, 0, 0) for _ in range(chunks))
+        return tuple(slice_dim(a, dim, 0, 0) for _ in range(chunks))
     return split(a, size, dim)
 
 
@@ -258,7 +258,7 @@ def tensor_split(a, indices_or_sections, dim=0):
         bounds = [0]
         for i in range(n):
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
-    return tuple(_slice_dim(a, dim, s, max(s, e)) for s, e in zip(bounds[:-1], bounds[1:]))
+    return tuple(slice_dim(a, dim, s, max(s, e)) for s, e in zip(bounds[:-1], bounds[1:]))
 
 
 def _check_tensor_list(tensors, fn_name):
