@@ -26,12 +26,14 @@ EXAMPLE_PLUGIN = "examples/thunder-example-executor"
 
 
 def _expose_pyenv_pythons() -> None:
-    """pyenv's shims only answer for selected versions; select all installed ones so nox finds them."""
+    """pyenv's shims only answer for selected versions; select the installed 3.x versions too (after the
+    current one, so that plain ``python3`` keeps meaning what it meant) so that nox finds python3.12."""
     if "PYENV_VERSION" in os.environ or shutil.which("pyenv") is None:
         return
-    versions = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
-    if versions:
-        os.environ["PYENV_VERSION"] = ":".join(versions)
+    run = lambda *cmd: subprocess.run(["pyenv", *cmd], capture_output=True, text=True).stdout.split()  # noqa: E731
+    current = run("version-name")
+    versions = [v for v in run("versions", "--bare") if v.startswith("3.") and v not in current]
+    os.environ["PYENV_VERSION"] = ":".join(current + sorted(versions, reverse=True))
 
 
 _expose_pyenv_pythons()

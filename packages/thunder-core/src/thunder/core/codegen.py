@@ -58,6 +58,11 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         return "[" + ", ".join(prettyprint(v, imports) for v in x) + "]"
     if t is dict:
         return "{" + ", ".join(f"{prettyprint(k, imports)}: {prettyprint(v, imports)}" for k, v in x.items()) + "}"
+    if isinstance(x, tuple) and (hasattr(x, "_fields") or hasattr(t, "n_fields")):
+        # namedtuples take fields as arguments; torch's structseqs (torch.return_types.max) take one tuple
+        inner = ", ".join(prettyprint(v, imports) for v in x)
+        type_name = prettyprint(ObjectRef(t, f"{t.__name__}_{id(t):x}"), imports)
+        return f"{type_name}({inner})" if hasattr(x, "_fields") else f"{type_name}(({inner},))"
     if t is slice:
         return f"slice({prettyprint(x.start)}, {prettyprint(x.stop)}, {prettyprint(x.step)})"
     if x is Ellipsis:

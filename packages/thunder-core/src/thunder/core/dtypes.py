@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "dtype", "bool8", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float16", "float32",
-    "float64", "complex64", "complex128", "all_dtypes", "to_torch_dtype", "from_torch_dtype",
+    "float64", "complex32", "complex64", "complex128", "all_dtypes", "to_torch_dtype", "from_torch_dtype",
     "is_float_dtype", "is_complex_dtype", "is_integer_dtype", "is_boolean_dtype", "is_low_precision",
     "corresponding_real_dtype", "corresponding_complex_dtype", "to_dtype",
 ]
@@ -39,10 +39,12 @@ bfloat16 = dtype("bfloat16", "bf16", "float", 2)
 float16 = dtype("float16", "f16", "float", 2)
 float32 = dtype("float32", "f32", "float", 4)
 float64 = dtype("float64", "f64", "float", 8)
+complex32 = dtype("complex32", "c32", "complex", 4)
 complex64 = dtype("complex64", "c64", "complex", 8)
 complex128 = dtype("complex128", "c128", "complex", 16)
 
-all_dtypes = (bool8, uint8, int8, int16, int32, int64, bfloat16, float16, float32, float64, complex64, complex128)
+all_dtypes = (bool8, uint8, int8, int16, int32, int64, bfloat16, float16, float32, float64, complex32, complex64,
+              complex128)
 _by_name = {d.name: d for d in all_dtypes}
 _by_name["bool"] = bool8
 
@@ -69,11 +71,11 @@ def is_low_precision(d) -> bool:
 
 
 def corresponding_real_dtype(d):
-    return {complex64: float32, complex128: float64, complex: float}.get(d, d)
+    return {complex32: float16, complex64: float32, complex128: float64, complex: float}.get(d, d)
 
 
 def corresponding_complex_dtype(d):
-    return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64, float: complex}.get(d, d)
+    return {float32: complex64, float64: complex128, float16: complex32, bfloat16: complex64, float: complex}.get(d, d)
 
 
 _torch_pairs: dict | None = None
@@ -88,7 +90,7 @@ def _pairs() -> dict:
         _torch_pairs = {
             bool8: torch.bool, uint8: torch.uint8, int8: torch.int8, int16: torch.int16, int32: torch.int32,
             int64: torch.int64, bfloat16: torch.bfloat16, float16: torch.float16, float32: torch.float32,
-            float64: torch.float64, complex64: torch.complex64, complex128: torch.complex128,
+            float64: torch.float64, complex32: torch.complex32, complex64: torch.complex64, complex128: torch.complex128,
             bool: torch.bool, int: torch.int64, float: torch.float32, complex: torch.complex64,
         }
         _torch_pairs.update({v: k for k, v in list(_torch_pairs.items()) if isinstance(k, dtype)})

@@ -25,7 +25,6 @@ class Promotion(Enum):
 
 
 _CATEGORY = {"bool": 0, "int": 1, "float": 2, "complex": 3}
-_DEFAULT_OF_CATEGORY = {0: dtypes.bool8, 1: dtypes.int64, 2: dtypes.float32, 3: dtypes.complex64}
 _PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 
 # Promotion lattice within and across categories (int, float), as PyTorch's promoteTypes.
@@ -42,8 +41,10 @@ def promote_types(a: dtypes.dtype, b: dtypes.dtype) -> dtypes.dtype:
     ca, cb = _category(a), _category(b)
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)
-        if _category(hi) == 3 and lo in (dtypes.float64,):
-            return dtypes.complex128
+        if _category(hi) == 3 and _category(lo) == 2:
+            # a float widens the complex type: complex64 + float64 -> complex128
+            widened = dtypes.corresponding_complex_dtype(lo)
+            return hi if hi.bytes >= widened.bytes else widened
         return hi
     if ca == 1:
         if a is dtypes.uint8 or b is dtypes.uint8:
@@ -68,38 +69,39 @@ def dtype_of(x):
     return type(x)
 
 
+_PY_DEFAULT = {bool: dtypes.bool8, int: dtypes.int64, float: dtypes.float32, complex: dtypes.complex64}
+
+
+def _fold(ds):
+    out = None
+    for d in ds:
+        out = d if out is None else promote_types(out, d)
+    return out
+
+
+def _combine(higher, lower):
+    """PyTorch's rule for combining the dimensioned, zero-dim and number groups: a lower-priority group
+    only counts when its category is higher, and then lifts the higher group's width where it can."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if dtypes.is_complex_dtype(higher):
+        return higher
+    if dtypes.is_complex_dtype(lower):
+        return dtypes.corresponding_complex_dtype(higher) if dtypes.is_float_dtype(higher) else lower
+    if dtypes.is_float_dtype(higher):
+        return higher
+    if dtypes.is_boolean_dtype(higher) or dtypes.is_float_dtype(lower):
+        return promote_types(higher, lower)
+    return higher
+
+
 def _promoted(args) -> dtypes.dtype:
-    dim_tensors = [a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim > 0]
-    zero_dim = [a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim == 0]
-    numbers = [dtype_of(a) for a in args if not isinstance(a, TensorProxy) and a is not None]
-
-    def fold(ds):
-        out = None
-        for d in ds:
-            out = d if out is None else promote_types(out, d)
-        return out
-
-    result = fold(dim_tensors)
-    for group in (zero_dim, numbers):
-        if not group:
-            continue
-        cand = fold(group) if group is zero_dim else max(group, key=_category)
-        if result is None:
-            result = cand if group is zero_dim else None
-            if result is None:
-                result = _DEFAULT_OF_CATEGORY[_category(cand)]
-                if cand is int:
-                    result = dtypes.int64
-                elif cand is bool:
-                    result = dtypes.bool8
-        elif _category(cand) > _category(result):
-            if group is zero_dim:
-                result = cand
-            elif _category(cand) == 3 and result is dtypes.float64:
-                result = dtypes.complex128
-            else:
-                result = _DEFAULT_OF_CATEGORY[_category(cand)]
-    return result
+    dim_tensors = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim > 0)
+    zero_dim = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim == 0)
+    numbers = _fold(_PY_DEFAULT[dtype_of(a)] for a in args if not isinstance(a, TensorProxy) and a is not None)
+    return _combine(dim_tensors, _combine(zero_dim, numbers))
 
 
 def result_dtypes(*args, promotion: Promotion = Promotion.DEFAULT):
