@@ -6,16 +6,23 @@ operations, transforms it, hands it to executors, and caches the result behind a
 
 from __future__ import annotations
 
-from thunder import torch  # noqa: F401  (the torch language registers its symbols on import)
+from thunder import (
+    extend,  # noqa: F401
+    torch,  # noqa: F401  (the torch language registers its symbols on import)
+)
 from thunder.core import dtypes, prims  # noqa: F401
 from thunder.extend import get_all_executors, get_default_executors  # noqa: F401
 from thunder.frontend.api import (  # noqa: F401
-    cache_hits, cache_misses, compile_stats, last_backward_traces, last_prologue_traces, last_traces,
+    cache_hits,
+    cache_misses,
+    compile_stats,
+    last_backward_traces,
+    last_prologue_traces,
+    last_traces,
 )
 from thunder.frontend.cache import CACHE_OPTIONS  # noqa: F401
 from thunder.frontend.jit import ThunderFunction, jit  # noqa: F401
 from thunder.frontend.module import ThunderModule  # noqa: F401
-from thunder import extend  # noqa: F401
 
 __version__ = "0.1.0"
 

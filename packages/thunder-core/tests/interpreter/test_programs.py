@@ -8,7 +8,6 @@ import dataclasses
 import functools
 
 import pytest
-
 from harness import check
 
 CASES = []

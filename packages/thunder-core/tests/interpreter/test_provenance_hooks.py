@@ -3,10 +3,15 @@
 import pytest
 
 from thunder.interpreter import (
-    Hooks, InterpreterError, Provenance, WrappedValue, call_wrapped, current_source_location, interpret,
+    Hooks,
+    InterpreterError,
+    Provenance,
+    WrappedValue,
+    call_wrapped,
+    current_source_location,
+    interpret,
     interpreted_frames,
 )
-
 
 # ----- a torch.nn.Module look-alike ---------------------------------------------------------------
 

@@ -1,6 +1,5 @@
 import pytest
 import torch
-
 from torchlang_helpers import RUNNERS, b8, check, check_raises, f32, i64
 
 CASES = {

@@ -1,10 +1,10 @@
 import pytest
 import torch
+from torchlang_helpers import RUNNERS, check, check_raises, f32, i64
 
 import thunder.torch as ltorch
 from thunder.core import dtypes
 from thunder.core.trace import get_tracectx
-from torchlang_helpers import RUNNERS, check, check_raises, f32, i64
 
 
 def T():

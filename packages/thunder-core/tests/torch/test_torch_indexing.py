@@ -1,6 +1,5 @@
 import pytest
 import torch
-
 from torchlang_helpers import b8, check, check_raises, f32, i64
 
 GETITEM = {

@@ -1,7 +1,6 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
 from torchlang_helpers import check, check_raises, f32
 
 CASES = {

@@ -5,7 +5,6 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from torchlang_helpers import check, f32
 
 TOL = dict(rtol=1e-4, atol=1e-4)

@@ -1,8 +1,6 @@
 import pytest
 import torch
-
 from torchlang_helpers import b8, check, check_raises, f32, i64
-
 
 CASES = {
     "view": (lambda x: x.view(6, 4), f32(2, 3, 4), "torch.Tensor.reshape"),

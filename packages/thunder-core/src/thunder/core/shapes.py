@@ -61,6 +61,7 @@ def broadcast_shapes(*shapes) -> tuple:
             else:
                 check(
                     d == out[j],
-                    lambda: f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at non-singleton dimension {i}",
+                    lambda: f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) "
+                    f"at non-singleton dimension {i}",
                 )
     return tuple(out)

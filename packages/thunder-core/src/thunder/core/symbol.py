@@ -8,8 +8,8 @@ implementation: they print as a call to an importable function and are what fina
 
 from __future__ import annotations
 
-from thunder.core.pytree import tree_flatten
 from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
 
 __all__ = ["Symbol", "BoundSymbol", "SourceLocation"]
 

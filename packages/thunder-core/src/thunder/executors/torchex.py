@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from thunder.core import dtypes, prims
+from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import TensorProxy
 from thunder.core.pytree import tree_map

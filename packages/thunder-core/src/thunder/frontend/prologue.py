@@ -8,7 +8,6 @@ import re
 from thunder.core import dtypes, prims
 from thunder.core.codegen import ObjectRef
 from thunder.core.prims import AnyProxy
-
 from thunder.core.trace import TraceCtx, tracectx
 from thunder.interpreter import Provenance
 

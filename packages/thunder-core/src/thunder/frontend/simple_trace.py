@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import torch
 
-
 from thunder.core.pytree import tree_map
 from thunder.core.trace import TraceCtx, tracectx
 from thunder.frontend.proxify import tensor_proxy

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from .attributes import load_attr
 from .opcodes_common import (
-    COMMON_HANDLERS, _jump_if_false, _jump_if_none, _jump_if_not_none, _jump_if_true, for_iter_next,
-    list_to_tuple, push_method, send_value, unary_positive,
+    COMMON_HANDLERS,
+    _jump_if_false,
+    _jump_if_none,
+    _jump_if_not_none,
+    _jump_if_true,
+    for_iter_next,
+    list_to_tuple,
+    push_method,
+    send_value,
+    unary_positive,
 )
 from .wrapped import computed
 

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from .attributes import load_attr, load_method, load_super_attr
-from .operators import get_item, set_item
 from .calls import call_value
 from .errors import unsupported
 from .loop import RETURN
 from .opcodes_common import (
-    COMMON_HANDLERS, _jump_if_false, _jump_if_none, _jump_if_not_none, _jump_if_true, for_iter_next,
-    list_to_tuple, push_method, send_value, unary_positive,
+    COMMON_HANDLERS,
+    _jump_if_false,
+    _jump_if_none,
+    _jump_if_not_none,
+    _jump_if_true,
+    for_iter_next,
+    list_to_tuple,
+    push_method,
+    send_value,
+    unary_positive,
 )
+from .operators import get_item, set_item
 from .wrapped import computed, constant
 
 HANDLERS = dict(COMMON_HANDLERS)

@@ -11,12 +11,12 @@ import operator
 import types
 
 from .attributes import delete_attr, load_attr, load_method, store_attr
-from .operators import binary_op, compare_op, contains_op, del_item, get_item, set_item, unary_op
 from .calls import bind_method, call_value
 from .derivation import derive_item
 from .errors import unsupported
-from .iteration import get_iter, next_wrapped, is_tracked
+from .iteration import get_iter, is_tracked, next_wrapped
 from .loop import GENERATOR, RETURN, YIELD
+from .operators import binary_op, compare_op, contains_op, del_item, get_item, set_item, unary_op
 from .provenance import Provenance
 from .typeutil import NOTFOUND, function_str, lookup_type
 from .wrapped import WrappedValue, computed, constant

@@ -5,9 +5,8 @@ decomposition into prims. ``thunder.torch.sin`` is the symbol for ``torch.sin`` 
 ``torch.Tensor.sin``. Import order matters only in that registry comes first.
 """
 
+from thunder.torch import conversions, creation, elementwise, indexing, linalg, nn_functional, reductions, shape_ops  # noqa: F401  # noqa: F401
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
-from thunder.torch import elementwise, shape_ops, creation, indexing, reductions, linalg  # noqa: F401
-from thunder.torch import nn_functional, conversions  # noqa: F401
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).
 for _name, _sym in list(language_symbols.items()):

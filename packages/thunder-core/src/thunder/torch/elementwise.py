@@ -9,7 +9,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import NumberProxy, TensorProxy
 from thunder.core.shapes import broadcast_shapes
 from thunder.torch.promotion import Promotion, result_dtypes
-from thunder.torch.registry import torchsymbol
+from thunder.torch.registry import language_symbols, torchsymbol
 
 P = Promotion
 
@@ -128,7 +128,8 @@ _BINARY = {
     "eq": ("eq", P.ALWAYS_BOOL, (torch.eq, torch.Tensor.eq, torch.Tensor.__eq__), ("eq", "__eq__")),
     "ne": ("ne", P.ALWAYS_BOOL, (torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.__ne__), ("ne", "not_equal", "__ne__")),
     "lt": ("lt", P.ALWAYS_BOOL, (torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.__lt__), ("lt", "less", "__lt__")),
-    "le": ("le", P.ALWAYS_BOOL, (torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.__le__), ("le", "less_equal", "__le__")),
+    "le": ("le", P.ALWAYS_BOOL, (torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.__le__),
+           ("le", "less_equal", "__le__")),
     "gt": ("gt", P.ALWAYS_BOOL, (torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.__gt__), ("gt", "greater", "__gt__")),
     "ge": ("ge", P.ALWAYS_BOOL, (torch.ge, torch.greater_equal, torch.Tensor.ge, torch.Tensor.__ge__),
            ("ge", "greater_equal", "__ge__")),
@@ -141,6 +142,12 @@ _BINARY = {
 }
 for _name, (_prim, _promotion, _fns, _methods) in _BINARY.items():
     globals()[_name] = _binary(_name, _prim, _promotion, *dict.fromkeys(_fns), methods=_methods)
+
+
+# The symbols the tables above made, under their names, for the decompositions below.
+(trunc, remainder, mul, reciprocal, exp, neg, lt, gt, maximum, minimum) = (
+    language_symbols[n] for n in ("trunc", "remainder", "mul", "reciprocal", "exp", "neg", "lt", "gt", "maximum", "minimum")
+)
 
 
 @torchsymbol(torch.add, torch.Tensor.add, method=("add", "__add__", "__radd__"))
