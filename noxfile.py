@@ -1,7 +1,7 @@
 """Every supported session: tests, the demo, benchmarks. The one entry point for developers and CI.
 
     nox -s tests          # the full CPU test suite on Python 3.11 (what .ci/run runs)
-    nox -s interpreter    # the interpreter's torch-free tests on every Python here
+    nox -s interpreter    # the interpreter's torch-free tests on Python 3.11 and 3.12
     nox -s demo           # jit a small GPT on CPU and compare with eager
     nox -s benchmarks     # cache-hit overhead and trace time, written to benchmarks/results/
 """
@@ -25,18 +25,26 @@ CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
 
 
-def _expose_pyenv_pythons() -> None:
-    """pyenv's shims only answer for selected versions; select the installed 3.x versions too (after the
-    current one, so that plain ``python3`` keeps meaning what it meant) so that nox finds python3.12."""
-    if "PYENV_VERSION" in os.environ or shutil.which("pyenv") is None:
-        return
-    run = lambda *cmd: subprocess.run(["pyenv", *cmd], capture_output=True, text=True).stdout.split()  # noqa: E731
-    current = run("version-name")
-    versions = [v for v in run("versions", "--bare") if v.startswith("3.") and v not in current]
-    os.environ["PYENV_VERSION"] = ":".join(current + sorted(versions, reverse=True))
+INTERPRETER_PYTHONS = ("3.11", "3.12")
 
 
-_expose_pyenv_pythons()
+def _find_python(version: str) -> str | None:
+    """An interpreter for ``version``: on PATH if it answers, else pyenv's installed one."""
+    for candidate in (shutil.which(f"python{version}"), _pyenv_python(version)):
+        if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def _pyenv_python(version: str) -> str | None:
+    if shutil.which("pyenv") is None:
+        return None
+    installed = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
+    matches = sorted((v for v in installed if v == version or v.startswith(version + ".")), reverse=True)
+    if not matches:
+        return None
+    prefix = subprocess.run(["pyenv", "prefix", matches[0]], capture_output=True, text=True).stdout.strip()
+    return os.path.join(prefix, "bin", f"python{version}")
 
 
 def _install_core(session: nox.Session, *extra: str) -> None:
@@ -54,12 +62,22 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests", "tests", *session.posargs)
 
 
-@nox.session(python=["3.11", "3.12"])
+@nox.session(python=False)
 def interpreter(session: nox.Session) -> None:
-    """The bytecode interpreter imports no torch: its tests run on every supported Python."""
-    session.install("pytest>=8")
-    session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests/interpreter", *session.posargs,
-                env={"PYTHONPATH": f"{CORE}/src"})
+    """The bytecode interpreter imports no torch: its tests run on every supported Python (3.11, 3.12).
+
+    Interpreters are found on PATH or through pyenv (whose shims hide unselected versions from nox)."""
+    for version in INTERPRETER_PYTHONS:
+        python = _find_python(version)
+        if python is None:
+            session.error(f"Python {version} not found (install it, e.g. with pyenv)")
+        venv = os.path.join(".nox", f"interpreter-py{version}")
+        if not os.path.exists(os.path.join(venv, "bin", "python")):
+            session.run(python, "-m", "venv", venv, external=True)
+        venv_python = os.path.join(venv, "bin", "python")
+        session.run(venv_python, "-m", "pip", "install", "--quiet", "pytest>=8", external=True)
+        session.run(venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests/interpreter",
+                    *session.posargs, env={"PYTHONPATH": f"{CORE}/src"}, external=True)
 
 
 @nox.session(python="3.11")
