@@ -91,3 +91,16 @@ def test_gpt_loss_matches_eager():
     elogits, eloss = model(idx, targets)
     torch.testing.assert_close(logits, elogits)
     torch.testing.assert_close(loss, eloss)
+
+
+def test_module_attributes_read_by_the_program_are_checked():
+    torch.manual_seed(0)
+    ln = nn.LayerNorm(8, elementwise_affine=False)
+    jm = thunder.jit(ln)
+    x = torch.randn(2, 4, 8)
+    torch.testing.assert_close(jm(x), ln(x))
+    ln.eps = 0.5  # a number the program used: the next call must see it
+    torch.testing.assert_close(jm(x), ln(x))
+    ln.normalized_shape = (4, 8)  # a tuple the program used whole
+    torch.testing.assert_close(jm(x), ln(x))
+    assert thunder.cache_misses(jm) == 3

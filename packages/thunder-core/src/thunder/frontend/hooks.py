@@ -18,6 +18,7 @@ from thunder.interpreter import Hooks, call_wrapped, current_source_location
 __all__ = ["JitHooks", "source_location"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+_CONTAINED_LITERALS = (bool, int, float, str, type(None))
 _IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
 
 
@@ -74,7 +75,8 @@ class JitHooks(Hooks):
 
     def should_interpret(self, fn) -> bool:
         module = getattr(fn, "__module__", None) or ""
-        return not (module == "thunder" or module.startswith("thunder.")) or module.startswith("thunder.tests")
+        # thunder's own code (proxies' methods, the torch language) runs natively and records symbols
+        return not (module == "thunder" or module.startswith("thunder."))
 
     # outside values ------------------------------------------------------------------------------
     def on_input(self, value, provenance):
@@ -93,7 +95,10 @@ class JitHooks(Hooks):
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
         elif type(value) in (list, tuple):
-            self.records.append(InputRecord(provenance, value, "len"))
+            # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
+            # length was baked into unrolled iteration, and the items used are reached on their own.
+            literal = all(type(v) in _CONTAINED_LITERALS for v in value)
+            self.records.append(InputRecord(provenance, value, "literal" if literal else "len"))
         elif isinstance(value, _IDENTITY_TYPES) and provenance.root_provenance().kind not in ("arg", "kwarg", "fn"):
             self.records.append(InputRecord(provenance, value, "is"))
         else:

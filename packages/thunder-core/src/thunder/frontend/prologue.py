@@ -129,7 +129,11 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             return value
 
         devices: dict = {}
+        checked: set = set()
         for r in records:
+            if r.provenance in checked:
+                continue  # the program read it more than once; one check suffices
+            checked.add(r.provenance)
             if r.check == "tensor":
                 t = r.proxy
                 v = reach(r.provenance, out=t)
