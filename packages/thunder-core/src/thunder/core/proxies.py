@@ -171,11 +171,16 @@ class NumberProxy(Proxy):
     """A Python number in a trace. ``static`` numbers are baked into the program and checked by the
     prologue; dynamic ones are real inputs of the computation."""
 
-    __slots__ = ("value", "python_type", "static")
+    __slots__ = ("value", "static")
+    number_type: type = object  # set by each subclass
 
-    def __init__(self, name=None, *, value, python_type, static: bool = False):
+    def __init__(self, name=None, *, value, static: bool = False):
         super().__init__(name)
-        self.value, self.python_type, self.static = value, python_type, static
+        self.value, self.static = value, static
+
+    @property
+    def python_type(self) -> type:
+        return self.number_type
 
     def type_string(self) -> str:
         return type_string(self)
@@ -220,31 +225,19 @@ NumberProxy.__hash__ = object.__hash__
 
 
 class IntegerProxy(NumberProxy):
-    name_prefix = "i"
-
-    def __init__(self, name=None, *, value, static=False):
-        super().__init__(name, value=value, python_type=int, static=static)
+    name_prefix, number_type = "i", int
 
 
 class FloatProxy(NumberProxy):
-    name_prefix = "f"
-
-    def __init__(self, name=None, *, value, static=False):
-        super().__init__(name, value=value, python_type=float, static=static)
+    name_prefix, number_type = "f", float
 
 
 class BoolProxy(NumberProxy):
-    name_prefix = "b"
-
-    def __init__(self, name=None, *, value, static=False):
-        super().__init__(name, value=value, python_type=bool, static=static)
+    name_prefix, number_type = "b", bool
 
 
 class ComplexProxy(NumberProxy):
-    name_prefix = "c"
-
-    def __init__(self, name=None, *, value, static=False):
-        super().__init__(name, value=value, python_type=complex, static=static)
+    name_prefix, number_type = "c", complex
 
 
 _number_proxy_types = {bool: BoolProxy, int: IntegerProxy, float: FloatProxy, complex: ComplexProxy}

@@ -48,7 +48,8 @@ def register(sym_id: str, path: str, *, checker=None) -> None:
 # Prims
 # ---------------------------------------------------------------------------------------------
 
-_ELEMENTWISE_PRIMS = {
+# Elementwise prims and torch-language symbols of the same name are the same torch function.
+ELEMENTWISE = {
     "abs": "torch.abs", "neg": "torch.neg", "exp": "torch.exp", "exp2": "torch.exp2", "expm1": "torch.expm1",
     "log": "torch.log", "log1p": "torch.log1p", "log2": "torch.log2", "log10": "torch.log10", "sin": "torch.sin",
     "cos": "torch.cos", "tan": "torch.tan", "asin": "torch.asin", "acos": "torch.acos", "atan": "torch.atan",
@@ -59,14 +60,15 @@ _ELEMENTWISE_PRIMS = {
     "signbit": "torch.signbit", "reciprocal": "torch.reciprocal", "logical_not": "torch.logical_not",
     "bitwise_not": "torch.bitwise_not", "isfinite": "torch.isfinite", "isnan": "torch.isnan", "isinf": "torch.isinf",
     "real": "torch.real", "imag": "torch.imag",
-    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "thunder.executors.torch_impls.div",
-    "floor_divide": "torch.floor_divide", "fmod": "torch.fmod", "remainder": "torch.remainder", "pow": "torch.pow",
-    "maximum": "torch.maximum", "minimum": "torch.minimum", "atan2": "torch.atan2", "eq": "torch.eq", "ne": "torch.ne",
-    "lt": "torch.lt", "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
+    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "floor_divide": "torch.floor_divide",
+    "fmod": "torch.fmod", "remainder": "torch.remainder", "pow": "torch.pow", "maximum": "torch.maximum",
+    "minimum": "torch.minimum", "atan2": "torch.atan2", "eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt",
+    "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
     "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor",
-    "shift_left": "torch.bitwise_left_shift", "shift_right": "torch.bitwise_right_shift",
-    "where": "torch.where",
+    "shift_left": "torch.bitwise_left_shift", "shift_right": "torch.bitwise_right_shift", "where": "torch.where",
 }
+# prims.div rounds integer quotients toward zero; ltorch.div has torch.div's signature
+_ELEMENTWISE_PRIMS = {**ELEMENTWISE, "div": "thunder.executors.torch_impls.div"}
 for _name, _path in _ELEMENTWISE_PRIMS.items():
     register(f"prims.{_name}", _path, checker=_has_tensor)
 
@@ -105,21 +107,7 @@ for _name, _path in _OTHER_PRIMS.items():
 # ---------------------------------------------------------------------------------------------
 # ltorch name -> importable torch path taking the same arguments
 DIRECT = {
-    "abs": "torch.abs", "neg": "torch.neg", "exp": "torch.exp", "exp2": "torch.exp2", "expm1": "torch.expm1",
-    "log": "torch.log", "log1p": "torch.log1p", "log2": "torch.log2", "log10": "torch.log10", "sin": "torch.sin",
-    "cos": "torch.cos", "tan": "torch.tan", "asin": "torch.asin", "acos": "torch.acos", "atan": "torch.atan",
-    "sinh": "torch.sinh", "cosh": "torch.cosh", "tanh": "torch.tanh", "asinh": "torch.asinh", "acosh": "torch.acosh",
-    "atanh": "torch.atanh", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "erf": "torch.erf", "erfc": "torch.erfc",
-    "erfinv": "torch.erfinv", "lgamma": "torch.lgamma", "digamma": "torch.digamma", "floor": "torch.floor",
-    "ceil": "torch.ceil", "trunc": "torch.trunc", "sign": "torch.sign", "signbit": "torch.signbit",
-    "reciprocal": "torch.reciprocal", "logical_not": "torch.logical_not", "bitwise_not": "torch.bitwise_not",
-    "isfinite": "torch.isfinite", "isnan": "torch.isnan", "isinf": "torch.isinf",
-    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "torch.div", "floor_divide": "torch.floor_divide",
-    "remainder": "torch.remainder", "fmod": "torch.fmod", "pow": "torch.pow", "maximum": "torch.maximum",
-    "minimum": "torch.minimum", "atan2": "torch.atan2", "eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt",
-    "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge", "bitwise_and": "torch.bitwise_and",
-    "bitwise_or": "torch.bitwise_or", "bitwise_xor": "torch.bitwise_xor", "where": "torch.where",
-    "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
+    **ELEMENTWISE, "div": "torch.div", "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
     # shape ops (Tensor methods where torch.X lacks the varargs form)
     "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as",
     # view runs as reshape: traces have no strides (contiguous() is the identity), so a view of a transposed
