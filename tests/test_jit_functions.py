@@ -208,3 +208,35 @@ def test_prologue_trace_is_python():
     src = str(thunder.last_prologue_traces(jf)[-1])
     assert "def prologue(*args, **kwargs):" in src and "return None" in src
     compile(src, "<prologue>", "exec")
+
+
+def test_containers_of_tensors_as_arguments():
+    def g(ts, d):
+        return torch.stack(ts).sum(0) + d["w"]
+
+    jg = thunder.jit(g)
+    x = torch.randn(3)
+    torch.testing.assert_close(jg([x, x * 2], {"w": x}), g([x, x * 2], {"w": x}))
+    torch.testing.assert_close(jg([x, x, x], {"w": x}), g([x, x, x], {"w": x}))  # new length: new entry
+    assert thunder.cache_misses(jg) == 2
+    torch.testing.assert_close(jg([x * 3, x], {"w": x * 0}), g([x * 3, x], {"w": x * 0}))
+    assert thunder.cache_hits(jg) == 1
+
+
+def test_mutating_an_outside_list_is_refused_not_silently_lost():
+    def g(ts):
+        ts.append(ts[0] * 2)
+        return ts[0]
+
+    with pytest.raises(UnsupportedError, match="mutated the list args\\[0\\]"):
+        thunder.jit(g)([torch.ones(2)])
+
+
+def test_data_dependent_control_flow_is_a_clear_error():
+    def g(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(UnsupportedError, match="bool\\(\\) of a tensor needs its value.*if x.sum\\(\\) > 0"):
+        thunder.jit(g)(torch.ones(2))

@@ -56,7 +56,28 @@ class Proxy:
         return f"<{type(self).__name__} {self.name}: {self.type_string()}>"
 
 
+_VALUE_NEEDING = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
+                  "item": ".item()", "tolist": ".tolist()"}
+
+
+def _value_needed(name):
+    def method(self, *args, **kwargs):
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(
+            f"{_VALUE_NEEDING[name]} of a tensor needs its value, which is not known while tracing{user_location_suffix()}: "
+            "control flow or Python numbers that depend on tensor data are not supported yet; "
+            "use torch.where or tensor operations instead, or file an issue"
+        )
+
+    method.__name__ = name
+    return method
+
+
 def _method(name):
+    if name in _VALUE_NEEDING:
+        return _value_needed(name)
+
     def method(self, *args, **kwargs):
         fn = tensor_methods.get(name)
         if fn is None:
@@ -153,7 +174,7 @@ class TensorProxy(Proxy):
         return fn(*args, **(kwargs or {}))
 
 
-for _name in _TENSOR_DUNDERS:
+for _name in _TENSOR_DUNDERS + ("item", "tolist"):
     setattr(TensorProxy, _name, _method(_name))
 TensorProxy.__hash__ = object.__hash__  # __eq__ is elementwise, identity keeps proxies usable as dict keys
 

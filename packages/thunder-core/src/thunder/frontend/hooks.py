@@ -13,13 +13,29 @@ from thunder.core.proxies import TensorProxy, torch_function_table
 from thunder.core.symbol import SourceLocation
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
-from thunder.interpreter import Hooks, call_wrapped, current_source_location
+from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 
 __all__ = ["JitHooks", "source_location"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
 _IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+
+
+def _holds_tensors(value, depth: int = 0) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if depth > 3 or type(value) not in (list, tuple, dict):
+        return False
+    items = value.values() if type(value) is dict else value
+    return any(_holds_tensors(v, depth + 1) for v in items)
+
+
+def _passed_directly(provenance) -> bool:
+    """Containers passed as arguments or read from globals/closures may go whole to a torch call
+    (``torch.stack(tensors)``); containers inside objects (a module's ``_parameters``) are read by key
+    through the interpreter, which keeps each item's provenance."""
+    return all(kind != "attr" for kind, _ in provenance.path())
 
 
 def source_location():
@@ -58,6 +74,7 @@ class JitHooks(Hooks):
         self.tensor_inputs: list[TensorProxy] = []
         self._proxies: dict[int, TensorProxy] = {}
         self._keepalive: list = []  # ids are only unique while the objects live
+        self._container_copies: list = []
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -92,6 +109,8 @@ class JitHooks(Hooks):
                 self.tensor_inputs.append(proxy)
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
             return proxy
+        if type(value) in (list, tuple, dict) and _holds_tensors(value) and _passed_directly(provenance):
+            return self._proxify_container(value, provenance)
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
         elif type(value) in (list, tuple):
@@ -104,6 +123,29 @@ class JitHooks(Hooks):
         else:
             self.records.append(InputRecord(provenance, value, None))
         return value
+
+    def _proxify_container(self, value, provenance):
+        """A copy whose tensors are proxies (a native call such as torch.stack(list_of_tensors) sees the
+        container itself, not its items one by one). Lists and dicts are copies, so mutating them would
+        not reach the caller's object: ``check_containers_unchanged`` refuses that after tracing."""
+        self.records.append(InputRecord(provenance, value, "len"))
+        if type(value) is dict:
+            copy = {k: self.on_input(v, Provenance.item(provenance, k)) for k, v in value.items()}
+        else:
+            items = [self.on_input(v, Provenance.item(provenance, i)) for i, v in enumerate(value)]
+            copy = tuple(items) if type(value) is tuple else items
+        if type(value) is not tuple:
+            self._container_copies.append((copy, list(copy.items()) if type(copy) is dict else list(copy), provenance))
+        return copy
+
+    def check_containers_unchanged(self) -> None:
+        for copy, snapshot, provenance in self._container_copies:
+            now = list(copy.items()) if type(copy) is dict else list(copy)
+            if len(now) != len(snapshot) or any(a is not b and a != b for a, b in zip(now, snapshot)):
+                raise UnsupportedError(
+                    f"the jitted function mutated the {type(copy).__name__} {provenance.to_source()} it received from "
+                    "outside; mutating outside containers is not supported yet: build and return a new one instead"
+                )
 
     def on_store(self, kind, target, key, value):
         where = source_location()

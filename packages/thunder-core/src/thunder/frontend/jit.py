@@ -135,6 +135,7 @@ class ThunderFunction:
         hooks = JitHooks(self.fn)
         with tracectx(trace):
             result = interpret(self.fn, args, kwargs, hooks=hooks)
+        hooks.check_containers_unchanged()
         trace.location_fn = None
         trace.args = list(hooks.tensor_inputs)
         trace.output = _check_output(result)
