@@ -240,3 +240,13 @@ def test_data_dependent_control_flow_is_a_clear_error():
 
     with pytest.raises(UnsupportedError, match="bool\\(\\) of a tensor needs its value.*if x.sum\\(\\) > 0"):
         thunder.jit(g)(torch.ones(2))
+
+
+def test_same_tensor_by_two_paths_is_two_checked_inputs():
+    def g(a, b):
+        return a * 2 + b
+
+    jg = thunder.jit(g)
+    x, y = torch.randn(3), torch.randn(3)
+    torch.testing.assert_close(jg(x, x), g(x, x))
+    torch.testing.assert_close(jg(x, y), g(x, y))  # b is no longer a: it must not be read as a

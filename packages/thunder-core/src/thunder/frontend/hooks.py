@@ -72,8 +72,7 @@ class JitHooks(Hooks):
         self.fn = fn
         self.records: list[InputRecord] = []
         self.tensor_inputs: list[TensorProxy] = []
-        self._proxies: dict[int, TensorProxy] = {}
-        self._keepalive: list = []  # ids are only unique while the objects live
+        self._proxies: dict = {}  # provenance -> TensorProxy
         self._container_copies: list = []
 
     # calls ---------------------------------------------------------------------------------------
@@ -98,14 +97,15 @@ class JitHooks(Hooks):
     # outside values ------------------------------------------------------------------------------
     def on_input(self, value, provenance):
         if isinstance(value, torch.Tensor):
-            proxy = self._proxies.get(id(value))
+            # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
+            # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
+            proxy = self._proxies.get(provenance)
             if proxy is None:
                 from thunder.core.trace import get_tracectx
 
                 name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
                 proxy = tensor_proxy(value, name)
-                self._proxies[id(value)] = proxy
-                self._keepalive.append(value)
+                self._proxies[provenance] = proxy
                 self.tensor_inputs.append(proxy)
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
             return proxy
