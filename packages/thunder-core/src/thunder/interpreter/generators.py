@@ -86,7 +86,7 @@ class InterpretedGenerator:
         instructions = frame.info.instructions
         if frame.ip < len(instructions):
             nxt = instructions[frame.ip]
-            if nxt.opname == "RESUME" and nxt.arg == 2 and frame.stack:
+            if nxt.opname == "RESUME" and (nxt.arg & 3) == 2 and frame.stack:  # 3.13: bit 4 = except depth
                 return frame.stack[-1]
         return None
 

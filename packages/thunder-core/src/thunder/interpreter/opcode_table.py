@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import sys
 
-SUPPORTED_VERSIONS = ((3, 11), (3, 12))
+SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 
 if sys.version_info[:2] == (3, 11):
     from .opcodes_311 import HANDLERS, finish_delegation
 elif sys.version_info[:2] == (3, 12):
     from .opcodes_312 import HANDLERS, finish_delegation
+elif sys.version_info[:2] == (3, 13):
+    from .opcodes_313 import HANDLERS, finish_delegation
 else:  # interpret() reports the unsupported version
     HANDLERS = None
 
