@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 from .runtime import ExcInfoEntry, current_runtime, pop_runtime, push_runtime
 from .wrapped import WrappedValue, computed
 
 __all__ = ["InterpretedGenerator"]
 
 _CREATED, _SUSPENDED, _RUNNING, _CLOSED = range(4)
+_CLOSE_RETURNS_VALUE = sys.version_info >= (3, 13)
 
 
 class InterpretedGenerator:
@@ -50,8 +53,10 @@ class InterpretedGenerator:
             return None
         try:
             self.throw_wrapped(GeneratorExit())
-        except (GeneratorExit, StopIteration):
+        except GeneratorExit:
             return None
+        except StopIteration as stop:  # 3.13: close() returns the value the generator returned
+            return stop.value if _CLOSE_RETURNS_VALUE else None
         raise RuntimeError("generator ignored GeneratorExit")
 
     @property
