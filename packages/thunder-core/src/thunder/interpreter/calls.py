@@ -187,7 +187,7 @@ def _missing(qualname, names, kind):
 def bind_arguments(rt, frame, fn, wargs, wkwargs, toplevel) -> None:
     """Fill the frame's locals from the call's arguments, with CPython's checks and messages."""
     code = fn.__code__
-    qualname = code.co_qualname
+    qualname = fn.__qualname__  # CPython's messages name the function object (dataclass sets it), not its code
     argcount = code.co_argcount
     posonly = code.co_posonlyargcount
     kwonly = code.co_kwonlyargcount
