@@ -1,5 +1,5 @@
 """How the jit drives the interpreter: torch calls go to the torch language, outside values become
-proxies or checked constants, writes to outside state are refused (until the epilogue replays them)."""
+proxies or checked constants, writes to outside state are recorded for the epilogue."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from thunder.core.proxies import TensorProxy, torch_function_table
 from thunder.core.symbol import SourceLocation
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
+from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 
 __all__ = ["JitHooks", "source_location"]
@@ -29,6 +30,15 @@ def _holds_tensors(value, depth: int = 0) -> bool:
         return False
     items = value.values() if type(value) is dict else value
     return any(_holds_tensors(v, depth + 1) for v in items)
+
+
+def _is_bound_method(value) -> bool:
+    """Bound methods are made anew on every attribute read, so identity says nothing; the object they are
+    bound to is what the prologue reaches."""
+    if isinstance(value, types.MethodType):
+        return True
+    owner = getattr(value, "__self__", None)
+    return isinstance(value, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType)
 
 
 def _passed_directly(provenance) -> bool:
@@ -74,6 +84,8 @@ class JitHooks(Hooks):
         self.tensor_inputs: list[TensorProxy] = []
         self._proxies: dict = {}  # provenance -> TensorProxy
         self._container_copies: list = []
+        self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
+        self.side_effects = SideEffects()
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -82,6 +94,9 @@ class JitHooks(Hooks):
         return None
 
     def lookaside(self, fn):
+        mutation = self._mutating_method(fn)
+        if mutation is not None:
+            return mutation
         if fn is builtins.isinstance:
             return _isinstance
         try:
@@ -96,6 +111,10 @@ class JitHooks(Hooks):
 
     # outside values ------------------------------------------------------------------------------
     def on_input(self, value, provenance):
+        if self.side_effects.is_written(provenance):
+            return value  # the program reads back what it wrote: not an input
+        if type(value) in MUTATING_METHODS:
+            self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
             # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
             # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
@@ -118,7 +137,8 @@ class JitHooks(Hooks):
             # length was baked into unrolled iteration, and the items used are reached on their own.
             literal = all(type(v) in _CONTAINED_LITERALS for v in value)
             self.records.append(InputRecord(provenance, value, "literal" if literal else "len"))
-        elif isinstance(value, _IDENTITY_TYPES) and provenance.root_provenance().kind not in ("arg", "kwarg", "fn"):
+        elif (isinstance(value, _IDENTITY_TYPES) and not _is_bound_method(value)
+              and provenance.root_provenance().kind not in ("arg", "kwarg", "fn")):
             self.records.append(InputRecord(provenance, value, "is"))
         else:
             self.records.append(InputRecord(provenance, value, None))
@@ -148,15 +168,23 @@ class JitHooks(Hooks):
                 )
 
     def on_store(self, kind, target, key, value):
+        from thunder.interpreter.runtime import current_runtime
+
+        globals_dict = current_runtime().frames[-1].globals if kind.endswith("global") else None
+        self.side_effects.store(kind, target, key, value, globals_dict, source_location())
+
+    def _mutating_method(self, fn):
+        """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""
+        obj = getattr(fn, "__self__", None)
+        tp = type(obj)
+        if tp not in MUTATING_METHODS or type(fn) is not types.BuiltinMethodType:
+            return None
+        provenance = self.outside_containers.get(id(obj))
+        if provenance is None or provenance[0] is not obj:
+            return None
+        name = fn.__name__
         where = source_location()
-        at = f" at {where}" if where is not None else ""
-        what = {"global": f"assignment to the global {key!r}", "delete_global": f"deletion of the global {key!r}",
-                "cell": f"assignment to the nonlocal {key!r}", "delete_cell": f"deletion of the nonlocal {key!r}",
-                "attr": f"setting the attribute {key!r} of an object from outside the function",
-                "delete_attr": f"deleting the attribute {key!r} of an object from outside the function",
-                "item": "item assignment into a container from outside the function",
-                "delete_item": "item deletion from a container from outside the function"}.get(kind, kind)
-        raise UnsupportedError(
-            f"{what}{at} is a side effect on state outside the jitted function, which thunder.jit does not "
-            "replay yet; return the value instead, or call the function without thunder.jit"
-        )
+        refuse_value_returning_mutation(tp, name, f" (at {where})" if where else "")
+        if name not in MUTATING_METHODS[tp]:
+            return None
+        return lambda *args: self.side_effects.call_method(obj, provenance[1], name, args, source_location())

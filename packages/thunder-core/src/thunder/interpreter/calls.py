@@ -158,12 +158,16 @@ def interpret_function(rt, fn, wargs, wkwargs) -> WrappedValue:
     code = fn.__code__
     if code.co_flags & CO_ASYNC_FLAGS:
         location = rt.frames[-1].source_location() if rt.frames else None
-        raise unsupported(f"calling async function / coroutine {code.co_qualname!r} (async def)", location,
+        raise unsupported(f"calling async function / coroutine {fn.__qualname__!r} (async def)", location,
                           "call it outside the jitted function or rewrite it as a regular function")
     toplevel = not rt.toplevel_done
     rt.toplevel_done = True
     frame = Frame(fn, code, fn.__globals__, fn.__builtins__)
     bind_arguments(rt, frame, fn, wargs, wkwargs, toplevel)
+    if frame.info.cell_init:  # 3.10: the frame creates its cells itself (no MAKE_CELL)
+        from .opcodes_310 import init_cells
+
+        init_cells(rt, frame)
     kind, result = execute(rt, frame)
     if kind is GENERATOR:
         return computed(InterpretedGenerator(rt, frame))
@@ -210,7 +214,7 @@ def bind_arguments(rt, frame, fn, wargs, wkwargs, toplevel) -> None:
 
     for key, w in wkwargs.items():
         if not isinstance(key, str):
-            raise TypeError(f"{qualname}() keywords must be strings")
+            raise TypeError("keywords must be strings")  # CPython checks while unpacking **kwargs: no name
         try:
             j = names.index(key, posonly, total)
         except ValueError:

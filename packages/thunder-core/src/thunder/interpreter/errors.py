@@ -25,14 +25,17 @@ class InterpreterError(Exception):
     """Raised for constructs the interpreter does not support (not catchable by interpreted code)."""
 
 
-def source_location_of(code, instruction, fallback_line=None) -> SourceLocation:
+def source_location_of(code, instruction, fallback_line=None, qualname=None) -> SourceLocation:
     lineno = None
-    if instruction is not None and instruction.positions is not None:
-        lineno = instruction.positions.lineno
+    positions = getattr(instruction, "positions", None)  # 3.10 instructions have no positions
+    if positions is not None:
+        lineno = positions.lineno
     if lineno is None:
         lineno = fallback_line if fallback_line is not None else code.co_firstlineno
     source = linecache.getline(code.co_filename, lineno).strip() if lineno else ""
-    return SourceLocation(code.co_filename, lineno, code.co_qualname, source)
+    if qualname is None:
+        qualname = getattr(code, "co_qualname", code.co_name)
+    return SourceLocation(code.co_filename, lineno, qualname, source)
 
 
 def unsupported(what: str, location: SourceLocation | None, advice: str = "") -> InterpreterError:

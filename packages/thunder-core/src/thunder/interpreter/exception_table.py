@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["ExceptionTableEntry", "parse_exception_table", "find_handler"]
+from .wrapped import computed
+
+__all__ = ["ExceptionTableEntry", "parse_exception_table", "find_handler", "unwind_to_handler"]
 
 
 class ExceptionTableEntry(NamedTuple):
@@ -28,7 +30,7 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def parse_exception_table(code) -> tuple[ExceptionTableEntry, ...]:
-    data = code.co_exceptiontable
+    data = getattr(code, "co_exceptiontable", b"")  # 3.10 uses a block stack instead
     entries = []
     pos = 0
     while pos < len(data):
@@ -48,3 +50,16 @@ def find_handler(entries, offset: int) -> ExceptionTableEntry | None:
         if entry.start <= offset < entry.end:
             return entry
     return None
+
+
+def unwind_to_handler(rt, frame, exc) -> bool:
+    """Jump to the handler of the failing instruction (stack trimmed, (lasti,) exc pushed), if any."""
+    entry = find_handler(frame.info.exception_entries, frame.instr.offset)
+    if entry is None:
+        return False
+    del frame.stack[entry.depth:]
+    if entry.push_lasti:
+        frame.stack.append(computed(frame.instr.offset))
+    frame.stack.append(computed(exc))
+    frame.jump_to_offset(entry.target)
+    return True

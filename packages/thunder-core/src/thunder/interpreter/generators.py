@@ -68,7 +68,7 @@ class InterpretedGenerator:
         return self._frame.code
 
     def __repr__(self):
-        return f"<interpreted generator object {self._frame.code.co_qualname} at {id(self):#x}>"
+        return f"<interpreted generator object {self._frame.qualname} at {id(self):#x}>"
 
     # ----- interpreter side -----------------------------------------------------------------
     def send_wrapped(self, wvalue: WrappedValue | None) -> WrappedValue:
@@ -92,6 +92,8 @@ class InterpretedGenerator:
         if frame.ip < len(instructions):
             nxt = instructions[frame.ip]
             if nxt.opname == "RESUME" and (nxt.arg & 3) == 2 and frame.stack:  # 3.13: bit 4 = except depth
+                return frame.stack[-1]
+            if nxt.opname == "YIELD_FROM" and frame.stack:  # 3.10 re-executes YIELD_FROM when resumed
                 return frame.stack[-1]
         return None
 

@@ -1,10 +1,8 @@
-"""The instruction loop of one frame, with zero-cost exception-table unwinding."""
+"""The instruction loop of one frame; exceptions unwind through the version's unwind_exception."""
 
 from __future__ import annotations
 
 from .errors import InterpreterError, unsupported
-from .exception_table import find_handler
-from .wrapped import computed
 
 __all__ = ["execute", "RETURN", "YIELD", "GENERATOR"]
 
@@ -20,19 +18,21 @@ def execute(rt, frame, pending_exc: BaseException | None = None):
     Returns ``(signal, WrappedValue | None)``. ``pending_exc`` is raised at the current
     instruction first (generator.throw). Exceptions leaving the frame propagate unchanged.
     """
-    from .opcode_table import HANDLERS
+    from .opcode_table import HANDLERS, unwind_exception
 
     instructions = frame.info.instructions
+    linenos = frame.info.linenos
     rt.frames.append(frame)
     try:
         exc = pending_exc
         while True:
             if exc is None:
                 instr = instructions[frame.ip]
+                line = linenos[frame.ip]
                 frame.ip += 1
                 frame.instr = instr
-                if instr.positions is not None and instr.positions.lineno is not None:
-                    frame.last_line = instr.positions.lineno
+                if line is not None:
+                    frame.last_line = line
                 handler = HANDLERS.get(instr.opname)
                 try:
                     if handler is None:
@@ -49,15 +49,9 @@ def execute(rt, frame, pending_exc: BaseException | None = None):
                     rt.no_chain = None
                 elif exc.__context__ is None:
                     rt.chain_context(exc)
-            entry = find_handler(frame.info.exception_entries, frame.instr.offset)
-            if entry is None:
+            if not unwind_exception(rt, frame, exc):
                 rt.no_chain = exc  # already chained where it was raised
                 raise exc
-            del frame.stack[entry.depth:]
-            if entry.push_lasti:
-                frame.stack.append(computed(frame.instr.offset))
-            frame.stack.append(computed(exc))
-            frame.jump_to_offset(entry.target)
             exc = None
     finally:
         rt.frames.pop()

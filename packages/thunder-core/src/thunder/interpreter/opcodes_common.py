@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections.abc
 import operator
+import sys
 import types
 
 from .attributes import delete_attr, load_attr, load_method, store_attr
@@ -88,8 +89,16 @@ def _load_assertion_error(rt, frame, instr):
 # ----- locals, cells, globals ---------------------------------------------------------------------
 
 
+if sys.version_info >= (3, 11):
+    _UNBOUND_LOCAL = "cannot access local variable '{}' where it is not associated with a value"
+    _EMPTY_FREE = "cannot access free variable '{}' where it is not associated with a value in enclosing scope"
+else:
+    _UNBOUND_LOCAL = "local variable '{}' referenced before assignment"
+    _EMPTY_FREE = "free variable '{}' referenced before assignment in enclosing scope"
+
+
 def _unbound_local(name):
-    return UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+    return UnboundLocalError(_UNBOUND_LOCAL.format(name))
 
 
 @handler("LOAD_FAST", "LOAD_FAST_CHECK")
@@ -114,12 +123,16 @@ def _delete_fast(rt, frame, instr):
 
 @handler("MAKE_CELL")
 def _make_cell(rt, frame, instr):
-    old = frame.locals[instr.arg]
-    cell = types.CellType() if old is None else types.CellType(old.value)
+    frame.locals[instr.arg] = new_cell(rt, frame.locals[instr.arg])
+
+
+def new_cell(rt, wold):
+    """A cell made by interpreted code, holding ``wold`` (None: empty)."""
+    cell = types.CellType() if wold is None else types.CellType(wold.value)
     rt.created_cells[id(cell)] = cell
-    if old is not None:
-        rt.cell_shadow[id(cell)] = old
-    frame.locals[instr.arg] = computed(cell)
+    if wold is not None:
+        rt.cell_shadow[id(cell)] = wold
+    return computed(cell)
 
 
 @handler("LOAD_CLOSURE")
@@ -134,14 +147,13 @@ def _cell_is_outside(rt, cell) -> bool:
 def _cell_provenance(frame, index, cell) -> Provenance:
     nfree = frame.info.nfree
     free_index = index - (len(frame.locals) - nfree)
-    return Provenance.closure_cell(frame.code.co_qualname, free_index, frame.info.localsplus_names[index], cell)
+    return Provenance.closure_cell(frame.qualname, free_index, frame.info.localsplus_names[index], cell)
 
 
 def _empty_cell_error(frame, index):
     name = frame.info.localsplus_names[index]
     if index >= len(frame.locals) - frame.info.nfree:
-        return NameError(f"cannot access free variable '{name}' where it is not associated with a value"
-                         " in enclosing scope")
+        return NameError(_EMPTY_FREE.format(name))
     return _unbound_local(name)
 
 
@@ -198,14 +210,17 @@ def _delete_deref(rt, frame, instr):
 def _load_global(rt, frame, instr):
     if instr.arg & 1:
         frame.stack.append(None)
-    name = instr.argval
+    frame.stack.append(load_global(rt, frame, instr.argval))
+
+
+def load_global(rt, frame, name):
     if name in frame.globals:
         w = rt.input(frame.globals[name], Provenance.global_(frame.globals, name))
     elif name in frame.builtins:
         w = rt.input(frame.builtins[name], Provenance.builtin(name, frame.builtins))
     else:
         raise NameError(f"name '{name}' is not defined", name=name)
-    frame.stack.append(w)
+    return w
 
 
 @handler("STORE_GLOBAL")
@@ -251,8 +266,12 @@ def _kw_names(rt, frame, instr):
 
 @handler("CALL")
 def _call(rt, frame, instr):
+    call_method_layout(frame, instr.arg)
+
+
+def call_method_layout(frame, argc):
+    """Call with (method, self) or (NULL, callable) below ``argc`` arguments, using frame.kw_names."""
     st = frame.stack
-    argc = instr.arg
     args = st[len(st) - argc:]
     del st[len(st) - argc:]
     self_or_callable = st.pop()
@@ -286,6 +305,11 @@ def _call_function_ex(rt, frame, instr):
     wargs = st.pop()
     wfn = st.pop()
     st.pop()  # NULL
+    st.append(call_function_ex(rt, wfn, wargs, wkw))
+
+
+def call_function_ex(rt, wfn, wargs, wkw):
+    """``fn(*args, **kw)`` with CPython's checks (``wkw`` may be None)."""
     if not isinstance(wargs.value, tuple):
         if _not_iterable(wargs.value):
             raise TypeError(f"{function_str(wfn.value)} argument after * must be an iterable, "
@@ -301,20 +325,23 @@ def _call_function_ex(rt, frame, instr):
                                 f"not {type(kw).__name__}")
             kw = dict(kw)
         kwargs = {k: derive_item(rt, wkw, k, v) if kw is wkw.value else computed(v) for k, v in kw.items()}
-    st.append(call_value(wfn, args, kwargs))
+    return call_value(wfn, args, kwargs)
 
 
 @handler("MAKE_FUNCTION")
 def _make_function(rt, frame, instr):
+    code = frame.stack.pop().value
+    make_function(frame, code, code.co_qualname, instr.arg)
+
+
+def make_function(frame, code, qualname, flags):
     st = frame.stack
-    code = st.pop().value
-    flags = instr.arg
     closure = st.pop().value if flags & 0x08 else None
     annotations = st.pop().value if flags & 0x04 else None
     kwdefaults = st.pop().value if flags & 0x02 else None
     defaults = st.pop().value if flags & 0x01 else None
     fn = types.FunctionType(code, frame.globals, code.co_name, defaults, closure)
-    fn.__qualname__ = code.co_qualname
+    fn.__qualname__ = qualname
     if kwdefaults is not None:
         fn.__kwdefaults__ = kwdefaults
     if annotations is not None:
@@ -668,12 +695,14 @@ _MISSING = object()
 
 @handler("MATCH_KEYS")
 def _match_keys(rt, frame, instr):
-    keys = frame.stack[-1].value
-    wsubject = frame.stack[-2]
+    frame.stack.append(match_keys(rt, frame.stack[-2], frame.stack[-1].value))
+
+
+def match_keys(rt, wsubject, keys):
+    """Tuple of the subject's values for ``keys``, or None when one is missing."""
     subject = wsubject.value
     if not keys:
-        frame.stack.append(computed(()))
-        return
+        return computed(())
     seen = set()
     values = []
     for key in keys:
@@ -682,10 +711,9 @@ def _match_keys(rt, frame, instr):
         seen.add(key)
         value = subject.get(key, _MISSING)
         if value is _MISSING:
-            frame.stack.append(computed(None))
-            return
+            return computed(None)
         values.append(derive_item(rt, wsubject, key, value) if isinstance(subject, dict) else computed(value))
-    frame.stack.append(computed(tuple(w.value for w in values), items=tuple(values)))
+    return computed(tuple(w.value for w in values), items=tuple(values))
 
 
 _MATCH_SELF_TYPES = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
@@ -697,10 +725,10 @@ def _match_class(rt, frame, instr):
     names = st.pop().value
     cls = st.pop().value
     wsubject = st.pop()
-    st.append(_match_class_impl(rt, wsubject, cls, instr.arg, names))
+    st.append(match_class(rt, wsubject, cls, instr.arg, names))
 
 
-def _match_class_impl(rt, wsubject, cls, nargs, kw_names):
+def match_class(rt, wsubject, cls, nargs, kw_names):
     if not isinstance(cls, type):
         raise TypeError("called match pattern must be a class")
     subject = wsubject.value
