@@ -157,19 +157,6 @@ def test_unsupported_operation_names_op_and_line():
     assert "nonzero" in msg and "test_jit_functions.py" in msg and "return torch.nonzero(x)" in msg
 
 
-COUNTER = 0
-
-
-def test_store_to_global_is_a_clear_error():
-    def g(x):
-        global COUNTER
-        COUNTER = 1
-        return x
-
-    with pytest.raises(UnsupportedError, match="global 'COUNTER'.*test_jit_functions.py"):
-        thunder.jit(g)(torch.ones(1))
-
-
 def test_meta_errors_match_eager_exception_types():
     def g(a, b):
         return a + b

@@ -464,3 +464,8 @@ def _check_meta(*args, **kwargs):
 
 for _name in ("check_tensor", "check_number", "check_literal", "check_is", "check_len", "check_arg_count"):
     make_prim(_name, _check_meta, tags=("prologue",))
+
+# Epilogue: the writes to outside state a program made, replayed on every call.
+make_prim("make_value", _unpack_meta, tags=("epilogue",))  # binds a container built by the epilogue to a name
+for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method"):
+    make_prim(_name, _check_meta, tags=("epilogue", "side_effect"))

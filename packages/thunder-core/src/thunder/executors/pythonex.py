@@ -133,7 +133,49 @@ def _check_arg_count(bsym, imports):
     return [f"if len({a}) != {n} or {kw_check}: return None"]
 
 
+def _make_value(bsym, imports):
+    (value,) = bsym.args
+    return [f"{bsym.output.name} = {prettyprint(value, imports)}"]
+
+
+def _store_attr(bsym, imports):
+    obj, name, value = bsym.args
+    return [f"{prettyprint(obj, imports)}.{name} = {prettyprint(value, imports)}"]
+
+
+def _store_item(bsym, imports):
+    obj, key, value = bsym.args
+    return [f"{prettyprint(obj, imports)}[{prettyprint(key, imports)}] = {prettyprint(value, imports)}"]
+
+
+def _store_cell(bsym, imports):
+    cell, value = bsym.args
+    return [f"{prettyprint(cell, imports)}.cell_contents = {prettyprint(value, imports)}"]
+
+
+def _delete_attr(bsym, imports):
+    obj, name = bsym.args
+    return [f"del {prettyprint(obj, imports)}.{name}"]
+
+
+def _delete_item(bsym, imports):
+    obj, key = bsym.args
+    return [f"del {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
+
+
+def _delete_cell(bsym, imports):
+    (cell,) = bsym.args
+    return [f"del {prettyprint(cell, imports)}.cell_contents"]
+
+
+def _call_method(bsym, imports):
+    obj, name, *args = bsym.args
+    return [f"{prettyprint(obj, imports)}.{name}({', '.join(prettyprint(a, imports) for a in args)})"]
+
+
 for _name, _printer in {
+    "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell, "delete_attr": _delete_attr,
+    "delete_item": _delete_item, "delete_cell": _delete_cell, "call_method": _call_method,
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is, "check_len": _check_len,
     "check_arg_count": _check_arg_count,

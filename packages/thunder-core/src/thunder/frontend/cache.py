@@ -38,11 +38,14 @@ def resolve_cache_option(cache) -> CACHE_OPTIONS:
 
 class CacheEntry:
     """One compiled program: its prologue (checks, returns the computation's inputs or None), its
-    computation, and the traces that made them."""
+    computation, its epilogue (None when there are no writes to replay), and the traces that made them."""
 
-    __slots__ = ("prologue", "computation", "prologue_traces", "computation_traces", "compile_seconds")
+    __slots__ = ("prologue", "computation", "epilogue", "prologue_traces", "computation_traces", "epilogue_traces",
+                 "compile_seconds")
 
-    def __init__(self, prologue, computation, prologue_traces, computation_traces, compile_seconds):
-        self.prologue, self.computation = prologue, computation
+    def __init__(self, prologue, computation, epilogue, prologue_traces, computation_traces, epilogue_traces,
+                 compile_seconds):
+        self.prologue, self.computation, self.epilogue = prologue, computation, epilogue
         self.prologue_traces, self.computation_traces = prologue_traces, computation_traces
+        self.epilogue_traces = epilogue_traces
         self.compile_seconds = compile_seconds

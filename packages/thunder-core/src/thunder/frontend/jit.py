@@ -13,6 +13,7 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
+from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
@@ -41,6 +42,11 @@ class CompileStats:
     @property
     def last_prologue_traces(self) -> list[TraceCtx]:
         return list(self.last_entry.prologue_traces) if self.last_entry else []
+
+    @property
+    def last_epilogue_traces(self) -> list[TraceCtx]:
+        """Empty when the program has no side effects on outside state (then no epilogue runs)."""
+        return list(self.last_entry.epilogue_traces) if self.last_entry else []
 
     def __repr__(self) -> str:
         return (f"CompileStats(calls={self.calls}, cache_hits={self.cache_hits}, cache_misses={self.cache_misses}, "
@@ -87,13 +93,17 @@ class ThunderFunction:
             if inputs is not None:
                 stats.cache_hits += 1
                 stats.last_entry = entry
-                return entry.computation(*inputs)
+                if entry.epilogue is None:
+                    return entry.computation(*inputs)
+                return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
         stats.cache_misses += 1
         entry, inputs = self._compile(args, kwargs)
         if self.cache_option is not CACHE_OPTIONS.NO_CACHING:
             self.entries.append(entry)
         stats.last_entry = entry
-        return entry.computation(*inputs)
+        if entry.epilogue is None:
+            return entry.computation(*inputs)
+        return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"thunder.jit({self.fn!r})"
@@ -102,6 +112,14 @@ class ThunderFunction:
     def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple]:
         start = time.perf_counter()
         computation, hooks = self._trace(args, kwargs)
+        epilogue_traces = []
+        outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
+        outside.update(hooks.outside_containers)
+        if needs_epilogue(hooks.side_effects.writes, computation.output, outside):
+            epilogue, handed_over = build_epilogue(hooks.side_effects.writes, computation.output, self.fn, outside,
+                                                   computation.names)
+            computation.output = tuple(handed_over)
+            epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         interpreted = time.perf_counter()
         traces = [computation]
         from thunder.transforms.pipeline import run_pipeline
@@ -117,7 +135,8 @@ class ThunderFunction:
         prologue_fn = prologue_traces[-1].python_callable()
         computation_fn = final.python_callable()
         seconds = time.perf_counter() - start
-        entry = CacheEntry(prologue_fn, computation_fn, prologue_traces, traces, seconds)
+        epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
+        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds)
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)
@@ -133,8 +152,13 @@ class ThunderFunction:
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
         hooks = JitHooks(self.fn)
-        with tracectx(trace):
-            result = interpret(self.fn, args, kwargs, hooks=hooks)
+        try:
+            with tracectx(trace):
+                result = interpret(self.fn, args, kwargs, hooks=hooks)
+        finally:
+            # Writes were done for real so the program read them back as CPython would; the epilogue
+            # does them on each call, including this one.
+            hooks.side_effects.undo()
         hooks.check_containers_unchanged()
         trace.location_fn = None
         trace.args = list(hooks.tensor_inputs)

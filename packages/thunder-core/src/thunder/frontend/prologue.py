@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from thunder.core import dtypes, prims
-from thunder.core.codegen import ObjectRef
 from thunder.core.prims import AnyProxy
 from thunder.core.trace import TraceCtx, tracectx
+from thunder.frontend.paths import PathReacher
 from thunder.interpreter import Provenance
 
 __all__ = ["InputRecord", "build_prologue", "proxy_name_for"]
@@ -70,7 +70,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
     trace.args = ["*args", "**kwargs"]
     with tracectx(trace):
         args_p, kwargs_p = AnyProxy("args"), AnyProxy("kwargs")
-        reached: dict[Provenance, object] = {}
+        reacher = PathReacher(trace, fn, args_p, kwargs_p)
+        reach = reacher.reach
         if checks:
             prims.check_arg_count(args_p, kwargs_p, nargs, kwnames)
 
@@ -81,54 +82,6 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 parents.add(p)
                 p = p.parent
 
-        def reach(prov: Provenance, out=None):
-            if prov in reached:
-                return reached[prov]
-            kind = prov.kind
-            if kind == "fn":
-                v = ObjectRef(fn, trace.make_unique_name("fn"))
-                reached[prov] = v
-                return v
-            if kind == "arg":
-                return _bind(prov, prims.unpack_item(args_p, prov.key), out)
-            if kind == "kwarg":
-                return _bind(prov, prims.unpack_item(kwargs_p, prov.key), out)
-            if kind == "global":
-                g = ObjectRef(prov.root, trace.make_unique_name(f"globals_{_module_tag(prov.root)}"))
-                return _bind(prov, prims.unpack_item(g, prov.key), out)
-            if kind == "builtin":
-                b = ObjectRef(prov.root, trace.make_unique_name("builtins"))
-                return _bind(prov, prims.unpack_item(b, prov.key), out)
-            if kind == "closure_cell":
-                cell = ObjectRef(prov.root, trace.make_unique_name(f"cell_{prov.key[2]}"))
-                return _bind(prov, prims.unpack_cell(cell), out)
-            if kind == "default":
-                f = ObjectRef(prov.root, trace.make_unique_name("fn"))
-                kwdefaults = prov.root.__kwdefaults__ or {}
-                if prov.key in kwdefaults:
-                    holder = prims.unpack_attr(f, "__kwdefaults__")
-                    return _bind(prov, prims.unpack_item(holder, prov.key), out)
-                code = prov.root.__code__
-                positional = code.co_varnames[: code.co_argcount]
-                index = positional.index(prov.key) - (len(positional) - len(prov.root.__defaults__))
-                holder = prims.unpack_attr(f, "__defaults__")
-                return _bind(prov, prims.unpack_item(holder, index), out)
-            if kind == "attr":
-                return _bind(prov, prims.unpack_attr(reach(prov.parent), prov.key), out)
-            if kind == "item":
-                return _bind(prov, prims.unpack_item(reach(prov.parent), prov.key), out)
-            raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r} in the prologue")
-
-        def _bind(prov, value, out):
-            if out is not None:
-                # The last unpack of a computation input produces the computation's own proxy.
-                bsym = trace.scopes[-1][-1]
-                trace.scopes[-1][-1] = bsym.replace(output=out)
-                value = out
-            reached[prov] = value
-            return value
-
-        devices: dict = {}
         checked: set = set()
         for r in records:
             if r.provenance in checked:
@@ -139,8 +92,7 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 v = reach(r.provenance, out=t)
                 if not checks:
                     continue
-                device = devices.setdefault(t.device, ObjectRef(t.device.to_torch(), trace.make_unique_name(
-                    re.sub(r"\W", "_", f"device_{t.device}"))))
+                device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
                 prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
             elif not checks:
                 continue
@@ -149,13 +101,19 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
             elif r.check == "is" and r.provenance not in parents:
-                prims.check_is(reach(r.provenance), ObjectRef(r.value, trace.make_unique_name(_ref_name(r.value))))
+                prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
         trace.output = tuple(computation_args)
     return trace
 
 
-def _module_tag(globals_dict) -> str:
-    return re.sub(r"\W+", "_", str(globals_dict.get("__name__", "module")))
+_devices: dict = {}
+
+
+def _torch_device(device):
+    # one torch.device object per device, so prologues compare against a constant
+    if device not in _devices:
+        _devices[device] = device.to_torch()
+    return _devices[device]
 
 
 def _ref_name(obj) -> str:

@@ -1,0 +1,124 @@
+"""The epilogue: replays the program's writes to outside state after the computation, on every call,
+and assembles return values that are objects from outside the function (which must be the caller's
+objects, not copies made at trace time).
+
+``epilogue(values, *args, **kwargs)`` receives what only the computation knows (tensors and numbers
+computed in the trace), re-reaches outside objects by provenance from the call's arguments, performs
+the writes in program order and returns the program's result.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import prims
+from thunder.core.errors import UnsupportedError
+from thunder.core.prims import AnyProxy
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
+from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
+from thunder.frontend.paths import PathReacher
+
+__all__ = ["build_epilogue", "needs_epilogue"]
+
+_LITERALS = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+_CONTAINERS = (list, tuple, dict)
+
+
+def _outside_objects_in(result, outside_by_id: dict, depth: int = 0) -> bool:
+    entry = outside_by_id.get(id(result))
+    if entry is not None and entry[0] is result and type(result) not in _LITERALS:
+        return True
+    if depth < 8 and type(result) in _CONTAINERS:
+        items = result.values() if type(result) is dict else result
+        return any(_outside_objects_in(v, outside_by_id, depth + 1) for v in items)
+    return False
+
+
+def needs_epilogue(writes, result, outside_by_id: dict) -> bool:
+    return bool(writes) or _outside_objects_in(result, outside_by_id)
+
+
+def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple[TraceCtx, list]:
+    """(epilogue trace, the proxies the computation must hand to it, in order)."""
+    trace = TraceCtx("epilogue")
+    trace.names.update(names)
+    trace.args = ["values", "*args", "**kwargs"]
+    handed: list[Proxy] = []
+    with tracectx(trace):
+        values_p = AnyProxy("values")
+        reacher = PathReacher(trace, fn, AnyProxy("args"), AnyProxy("kwargs"))
+        built: dict[int, object] = {}  # id(object) -> what the epilogue calls it: one object, one name
+
+        def value_of(v, where: str):
+            if isinstance(v, Proxy):
+                if not any(v is x for x in handed):
+                    handed.append(v)  # first use: take it from the computation's hand-over tuple
+                    prims.unpack_item(values_p, len(handed) - 1)
+                    trace.scopes[-1][-1] = trace.scopes[-1][-1].replace(output=v)
+                return v
+            if type(v) in _LITERALS:
+                return v
+            if id(v) in built:
+                return built[id(v)]
+            outside = outside_by_id.get(id(v))
+            if outside is not None and outside[0] is v:
+                expr = reacher.reach(outside[1])
+            elif type(v) in _CONTAINERS:
+                items = v.items() if type(v) is dict else v
+                if type(v) is dict:
+                    literal = {k: value_of(x, where) for k, x in items}
+                else:
+                    literal = type(v)(value_of(x, where) for x in items)
+                # containers are built once, so a value stored and returned is one object, as in CPython
+                expr = prims.make_value(literal) if type(v) is not tuple else literal
+            else:
+                raise UnsupportedError(
+                    f"{where or 'the jitted function'} hands a {type(v).__name__} created inside the jitted function to "
+                    "the outside; thunder.jit replays stores and returns of tensors, numbers, strings, containers of "
+                    "them and objects from outside the function, not of other new objects; file an issue if you need it"
+                )
+            built[id(v)] = expr
+            return expr
+
+        # Outside objects in the result are the ones the program held: reach them before writes replace them.
+        for leaf in tree_flatten(result)[0]:
+            outside = outside_by_id.get(id(leaf))
+            if outside is not None and outside[0] is leaf and type(leaf) not in _LITERALS:
+                value_of(leaf, "")
+
+        for w in writes:
+            where = f"a write at {w.location}" if w.location is not None else "a write"
+            start = len(trace.bound_symbols)
+            _replay(w, reacher, lambda v: value_of(v, where))
+            # what was read through the written location is stale now
+            reacher.forget(w.location_provenance)
+            if w.location is not None:
+                for i in range(start, len(trace.bound_symbols)):
+                    trace.bound_symbols[i] = trace.bound_symbols[i].replace(source=w.location)
+        trace.output = value_of(result, "the return value")
+    trace.provenance = TraceProvenance("Epilogue (writes to outside state and outside objects returned)")
+    return trace, handed
+
+
+def _replay(w, reacher: PathReacher, value_of) -> None:
+    if w.kind in ("global", "delete_global"):
+        target = reacher.ref(w.target.root, f"globals_{w.target.root.get('__name__', 'module')}")
+    elif w.kind in ("cell", "delete_cell"):
+        target = reacher.ref(w.target.root, f"cell_{w.target.key[2]}")
+    else:
+        target = reacher.reach(w.target)
+    if w.kind == "call":
+        prims.call_method(target, w.key, *[value_of(a) for a in w.value])
+    elif w.kind in ("global", "item"):
+        prims.store_item(target, w.key, value_of(w.value))
+    elif w.kind == "attr":
+        prims.store_attr(target, w.key, value_of(w.value))
+    elif w.kind == "cell":
+        prims.store_cell(target, value_of(w.value))
+    elif w.kind in ("delete_global", "delete_item"):
+        prims.delete_item(target, w.key)
+    elif w.kind == "delete_attr":
+        prims.delete_attr(target, w.key)
+    elif w.kind == "delete_cell":
+        prims.delete_cell(target)

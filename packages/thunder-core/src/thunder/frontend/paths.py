@@ -1,0 +1,84 @@
+"""Re-reaching outside values by their provenance, inside a prologue or epilogue trace being built:
+``args[0].__dict__['_modules']['fc1']``, ``globals_of_mymodule['W']``, ``cell_x.cell_contents``."""
+
+from __future__ import annotations
+
+import re
+
+from thunder.core import prims
+from thunder.core.codegen import ObjectRef
+from thunder.core.prims import AnyProxy
+from thunder.interpreter import Provenance
+
+__all__ = ["PathReacher"]
+
+
+class PathReacher:
+    """Emits unpack prims into the current trace; each path is read once per trace."""
+
+    def __init__(self, trace, fn, args_p: AnyProxy, kwargs_p: AnyProxy):
+        self.trace, self.fn, self.args_p, self.kwargs_p = trace, fn, args_p, kwargs_p
+        self.reached: dict[Provenance, object] = {}
+        self._refs: dict[int, ObjectRef] = {}
+
+    def ref(self, obj, base: str) -> ObjectRef:
+        """A named reference to an object the trace needs as is (a globals dict, a cell, a function)."""
+        r = self._refs.get(id(obj))
+        if r is None:
+            r = self._refs[id(obj)] = ObjectRef(obj, self.trace.make_unique_name(re.sub(r"\W+", "_", base)))
+        return r
+
+    def reach(self, prov: Provenance, out=None):
+        """The value at ``prov``; ``out``, when given, is the proxy the final unpack must produce."""
+        if prov in self.reached:
+            return self.reached[prov]
+        kind = prov.kind
+        if kind == "fn":
+            value = self.ref(self.fn, "fn")
+            self.reached[prov] = value
+            return value
+        if kind == "arg":
+            value = prims.unpack_item(self.args_p, prov.key)
+        elif kind == "kwarg":
+            value = prims.unpack_item(self.kwargs_p, prov.key)
+        elif kind == "global":
+            value = prims.unpack_item(self.ref(prov.root, f"globals_{prov.root.get('__name__', 'module')}"), prov.key)
+        elif kind == "builtin":
+            value = prims.unpack_item(self.ref(prov.root, "builtins"), prov.key)
+        elif kind == "closure_cell":
+            value = prims.unpack_cell(self.ref(prov.root, f"cell_{prov.key[2]}"))
+        elif kind == "default":
+            value = self._default(prov)
+        elif kind == "attr":
+            value = prims.unpack_attr(self.reach(prov.parent), prov.key)
+        elif kind == "item":
+            value = prims.unpack_item(self.reach(prov.parent), prov.key)
+        else:
+            raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r}")
+        if out is not None:
+            # The last unpack of a computation input produces the computation's own proxy.
+            scope = self.trace.scopes[-1]
+            scope[-1] = scope[-1].replace(output=out)
+            value = out
+        self.reached[prov] = value
+        return value
+
+    def forget(self, prov: Provenance) -> None:
+        """Drops what was reached through ``prov`` (after a write there, reads must happen anew)."""
+        for reached in list(self.reached):
+            p = reached
+            while p is not None:
+                if p == prov:
+                    del self.reached[reached]
+                    break
+                p = p.parent
+
+    def _default(self, prov: Provenance):
+        fn = prov.root
+        f = self.ref(fn, "fn")
+        if prov.key in (fn.__kwdefaults__ or {}):
+            return prims.unpack_item(prims.unpack_attr(f, "__kwdefaults__"), prov.key)
+        code = fn.__code__
+        positional = code.co_varnames[: code.co_argcount]
+        index = positional.index(prov.key) - (len(positional) - len(fn.__defaults__))
+        return prims.unpack_item(prims.unpack_attr(f, "__defaults__"), index)

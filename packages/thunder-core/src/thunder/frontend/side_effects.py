@@ -1,0 +1,163 @@
+"""Writes to outside state while tracing: done for real (so the rest of the program reads what CPython
+would), undone when tracing ends, and recorded so the epilogue replays them on every call.
+
+A write is (kind, target provenance, key, value): stores to globals, closure cells, attributes and
+items of outside objects, their deletions, and calls of mutating methods of outside lists, dicts and
+sets (``lst.append(x)``).
+"""
+
+from __future__ import annotations
+
+from thunder.core.errors import UnsupportedError
+from thunder.interpreter import Provenance
+
+__all__ = ["Write", "SideEffects", "MUTATING_METHODS"]
+
+_MISSING = object()
+
+# Methods that change a container in place and return None: replaying them is exactly CPython's effect.
+MUTATING_METHODS = {
+    list: ("append", "extend", "insert", "remove", "clear", "reverse"),
+    dict: ("update", "clear"),
+    set: ("add", "discard", "update", "clear", "difference_update", "intersection_update"),
+}
+_VALUE_RETURNING = {list: ("pop", "sort"), dict: ("pop", "popitem", "setdefault"), set: ("pop", "remove")}
+
+
+class Write:
+    __slots__ = ("kind", "target", "key", "value", "location", "location_provenance")
+
+    def __init__(self, kind: str, target: Provenance | None, key, value, location, location_provenance):
+        # kind: "global", "delete_global", "cell", "delete_cell", "attr", "delete_attr", "item", "delete_item",
+        # "call" (key = method name, value = tuple of arguments); target: provenance of the written object
+        # (for globals, the globals dict's own root); value: the plain value written.
+        self.kind, self.target, self.key, self.value, self.location = kind, target, key, value, location
+        self.location_provenance = location_provenance  # the place written: reads through it are stale after
+
+
+class SideEffects:
+    def __init__(self):
+        self.writes: list[Write] = []
+        self.written: set = set()  # provenances of locations written: later reads are not prologue inputs
+        self._undo: list = []
+        self._snapshotted: set[int] = set()
+
+    # recording ------------------------------------------------------------------------------------
+    def store(self, kind: str, target, key, value, globals_dict, location) -> None:
+        """Performs the write for real and records it. ``target`` is the interpreter's WrappedValue."""
+        plain = value.value if value is not None else None
+        if kind in ("global", "delete_global"):
+            old = globals_dict.get(key, _MISSING)
+            self._undo.append(lambda: _restore_item(globals_dict, key, old))
+            if kind == "global":
+                globals_dict[key] = plain
+            else:
+                del globals_dict[key]
+            location_prov = Provenance.global_(globals_dict, key)
+            target_prov = location_prov
+        elif kind in ("cell", "delete_cell"):
+            cell = target.value
+            try:
+                old = cell.cell_contents
+            except ValueError:
+                old = _MISSING
+            self._undo.append(lambda: _restore_cell(cell, old))
+            if kind == "cell":
+                cell.cell_contents = plain
+            else:
+                del cell.cell_contents
+            location_prov = target_prov = target.provenance
+        elif kind in ("attr", "delete_attr"):
+            obj = target.value
+            old = getattr(obj, key, _MISSING)  # through the normal protocol: a module keeps buffers in _buffers
+            self._undo.append(lambda: _restore_attr(obj, key, old))
+            if kind == "attr":
+                setattr(obj, key, plain)
+            else:
+                delattr(obj, key)
+            target_prov, location_prov = target.provenance, Provenance.attr(target.provenance, key)
+        elif kind in ("item", "delete_item"):
+            obj = target.value
+            self.snapshot(obj)
+            if kind == "item":
+                obj[key] = plain
+            else:
+                del obj[key]
+            target_prov, location_prov = target.provenance, Provenance.item(target.provenance, key)
+        else:
+            raise ValueError(f"unknown store kind {kind!r}")
+        self.written.add(location_prov)
+        self.writes.append(Write(kind, target_prov, key, plain, location, location_prov))
+
+    def call_method(self, obj, provenance: Provenance, name: str, args: tuple, location):
+        """``obj.name(*args)`` on an outside container: done now, replayed by the epilogue."""
+        self.snapshot(obj)
+        result = getattr(obj, name)(*args)
+        self.written.add(provenance)  # its contents are no longer what the prologue saw
+        self.writes.append(Write("call", provenance, name, args, location, None))
+        return result
+
+    def snapshot(self, obj) -> None:
+        if id(obj) in self._snapshotted:
+            return
+        self._snapshotted.add(id(obj))
+        saved = type(obj)(obj) if type(obj) is not list else list(obj)
+        self._undo.append(lambda: _restore_contents(obj, saved))
+
+    def is_written(self, provenance: Provenance) -> bool:
+        p = provenance
+        while p is not None:
+            if p in self.written:
+                return True
+            p = p.parent
+        return False
+
+    # after tracing ----------------------------------------------------------------------------------
+    def undo(self) -> None:
+        """Puts the outside world back as it was before tracing (the epilogue will do the writes)."""
+        while self._undo:
+            self._undo.pop()()
+
+
+def refuse_value_returning_mutation(tp, name: str, where: str):
+    if name in _VALUE_RETURNING.get(tp, ()):
+        raise UnsupportedError(
+            f"{tp.__name__}.{name}() on a {tp.__name__} from outside the jitted function{where} mutates it and returns "
+            "a value that depends on its contents, which thunder.jit does not replay yet; copy it first or call the "
+            "function without thunder.jit"
+        )
+
+
+def _restore_item(d, key, old):
+    if old is _MISSING:
+        d.pop(key, None)
+    else:
+        d[key] = old
+
+
+def _restore_cell(cell, old):
+    if old is _MISSING:
+        try:
+            del cell.cell_contents
+        except ValueError:
+            pass
+    else:
+        cell.cell_contents = old
+
+
+def _restore_attr(obj, key, old):
+    if old is _MISSING:
+        try:
+            delattr(obj, key)
+        except AttributeError:
+            pass
+    else:
+        setattr(obj, key, old)
+
+
+def _restore_contents(obj, saved):
+    if type(obj) is list:
+        obj[:] = saved
+    else:
+        obj.clear()
+        obj.update(saved)

@@ -1,0 +1,169 @@
+"""Writes to outside state happen as in CPython, on every call, cached or not (the epilogue)."""
+
+import pytest
+import torch
+import torch.nn as nn
+
+import thunder
+from thunder.core.errors import UnsupportedError
+
+COUNTER = 0
+LAST = None
+
+
+def test_global_stores_replay_on_every_call():
+    def f(x):
+        global COUNTER, LAST
+        COUNTER = COUNTER + 1
+        LAST = x * 2
+        return LAST + COUNTER
+
+    global COUNTER, LAST
+    COUNTER, LAST = 0, None
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    expected = []
+    for _ in range(3):
+        out = jf(x)
+        expected.append(out)
+    assert COUNTER == 3
+    torch.testing.assert_close(LAST, x * 2)
+    torch.testing.assert_close(expected[-1], x * 2 + 3)
+    assert "globals_" in str(thunder.compile_stats(jf).last_epilogue_traces[-1])
+
+
+def test_global_tensor_store_without_number_reads_hits_the_cache():
+    def f(x):
+        global LAST
+        LAST = x.sin()
+        return x
+
+    jf = thunder.jit(f)
+    for i in range(3):
+        x = torch.full((2,), float(i))
+        assert jf(x) is x
+        torch.testing.assert_close(LAST, x.sin())
+    assert thunder.cache_misses(jf) == 1 and thunder.cache_hits(jf) == 2
+
+
+def test_del_global():
+    def f(x):
+        global LAST
+        del LAST
+        return x
+
+    global LAST
+    LAST = 1
+    thunder.jit(f)(torch.ones(1))
+    assert "LAST" not in globals()
+    LAST = None
+
+
+def test_nonlocal_list_built_up_over_calls():
+    # seed 002: a nonlocal list rebuilt on each call
+    def make():
+        lst = None
+
+        def inner():
+            nonlocal lst
+            if lst is None:
+                lst = []
+            lst.append("#")
+            return lst
+
+        return inner
+
+    eager_inner, jit_inner = make(), thunder.jit(make())
+    for _ in range(3):
+        assert jit_inner() == eager_inner()
+
+
+GLOBAL_LST = []
+
+
+def _unrelated():
+    lst = None
+
+    def inner():
+        nonlocal lst
+        if lst is None:
+            lst = GLOBAL_LST
+        lst.append("#")
+        return lst
+
+    return inner
+
+
+def test_function_from_a_global_factory_appending_to_a_global_list():
+    # seed 002: the closure is created inside the jitted function and appends to a global list
+    def foo():
+        inner_fn = _unrelated()
+        lst1 = inner_fn()
+        lst2 = inner_fn()
+        return lst1 is GLOBAL_LST, lst2 is GLOBAL_LST, len(lst2)
+
+    GLOBAL_LST.clear()
+    eager = [foo() for _ in range(2)]
+    eager_state = list(GLOBAL_LST)
+    GLOBAL_LST.clear()
+    jfoo = thunder.jit(foo)
+    jitted = [jfoo() for _ in range(2)]
+    assert jitted == eager and GLOBAL_LST == eager_state
+
+
+def test_module_attribute_updates():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            self.last_input = x
+            return self.lin(x)
+
+    m = Counter()
+    jm = thunder.jit(m)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(jm(x), m.lin(x))
+    jm(x)
+    assert m.calls == 2 and m.last_input is x
+
+
+def test_item_stores_into_outside_dict():
+    cache = {}
+
+    def f(x):
+        cache["y"] = x + 1
+        return x
+
+    jf = thunder.jit(f)
+    for i in range(2):
+        x = torch.full((2,), float(i))
+        jf(x)
+        torch.testing.assert_close(cache["y"], x + 1)
+
+
+def test_value_returning_mutation_is_a_clear_error():
+    stack = [1, 2]
+
+    def f(x):
+        return x * stack.pop()
+
+    with pytest.raises(UnsupportedError, match="list.pop\\(\\)"):
+        thunder.jit(f)(torch.ones(1))
+    assert stack == [1, 2]  # tracing left the outside world as it was
+
+
+def test_failed_tracing_undoes_writes():
+    def f(x):
+        global COUNTER
+        COUNTER = 100
+        return torch.nonzero(x)
+
+    global COUNTER
+    COUNTER = 5
+    with pytest.raises(UnsupportedError):
+        thunder.jit(f)(torch.ones(2))
+    assert COUNTER == 5
