@@ -80,6 +80,12 @@ def _method(name):
 
     def method(self, *args, **kwargs):
         fn = tensor_methods.get(name)
+        if fn is None and not name.startswith("__i"):
+            from thunder.torch.opaque import opaque_method  # the fallback: one opaque torch call
+
+            fn = opaque_method(self, name)
+            if fn is not None:
+                return fn(*args, **kwargs)
         if fn is None:
             from thunder.core.errors import UnsupportedError, user_location_suffix
 
@@ -152,6 +158,11 @@ class TensorProxy(Proxy):
             raise AttributeError(name)
         fn = tensor_methods.get(name)
         if fn is None:
+            from thunder.torch.opaque import opaque_method  # the fallback: one opaque torch call
+
+            fallback = opaque_method(self, name)
+            if fallback is not None:
+                return fallback
             from thunder.core.errors import user_location_suffix
 
             raise AttributeError(
@@ -163,6 +174,10 @@ class TensorProxy(Proxy):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         fn = torch_function_table.get(func)
+        if fn is None and getattr(func, "__module__", None) != "torch.overrides":
+            from thunder.torch.opaque import call_opaque  # the fallback: one opaque torch call
+
+            return call_opaque(func, args, kwargs)
         if fn is None:
             from thunder.core.errors import UnsupportedError, user_location_suffix
 

@@ -159,7 +159,23 @@ def _register_direct() -> None:
             register(f"ltorch.{name}", path)
 
 
+def _register_opaque(sym, fn, path) -> None:
+    """An opaque symbol (a torch op with no torch-language symbol) runs as the torch callable itself."""
+    if path is not None:
+        try:
+            op = ex.register_operator(path)
+        except ValueError:
+            path = None
+    if path is None:
+        op = ex.register_operator(sym.id[len("ltorch.opaque."):], fn, call_ctx=True)
+    op.tags = sym.tags  # random ops stay unmerged and undropped after dispatch too
+    ex.register_implementation(sym.id, op)
+
+
 @hookimpl
 def thunder_executors():
+    from thunder.torch.opaque import on_new_opaque_symbol
+
     _register_direct()
+    on_new_opaque_symbol(_register_opaque)
     return [ex]

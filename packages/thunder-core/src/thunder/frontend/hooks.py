@@ -100,9 +100,14 @@ class JitHooks(Hooks):
         if fn is builtins.isinstance:
             return _isinstance
         try:
-            return torch_function_table.get(fn)
+            found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
             return None
+        if found is None:
+            from thunder.torch.opaque import opaque_lookaside  # torch builtins with no symbol: the opaque fallback
+
+            found = opaque_lookaside(fn)
+        return found
 
     def should_interpret(self, fn) -> bool:
         module = getattr(fn, "__module__", None) or ""

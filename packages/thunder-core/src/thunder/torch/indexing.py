@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from thunder.core import dtypes, prims
-from thunder.core.errors import check
+from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import broadcast_shapes, canonicalize_dim
 from thunder.torch import elementwise as ew
@@ -39,8 +39,9 @@ def _as_index_tensor(x, device):
         check(dtypes.is_integer_dtype(x.dtype) or dtypes.is_boolean_dtype(x.dtype),
               "tensors used as indices must be long, int, byte or bool tensors", IndexError)
         check(not dtypes.is_boolean_dtype(x.dtype) and x.dtype is not dtypes.uint8,
-              "indexing with a boolean mask tensor gives a data-dependent shape, which thunder does not support yet; "
-              "use torch.where(mask, a, b) or a.masked_fill(~mask, value) instead", NotImplementedError)
+              lambda: "indexing with a boolean mask tensor gives a data-dependent shape, which thunder does not support "
+              f"yet{user_location_suffix()}; use torch.where(mask, a, b) or a.masked_fill(~mask, value) instead",
+              UnsupportedError)
         return x
     # a (nested) list of ints; a list of bools is a mask: its True positions are known now
     flat = list(x)

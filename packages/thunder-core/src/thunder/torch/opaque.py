@@ -1,0 +1,399 @@
+"""The opaque fallback: torch operations that have no symbol of the torch language yet.
+
+A torch callable with no symbol, called on proxies inside a jitted function, becomes an *opaque*
+symbol: one ``Symbol`` per callable (id ``ltorch.opaque.<importable path>``), whose meta runs the
+same callable on meta-device tensors to learn the outputs' shapes and dtypes, and which the torch
+executor runs as the callable itself. It has no decomposition, so no fusion executor or transform
+can look inside it; the first use of each op warns once (:class:`OpaqueFallbackWarning`).
+
+Refused, with an error naming the op and the user's line:
+- in-place ops (a name ending in ``_``, ``out=``, ``inplace=True``): they need functionalization;
+- ops whose output shape depends on the data (``nonzero``, ``unique``, ``masked_select``): the meta
+  run cannot compute it;
+- ops whose outputs are not tensors (``stride()``, ``is_contiguous()``): baking the meta run's value
+  into the program would be silently wrong when it depends on more than metadata.
+
+:func:`meta_outputs` is also what the randomness symbols use to compute their outputs.
+"""
+
+from __future__ import annotations
+
+import collections
+import types
+import warnings
+
+import torch
+
+from thunder.core import dtypes
+from thunder.core.devices import Device, to_device
+from thunder.core.errors import UnsupportedError, user_location_suffix
+from thunder.core.proxies import NumberProxy, TensorProxy, pyval
+from thunder.core.pytree import tree_flatten, tree_map, tree_unflatten
+from thunder.core.symbol import Symbol
+
+__all__ = [
+    "OpaqueFallbackWarning", "opaque_symbol", "call_opaque", "opaque_method", "opaque_lookaside", "meta_outputs",
+    "importable_path", "is_random", "opaque_symbols", "on_new_opaque_symbol", "OPAQUE_ID_PREFIX",
+]
+
+OPAQUE_ID_PREFIX = "ltorch.opaque."
+
+
+class OpaqueFallbackWarning(UserWarning):
+    """A torch operation with no torch-language symbol runs as one opaque PyTorch call."""
+
+
+# torch callable -> Symbol
+opaque_symbols: dict[object, Symbol] = {}
+_warned: set = set()
+# callables told about each new opaque symbol (the torch executor registers its implementation)
+_listeners: list = []
+
+
+def on_new_opaque_symbol(listener) -> None:
+    """``listener(symbol, torch_callable, importable_path_or_None)`` is called for every opaque symbol,
+    those made so far included."""
+    _listeners.append(listener)
+    for fn, sym in list(opaque_symbols.items()):
+        listener(sym, fn, importable_path(fn))
+
+
+# ---------------------------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------------------------
+
+_NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft")
+_paths: dict[int, str] | None = None
+
+
+def _build_paths() -> dict[int, str]:
+    import importlib
+
+    paths: dict[int, str] = {}
+    for ns in _NAMESPACES:
+        obj = importlib.import_module(ns) if ns != "torch.Tensor" else torch.Tensor
+        for name in dir(obj):
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                continue
+            try:
+                value = getattr(obj, name)
+            except Exception:
+                continue
+            if callable(value) and not isinstance(value, type):
+                paths.setdefault(id(value), f"{ns}.{name}")
+    return paths
+
+
+def importable_path(fn) -> str | None:
+    """``torch.special.xlogy`` for the builtin ``torch._C._special.special_xlogy``; None when ``fn`` is not
+    reachable under a public torch namespace."""
+    global _paths
+    if _paths is None:
+        _paths = _build_paths()
+    path = _paths.get(id(fn))
+    if path is not None:
+        return path
+    if isinstance(fn, torch._ops.OpOverload):
+        return f"torch.ops.{fn.namespace}.{fn._opname}.{fn._overloadname}"
+    return None
+
+
+def display_name(fn) -> str:
+    path = importable_path(fn)
+    if path is not None:
+        return path
+    module = getattr(fn, "__module__", None) or getattr(getattr(fn, "__objclass__", None), "__module__", None) or "torch"
+    return f"{module}.{getattr(fn, '__qualname__', None) or getattr(fn, '__name__', repr(fn))}"
+
+
+def _short_name(fn) -> str:
+    if isinstance(fn, torch._ops.OpOverload):
+        return fn._opname
+    name = getattr(fn, "__name__", "") or ""
+    for prefix in ("special_", "linalg_", "fft_"):
+        if name.startswith(prefix) and getattr(fn, "__module__", "") in ("torch._C._special", "torch._C._linalg",
+                                                                          "torch._C._fft"):
+            return name[len(prefix):]
+    return name
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification
+# ---------------------------------------------------------------------------------------------
+
+_RANDOM_NAMES = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+                 "multinomial", "normal", "poisson", "rrelu", "gumbel_softmax", "dropout", "dropout1d", "dropout2d",
+                 "dropout3d", "alpha_dropout", "feature_alpha_dropout", "feature_dropout", "native_dropout",
+                 "binomial", "_standard_gamma", "_sample_dirichlet"}
+_DATA_DEPENDENT = {"nonzero", "nonzero_static", "argwhere", "unique", "unique_consecutive", "masked_select",
+                   "bincount", "repeat_interleave", "histogram", "histogramdd", "_unique", "_unique2", "where",
+                   "masked_scatter"}
+
+
+def is_random(fn) -> bool:
+    """Whether ``fn`` draws from PyTorch's random generator (aten tags it ``nondeterministic_seeded``)."""
+    name = _short_name(fn)
+    if name in _RANDOM_NAMES:
+        return True
+    packet = getattr(torch.ops.aten, name, None) if name else None
+    try:
+        return packet is not None and any(
+            torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
+    except Exception:
+        return False
+
+
+def _check_not_inplace(fn, kwargs) -> None:
+    name = _short_name(fn)
+    why = None
+    if name.endswith("_") and not name.startswith("__"):
+        why = "it modifies its input in place"
+    elif name.startswith("__i") and name.endswith("__") and name[3:-2] in (
+            "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
+            "matmul"):
+        why = "it modifies its input in place"
+    elif kwargs.get("out") is not None:
+        why = "it writes into its out= argument"
+    elif kwargs.get("inplace") is True:
+        why = "inplace=True modifies its input"
+    if why is not None:
+        raise UnsupportedError(
+            f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: {why}, and in-place "
+            "operations need functionalization, which comes later; use the out-of-place form"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The meta run
+# ---------------------------------------------------------------------------------------------
+
+
+def _concrete_shape(shape) -> tuple[int, ...]:
+    return tuple(int(pyval(s)) for s in shape)
+
+
+def _to_meta(x):
+    if isinstance(x, TensorProxy):
+        t = torch.empty(_concrete_shape(x.shape), dtype=dtypes.to_torch_dtype(x.dtype), device="meta")
+        if x.requires_grad and (t.is_floating_point() or t.is_complex()):
+            t.requires_grad_(True)
+        return t
+    if isinstance(x, NumberProxy):
+        return pyval(x)
+    if isinstance(x, dtypes.dtype):
+        return dtypes.to_torch_dtype(x)
+    if isinstance(x, Device):
+        return x.to_torch()
+    return x
+
+
+_structseq_types: dict[type, type] = {}
+
+
+def _as_namedtuple(x):
+    """torch.return_types.* (structseqs) -> a namedtuple with the same fields, which pytrees flatten."""
+    t = type(x)
+    nt = _structseq_types.get(t)
+    if nt is None:
+        nt = collections.namedtuple(t.__name__, t.__match_args__)
+        _structseq_types[t] = nt
+    return nt(*x)
+
+
+def _structure(x):
+    if isinstance(x, tuple) and type(x) is not tuple and hasattr(type(x), "n_fields") and not hasattr(x, "_fields"):
+        return _as_namedtuple(x)
+    if type(x) in (list, tuple):
+        return type(x)(_structure(v) for v in x)
+    return x
+
+
+def meta_outputs(fn, args, kwargs, *, what: str | None = None):
+    """Output proxies of ``fn(*args, **kwargs)``, computed by running ``fn`` on meta tensors.
+
+    Validation errors of the meta run (a shape mismatch, a wrong dtype) propagate as PyTorch raised them;
+    an op the meta device cannot run (data-dependent output shapes, no meta kernel) and non-tensor outputs
+    raise :class:`UnsupportedError`.
+    """
+    what = what or display_name(fn)
+    tensors = [x for x in tree_flatten((args, kwargs))[0] if isinstance(x, TensorProxy)]
+    meta_kwargs = tree_map(_to_meta, kwargs)
+    device = tensors[0].device if tensors else None
+    if "device" in kwargs and kwargs["device"] is not None:
+        device = to_device(pyval(kwargs["device"]) if not isinstance(kwargs["device"], Device)
+                           else kwargs["device"])
+        meta_kwargs["device"] = "meta"
+    elif not tensors:
+        device = to_device(torch.get_default_device())
+        meta_kwargs["device"] = "meta"
+    meta_args = tree_map(_to_meta, args)
+    try:
+        result = fn(*meta_args, **meta_kwargs)
+    except NotImplementedError as e:
+        name = _short_name(fn)
+        if name in _DATA_DEPENDENT or "data-independent" in str(e) or "data-dependent" in str(e).lower():
+            raise UnsupportedError(
+                f"{what} is not supported by thunder{user_location_suffix()}: the shape of its output depends on "
+                "the values of its inputs, which are not known while tracing; compute it outside the jitted "
+                "function or use a fixed-shape formulation (e.g. torch.where instead of boolean-mask indexing)"
+            ) from e
+        raise UnsupportedError(
+            f"{what} is not supported by thunder yet{user_location_suffix()}: PyTorch cannot compute its output "
+            f"shapes on the meta device ({str(e).splitlines()[0][:200]}); rewrite the code without it or file an issue"
+        ) from e
+    result = _structure(result)
+    leaves, spec = tree_flatten(result)
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            check_device = device if device is not None else to_device("cpu")
+            out.append(TensorProxy(shape=tuple(leaf.shape), dtype=dtypes.to_dtype(leaf.dtype), device=check_device,
+                                   requires_grad=leaf.requires_grad))
+        elif leaf is None:
+            out.append(None)
+        else:
+            raise UnsupportedError(
+                f"{what} is not supported by thunder yet{user_location_suffix()}: it returns "
+                f"{type(leaf).__name__}, not tensors, and thunder does not bake values computed from metadata into "
+                "the program; rewrite the code without it or file an issue"
+            )
+    if not any(isinstance(o, TensorProxy) for o in out):
+        raise UnsupportedError(f"{what} is not supported by thunder yet{user_location_suffix()}: it returns no "
+                               "tensor; rewrite the code without it or file an issue")
+    return tree_unflatten(out, spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Symbols
+# ---------------------------------------------------------------------------------------------
+
+
+def opaque_symbol(fn) -> Symbol:
+    """The one opaque symbol of the torch callable ``fn`` (made, announced and warned about on first use)."""
+    sym = opaque_symbols.get(fn)
+    if sym is not None:
+        return sym
+    path = importable_path(fn)
+    qualified = display_name(fn)
+    attr = qualified.replace(".", "_").replace(":", "_")
+
+    def meta(*args, **kwargs):
+        out = meta_outputs(fn, args, kwargs, what=qualified)
+        if fn not in _warned:  # after the meta run: ops refused with an error are not announced as running
+            _warned.add(fn)
+            warnings.warn(
+                f"thunder: {qualified} has no symbol in thunder's torch language yet; it runs as one opaque "
+                "PyTorch call (no decomposition: fusion executors and transforms cannot look inside it)",
+                OpaqueFallbackWarning, stacklevel=4,
+            )
+        return out
+
+    tags = ("random", "side_effect") if is_random(fn) else ()
+    # Printed (before dispatch) as thunder.torch.opaque.<attr>(...), which this module binds below.
+    sym = Symbol(attr, meta, id=f"{OPAQUE_ID_PREFIX}{qualified}", module="thunder.torch.opaque", alias="opaque",
+                 tags=tags)
+    opaque_symbols[fn] = sym
+    globals()[attr] = sym
+    for listener in _listeners:
+        listener(sym, fn, path)
+    return sym
+
+
+def call_opaque(fn, args, kwargs):
+    """``fn(*args, **kwargs)`` recorded as ``fn``'s opaque symbol."""
+    kwargs = kwargs or {}
+    _check_not_inplace(fn, kwargs)
+    return opaque_symbol(fn)(*args, **kwargs)
+
+
+def opaque_method(proxy, name: str):
+    """``proxy.<name>`` for a ``torch.Tensor`` attribute the torch language lacks: a bound method running
+    through the fallback, or a property's value computed the same way. None if torch.Tensor has no such name."""
+    attr = getattr(torch.Tensor, name, None)
+    if attr is None:
+        return None
+    if type(attr) in (types.MethodDescriptorType, types.WrapperDescriptorType, types.FunctionType,
+                      types.BuiltinFunctionType):
+
+        def method(*args, **kwargs):
+            return call_opaque(attr, (proxy, *args), kwargs)
+
+        method.__name__ = name
+        return method
+    getter = getattr(attr, "__get__", None)
+    if getter is None:
+        return None
+    # a property (x.mT, x.H): the getter of torch.Tensor's descriptor, run through the fallback
+    return call_opaque(_property_getter(name, attr), (proxy,), {})
+
+
+_getters: dict[str, object] = {}
+
+
+def _property_getter(name, descriptor):
+    fn = _getters.get(name)
+    if fn is None:
+        def fn(t):
+            return descriptor.__get__(t, type(t))
+
+        fn.__name__ = fn.__qualname__ = f"Tensor_{name}"
+        fn.__module__ = "thunder.torch.opaque"
+        _getters[name] = fn
+    return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# The jit's lookaside
+# ---------------------------------------------------------------------------------------------
+
+_BUILTIN_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType)
+_lookasides: dict[object, object] = {}
+_ignored = None
+
+
+_overridable = None
+
+
+def _is_torch_builtin(fn) -> bool:
+    """A torch builtin (C function, Tensor method descriptor, aten OpOverload), or a public torch Python
+    function that dispatches through ``__torch_function__`` (``F.hardtanh``, ``torch.functional.unique``):
+    looking those aside at the user's call keeps the user's line on the op (and its errors) and skips
+    interpreting torch's dispatch code."""
+    if isinstance(fn, torch._ops.OpOverload):
+        return True
+    if type(fn) is types.FunctionType:
+        global _overridable
+        if _overridable is None:
+            _overridable = {f for fs in torch.overrides.get_overridable_functions().values() for f in fs
+                            if type(f) is types.FunctionType}
+        return fn in _overridable
+    if type(fn) not in _BUILTIN_TYPES:
+        return False
+    module = getattr(fn, "__module__", None) or getattr(getattr(fn, "__objclass__", None), "__module__", None) or ""
+    if not (module == "torch" or module.startswith("torch.")):
+        return False
+    global _ignored
+    if _ignored is None:
+        _ignored = torch.overrides.get_ignored_functions()
+    return fn not in _ignored
+
+
+def opaque_lookaside(fn):
+    """For the jit: a replacement for a torch builtin with no symbol (None for anything else). Called on
+    proxies, it records the opaque symbol; called on plain values, it runs ``fn`` as before."""
+    try:
+        cached = _lookasides.get(fn)
+    except TypeError:
+        return None
+    if cached is not None:
+        return cached
+    if not _is_torch_builtin(fn):
+        return None
+
+    def lookaside(*args, **kwargs):
+        if any(isinstance(x, TensorProxy) for x in tree_flatten((args, kwargs))[0]):
+            return call_opaque(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    _lookasides[fn] = lookaside
+    return lookaside

@@ -1,0 +1,148 @@
+"""The opaque fallback: torch ops with no torch-language symbol run as one PyTorch call, checked against eager."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import thunder
+from thunder.core.errors import UnsupportedError
+from thunder.torch.opaque import OPAQUE_ID_PREFIX, OpaqueFallbackWarning, opaque_symbol
+
+
+def _jit_run(fn, *args):
+    jfn = thunder.jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OpaqueFallbackWarning)
+        out = jfn(*args)
+    return out, thunder.last_traces(jfn)[-1].python()
+
+
+def _assert_same(actual, expected):
+    if isinstance(expected, torch.Tensor):
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        torch.testing.assert_close(actual, expected, equal_nan=True)
+    else:
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            _assert_same(a, e)
+
+
+x, y = torch.randn(3, 4), torch.rand(3, 4) + 0.1
+
+CASES = {
+    # name: (fn, args, what the final trace calls)
+    "torch_builtin": (lambda a, b: torch.addcmul(a, b, b, value=0.5), (x, y), "torch.addcmul("),
+    "tensor_method": (lambda a, b: a.hypot(b), (x, y), "torch.Tensor.hypot("),
+    "unbound_descriptor": (lambda a, b: torch.Tensor.addcdiv(a, a, b), (x, y), "torch.Tensor.addcdiv("),
+    "special": (lambda a, b: torch.special.xlogy(a, b), (x, y), "torch.special.xlogy("),
+    "nn_functional_python": (lambda a: F.hardtanh(a, -0.5, 0.5), (x,), "torch.nn.functional.hardtanh("),
+    "aten_overload": (lambda a, b: torch.ops.aten.hypot.default(a, b), (x, y), "torch.ops.aten.hypot.default("),
+    "property": (lambda a: a.mH + 1, (x,), "Tensor_mH("),
+    "structseq": (lambda a: torch.sort(a, 1, descending=True), (x,), "torch.sort("),
+    "structseq_fields": (lambda a: torch.sort(a, 0).indices + 1, (x,), "torch.sort("),
+    "list_input": (lambda a, b: torch.block_diag(a, b), (x, y), "torch.block_diag("),
+    "tuple_output": (lambda a: torch.meshgrid(a[0], a[1, :2], indexing="ij"), (x,), "torch.meshgrid("),
+    "int_result": (lambda a: torch.bucketize(a, torch.tensor([-1.0, 0.0, 1.0])), (x,), "torch.bucketize("),
+    "mixed_with_symbols": (lambda a, b: (a.sin() * torch.logaddexp(a, b)).sum(1), (x, y), "torch.logaddexp("),
+    "dtype_kwarg": (lambda a: torch.cumsum(a, 1, dtype=torch.float64), (x,), "torch.cumsum("),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_opaque_matches_eager(name):
+    fn, args, call = CASES[name]
+    if name == "int_result":  # a tensor constant inside the function is not a proxy: pass it in
+        boundaries = torch.tensor([-1.0, 0.0, 1.0])
+        fn, args = (lambda a, b: torch.bucketize(a, b)), (x, boundaries)
+    actual, src = _jit_run(fn, *args)
+    _assert_same(actual, fn(*args))
+    assert call in src, src
+
+
+def test_one_symbol_per_callable_with_opaque_id():
+    sym = opaque_symbol(torch.Tensor.hypot)
+    assert sym is opaque_symbol(torch.Tensor.hypot)
+    assert sym.id == OPAQUE_ID_PREFIX + "torch.Tensor.hypot"
+    assert opaque_symbol(torch.special.xlogy).id == OPAQUE_ID_PREFIX + "torch.special.xlogy"
+
+
+def test_warns_once_per_op_naming_it():
+    def fn(a):
+        return torch.special.i1e(a) + torch.special.i1e(a * 2)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        thunder.jit(fn)(x)
+        thunder.jit(fn)(x * 3)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, OpaqueFallbackWarning)]
+    assert len([m for m in msgs if "torch.special.i1e" in m]) <= 1
+    # (<= 1: another test may have run it first in this process; the first use in a process warns)
+
+
+def test_first_use_warns():
+    fn = torch.special.i0e
+    from thunder.torch import opaque
+
+    opaque._warned.discard(fn)
+    with pytest.warns(OpaqueFallbackWarning, match="torch.special.i0e"):
+        thunder.jit(lambda a: torch.special.i0e(a))(x)
+
+
+def test_random_opaque_ops_are_kept_and_ordered():
+    # F.rrelu in training mode draws random numbers: tagged random/side_effect, never merged or dropped
+    def fn(a):
+        F.rrelu(a, training=True)  # unused, but eager's generator advances
+        return F.rrelu(a, training=True), F.rrelu(a, training=True)
+
+    torch.manual_seed(0)
+    expected = fn(x)
+    state = torch.get_rng_state()
+    torch.manual_seed(0)
+    actual, src = _jit_run(fn, x)
+    _assert_same(actual, expected)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert src.count("torch.nn.functional.rrelu(") == 3
+
+
+@pytest.mark.parametrize("fn,what", [
+    (lambda a: torch.nonzero(a), "torch.nonzero"),
+    (lambda a: torch.unique(a), "torch.unique"),
+    (lambda a: torch.masked_select(a, a > 0), "torch.masked_select"),
+    (lambda a: a.nonzero(), "torch.Tensor.nonzero"),
+    (lambda a: a[a > 0], "boolean mask"),
+])
+def test_data_dependent_shapes_are_refused(fn, what):
+    with pytest.raises(UnsupportedError, match=what) as info:
+        thunder.jit(fn)(x)
+    assert "test_torch_opaque.py" in str(info.value)  # the user's line
+
+
+@pytest.mark.parametrize("fn,what", [
+    (lambda a: a.hypot_(a), "in place"),
+    (lambda a: torch.hypot(a, a, out=a), "out="),
+    (lambda a: F.hardtanh(a, inplace=True), "inplace=True"),
+])
+def test_inplace_is_refused(fn, what):
+    with pytest.raises(UnsupportedError, match=what):
+        thunder.jit(fn)(x.clone())
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.stride(), lambda a: a.is_contiguous(), lambda a: a.data_ptr()])
+def test_non_tensor_results_are_refused(fn):
+    with pytest.raises(UnsupportedError, match="not tensors|returns"):
+        thunder.jit(fn)(x)
+
+
+def test_validation_errors_are_pytorch_errors():
+    fn = lambda a, b: torch.Tensor.hypot(a, b)  # noqa: E731
+    with pytest.raises(RuntimeError):
+        fn(x, torch.randn(5))
+    with pytest.raises(RuntimeError):
+        thunder.jit(fn)(x, torch.randn(5))
+
+
+def test_unknown_attribute_is_attribute_error():
+    with pytest.raises(AttributeError):
+        thunder.jit(lambda a: a.no_such_method())(x)
