@@ -77,7 +77,7 @@ def exc_chain_three_levels():
 
 
 @case()
-def finally_overrides_return():
+def finally_overrides_return_toplevel():
     try:
         return "try"
     finally:
@@ -145,7 +145,7 @@ def nested_finally_order():
 
 
 @case()
-def except_tuple_and_order():
+def except_tuple_and_lookup_hierarchy():
     out = []
     for exc in (ValueError, TypeError, KeyError, IndexError):
         try:
@@ -203,8 +203,8 @@ def reraise_without_active():
 
 
 @case()
-def raise_non_exception():
-    raise 42
+def raise_from_non_exception():
+    raise ValueError("v") from 42
 
 
 @case()
@@ -413,9 +413,21 @@ def with_break_in_loop():
 
 
 @case()
-def with_not_a_context_manager():
-    with 5:
-        pass
+def with_enter_raises_skips_exit():
+    log = []
+
+    class E:
+        def __enter__(self):
+            raise KeyError("enter")
+
+        def __exit__(self, *a):
+            log.append("exit")
+
+    try:
+        with E():
+            log.append("body")
+    except KeyError as e:
+        return log, e.args
 
 
 @case()

@@ -50,7 +50,7 @@ def gen_throw_caught_and_continue():
                 yield f"caught {e}"
 
     it = g()
-    return [next(it), it.throw(ValueError("boom")), next(it), it.throw(ValueError, "two")]
+    return [next(it), it.throw(ValueError("boom")), next(it), it.throw(ValueError("two"))]
 
 
 @case()
