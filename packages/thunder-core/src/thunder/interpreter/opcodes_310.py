@@ -45,14 +45,13 @@ for _name in ("LOAD_ATTR", "LOAD_METHOD", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_
 
 
 def init_cells(rt, frame):
-    """Create the frame's cells when it starts (3.10 has no MAKE_CELL); argument cells take the argument."""
+    """Create the frame's cells when it starts (3.10 has no MAKE_CELL); argument cells take the argument.
+
+    The argument's own slot keeps its value (CPython clears it) so zero-argument super() finds self.
+    """
     slots = frame.locals
     for slot, arg in frame.info.cell_init:
-        wold = None
-        if arg is not None:
-            wold = slots[arg]
-            slots[arg] = None
-        slots[slot] = new_cell(rt, wold)
+        slots[slot] = new_cell(rt, None if arg is None else slots[arg])
 
 
 # ----- stack --------------------------------------------------------------------------------------
