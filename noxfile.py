@@ -25,7 +25,7 @@ CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
 
 
-INTERPRETER_PYTHONS = ("3.11", "3.12", "3.13")
+INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 def _find_python(version: str) -> str | None:
