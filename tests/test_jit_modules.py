@@ -104,3 +104,27 @@ def test_module_attributes_read_by_the_program_are_checked():
     ln.normalized_shape = (4, 8)  # a tuple the program used whole
     torch.testing.assert_close(jm(x), ln(x))
     assert thunder.cache_misses(jm) == 3
+
+
+def test_replacing_a_submodule_or_function_attribute_retraces():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    jm = thunder.jit(model)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(jm(x), model(x))
+    model[1] = nn.Tanh()  # same path, different type: a different program
+    torch.testing.assert_close(jm(x), model(x))
+
+    class WithFn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = torch.relu
+
+        def forward(self, x):
+            return self.act(x)
+
+    m = WithFn()
+    jm2 = thunder.jit(m)
+    torch.testing.assert_close(jm2(x), torch.relu(x))
+    m.act = torch.sigmoid
+    torch.testing.assert_close(jm2(x), torch.sigmoid(x))

@@ -462,7 +462,7 @@ def _check_meta(*args, **kwargs):
     return None
 
 
-for _name in ("check_tensor", "check_number", "check_literal", "check_is", "check_len", "check_arg_count"):
+for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_arg_count"):
     make_prim(_name, _check_meta, tags=("prologue",))
 
 # Epilogue: the writes to outside state a program made, replayed on every call.

@@ -120,6 +120,11 @@ def _check_is(bsym, imports):
     return [f"if {prettyprint(x, imports)} is not {prettyprint(obj, imports)}: return None"]
 
 
+def _check_type(bsym, imports):
+    x, tp = bsym.args
+    return [f"if type({prettyprint(x, imports)}) is not {prettyprint(tp, imports)}: return None"]
+
+
 def _check_len(bsym, imports):
     x, n = bsym.args
     name = prettyprint(x, imports)
@@ -173,12 +178,14 @@ def _call_method(bsym, imports):
     return [f"{prettyprint(obj, imports)}.{name}({', '.join(prettyprint(a, imports) for a in args)})"]
 
 
+# prologue and epilogue prims, printed inline
 for _name, _printer in {
-    "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell, "delete_attr": _delete_attr,
-    "delete_item": _delete_item, "delete_cell": _delete_cell, "call_method": _call_method,
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell,
-    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is, "check_len": _check_len,
-    "check_arg_count": _check_arg_count,
+    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
+    "check_type": _check_type, "check_len": _check_len, "check_arg_count": _check_arg_count,
+    "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
+    "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
+    "call_method": _call_method,
 }.items():
     ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _printer))
 

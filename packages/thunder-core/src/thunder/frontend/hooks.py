@@ -142,11 +142,15 @@ class JitHooks(Hooks):
             # length was baked into unrolled iteration, and the items used are reached on their own.
             literal = all(type(v) in _CONTAINED_LITERALS for v in value)
             self.records.append(InputRecord(provenance, value, "literal" if literal else "len"))
-        elif (isinstance(value, _IDENTITY_TYPES) and not _is_bound_method(value)
-              and provenance.root_provenance().kind not in ("arg", "kwarg", "fn")):
+        elif provenance.kind == "fn" or type(value) in (dict, set) or _is_bound_method(value):
+            # the jitted callable itself; dicts and sets, whose items are reached (or mutated) one by one;
+            # bound methods, remade on each read
+            self.records.append(InputRecord(provenance, value, None))
+        elif isinstance(value, _IDENTITY_TYPES):
             self.records.append(InputRecord(provenance, value, "is"))
         else:
-            self.records.append(InputRecord(provenance, value, None))
+            # any other object (a submodule, a config object): its type decides which methods ran
+            self.records.append(InputRecord(provenance, value, "type"))
         return value
 
     def _proxify_container(self, value, provenance):

@@ -18,7 +18,8 @@ class InputRecord:
     """An outside value the traced program read: its provenance, the value, and what to check.
 
     ``check`` is one of "tensor" (the value is ``proxy``), "literal" (equality with ``value``),
-    "len" (a list or tuple whose length was baked in), "is" (identity), or None (only a path step).
+    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), or None
+    (only a path step).
     """
 
     __slots__ = ("provenance", "value", "check", "proxy")
@@ -100,6 +101,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_literal(reach(r.provenance), r.value)
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
+            elif r.check == "type":
+                prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
             elif r.check == "is" and r.provenance not in parents:
                 prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
         trace.output = tuple(computation_args)
