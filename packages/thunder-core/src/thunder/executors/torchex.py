@@ -148,6 +148,16 @@ DIRECT_CREATION = {
 }
 
 
+# Random symbols run as the very same torch call (same seed, same numbers, same generator state after); their
+# executor symbols keep the random/side_effect tags so the passes after dispatch neither merge nor drop them.
+DIRECT_RANDOM = {
+    "rand": "torch.rand", "randn": "torch.randn", "randint": "torch.randint", "randperm": "torch.randperm",
+    "rand_like": "torch.rand_like", "randn_like": "torch.randn_like", "randint_like": "torch.randint_like",
+    "bernoulli": "torch.bernoulli", "multinomial": "torch.multinomial", "normal": "torch.normal",
+    "poisson": "torch.poisson", "dropout": "torch.nn.functional.dropout",
+}
+
+
 def _register_direct() -> None:
     from thunder.torch.registry import language_symbols
 
@@ -157,6 +167,12 @@ def _register_direct() -> None:
     for name, path in DIRECT_CREATION.items():
         if name in language_symbols:
             register(f"ltorch.{name}", path)
+    for name, path in DIRECT_RANDOM.items():
+        sym = language_symbols.get(name)
+        if sym is not None:
+            op = ex.register_operator(path)
+            op.tags = sym.tags
+            ex.register_implementation(sym.id, op)
 
 
 def _register_opaque(sym, fn, path) -> None:

@@ -5,7 +5,17 @@ decomposition into prims. ``thunder.torch.sin`` is the symbol for ``torch.sin`` 
 ``torch.Tensor.sin``. Import order matters only in that registry comes first.
 """
 
-from thunder.torch import conversions, creation, elementwise, indexing, linalg, nn_functional, reductions, shape_ops  # noqa: F401  # noqa: F401
+from thunder.torch import (  # noqa: F401
+    conversions,
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    nn_functional,
+    randomness,
+    reductions,
+    shape_ops,
+)
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).

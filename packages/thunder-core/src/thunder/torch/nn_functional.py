@@ -1,4 +1,4 @@
-"""torch.nn.functional: activations, softmax, normalization, embedding, dropout, attention, cross entropy.
+"""torch.nn.functional: activations, softmax, normalization, embedding, attention, cross entropy (dropout: randomness).
 
 Where a torch.nn.functional Python function passes bookkeeping arguments through ``__torch_function__``
 (``_stacklevel``, ``inplace``), a small adapter drops them so traces record the canonical call.
@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import pyval, torch_function_table
+from thunder.core.proxies import torch_function_table
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
@@ -169,7 +169,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# Embedding, dropout
+# Embedding
 # ---------------------------------------------------------------------------------------------
 
 
@@ -187,16 +187,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return shape_ops.reshape(rows, tuple(input.shape) + (weight.shape[1],))
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """The identity unless it would drop: random ops come later."""
-    check(0.0 <= pyval(p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {p}", ValueError)
-    check(not training or p == 0, "dropout with training=True and p > 0 needs random numbers, which thunder does not "
-          "support yet (randomness support comes later); use model.eval() or p=0", NotImplementedError)
-    return input
-
-
-_adapter(dropout, F.dropout)
-_adapter(lambda input, p, train: dropout(input, p, train), torch.dropout)
+# dropout is in thunder.torch.randomness
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,71 @@
+"""Random operations: torch.rand/randn/randint(_like), bernoulli, multinomial, normal, poisson, randperm, dropout.
+
+Each is a symbol tagged ``random`` and ``side_effect``: common-subexpression elimination never merges two
+of them, dead-code elimination never drops one (eager advances the generator even for an unused result),
+and dispatch keeps their order. The torch executor runs each as the very same torch call, so with the same
+seed a jitted program draws exactly the numbers eager draws and leaves the generator in the same state.
+Their metas compute outputs by running the torch callable on the meta device (no random numbers drawn).
+
+An explicit ``generator=`` is refused: the program would hold on to the object seen while tracing.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from thunder.core.errors import UnsupportedError, check, user_location_suffix
+from thunder.core.proxies import pyval, torch_function_table
+from thunder.torch.opaque import meta_outputs
+from thunder.torch.registry import torchsymbol
+
+RANDOM_TAGS = ("random", "side_effect")
+
+
+def _no_generator(name, kwargs):
+    if kwargs.get("generator") is not None:
+        raise UnsupportedError(
+            f"{name}(generator=...) is not supported by thunder yet{user_location_suffix()}: seed the default "
+            "generator with torch.manual_seed instead"
+        )
+
+
+def _random(name, torch_fn, *torch_fns, method=()):
+    def meta(*args, **kwargs):
+        _no_generator(name, kwargs)
+        return meta_outputs(torch_fn, args, kwargs, what=f"torch.{name}")
+
+    meta.__name__ = name
+    return torchsymbol(torch_fn, *torch_fns, method=method, tags=RANDOM_TAGS)(meta)
+
+
+rand = _random("rand", torch.rand)
+randn = _random("randn", torch.randn)
+randint = _random("randint", torch.randint)
+randperm = _random("randperm", torch.randperm)
+rand_like = _random("rand_like", torch.rand_like)
+randn_like = _random("randn_like", torch.randn_like)
+randint_like = _random("randint_like", torch.randint_like)
+bernoulli = _random("bernoulli", torch.bernoulli, torch.Tensor.bernoulli, method="bernoulli")
+multinomial = _random("multinomial", torch.multinomial, torch.Tensor.multinomial, method="multinomial")
+normal = _random("normal", torch.normal)
+poisson = _random("poisson", torch.poisson)
+
+
+@torchsymbol(tags=RANDOM_TAGS)
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Dropout in training mode with 0 < p; runs as ``torch.nn.functional.dropout`` itself."""
+    return meta_outputs(F.dropout, (input, p, training), {}, what="torch.nn.functional.dropout")
+
+
+def _dropout(input, p=0.5, training=True, inplace=False):
+    check(0.0 <= pyval(p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {p}", ValueError)
+    check(not inplace, "dropout(inplace=True) is not supported by thunder; use the out-of-place form",
+          NotImplementedError)
+    if not training or pyval(p) == 0:
+        return input
+    return dropout(input, pyval(p), True)
+
+
+torch_function_table[F.dropout] = _dropout
+torch_function_table[torch.dropout] = lambda input, p, train: _dropout(input, p, train)
