@@ -13,7 +13,7 @@ from .exception_table import unwind_to_handler as unwind_exception  # 3.11+; 3.1
 SUPPORTED_VERSIONS = ((3, 10), (3, 11), (3, 12), (3, 13))
 
 if sys.version_info[:2] == (3, 10):
-    from .opcodes_310 import HANDLERS, finish_delegation, unwind_exception  # noqa: F811
+    from .opcodes_310 import HANDLERS, finish_delegation, unwind_exception  # noqa: F401, F811
 elif sys.version_info[:2] == (3, 11):
     from .opcodes_311 import HANDLERS, finish_delegation
 elif sys.version_info[:2] == (3, 12):

@@ -9,10 +9,10 @@ Cell/free variable opargs are shifted to frame slots when the code is decoded (f
 
 from __future__ import annotations
 
-from .attributes import load_attr
 from .block_stack import FINALLY, pop_block, pop_except, push_block, unwind_exception
 from .calls import bind_method, call_value
 from .loop import GENERATOR, YIELD
+from .opcodes_311 import HANDLERS as _HANDLERS_311
 from .opcodes_common import (
     COMMON_HANDLERS,
     _check_exception_class,
@@ -29,7 +29,6 @@ from .opcodes_common import (
     not_supported,
     send_value,
 )
-from .opcodes_311 import HANDLERS as _HANDLERS_311
 from .operators import binary_op
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import computed
