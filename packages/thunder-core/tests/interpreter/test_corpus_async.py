@@ -5,6 +5,7 @@ and the user's source line (never crash, never let the program catch it).
 import types
 
 import pytest
+
 from thunder.interpreter import InterpreterError, interpret
 
 
