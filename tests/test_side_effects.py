@@ -167,3 +167,28 @@ def test_failed_tracing_undoes_writes():
     with pytest.raises(UnsupportedError):
         thunder.jit(f)(torch.ones(2))
     assert COUNTER == 5
+
+
+CONFIG = {"layers": 2}
+
+
+def _uses_config(x):
+    return x * len(CONFIG)
+
+
+def test_sharp_edges_report_unchecked_reads_at_the_users_line():
+    from thunder.frontend.hooks import SharpEdgeError, SharpEdgeWarning
+
+    x = torch.ones(2)
+    torch.testing.assert_close(thunder.jit(_uses_config)(x), _uses_config(x))  # "allow" (default): silent
+    with pytest.warns(SharpEdgeWarning, match="len\\(\\) runs natively on .*'CONFIG'"):
+        thunder.jit(_uses_config, sharp_edges="warn")(x)
+    with pytest.raises(SharpEdgeError, match="test_side_effects.py:.*return x \\* len\\(CONFIG\\)"):
+        thunder.jit(_uses_config, sharp_edges="error")(x)
+
+
+def test_checked_programs_have_no_sharp_edges():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8))
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(thunder.jit(model, sharp_edges="error")(x), model(x))

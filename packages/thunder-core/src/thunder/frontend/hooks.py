@@ -41,6 +41,13 @@ def _is_bound_method(value) -> bool:
     return isinstance(value, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType)
 
 
+def _contents_checked(value, record) -> bool:
+    """Whether the prologue checks everything a native function could read from ``value``."""
+    if record.check in ("tensor", "literal", "is"):
+        return True
+    return isinstance(value, TensorProxy)
+
+
 def _passed_directly(provenance) -> bool:
     """Containers passed as arguments or read from globals/closures may go whole to a torch call
     (``torch.stack(tensors)``); containers inside objects (a module's ``_parameters``) are read by key
@@ -77,9 +84,23 @@ def _module_call(module_call_wrapped, self_w, *args, **kwargs):
 _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_call_impl", None)} - {None}
 
 
+class SharpEdgeWarning(UserWarning):
+    """Outside state was read in a way the prologue does not check (``sharp_edges="warn"``)."""
+
+
+class SharpEdgeError(UnsupportedError):
+    """Outside state was read in a way the prologue does not check (``sharp_edges="error"``)."""
+
+
+# Native callables that only look at an object's identity or type, which the prologue does check.
+_IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasattr}
+
+
 class JitHooks(Hooks):
-    def __init__(self, fn):
+    def __init__(self, fn, sharp_edges=None):
         self.fn = fn
+        self.sharp_edges = sharp_edges
+        self._reported: set = set()
         self.records: list[InputRecord] = []
         self.tensor_inputs: list[TensorProxy] = []
         self._proxies: dict = {}  # provenance -> TensorProxy
@@ -152,6 +173,44 @@ class JitHooks(Hooks):
             # any other object (a submodule, a config object): its type decides which methods ran
             self.records.append(InputRecord(provenance, value, "type"))
         return value
+
+    def on_native_call(self, fn, wargs, wkwargs):
+        if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:
+            return
+        seen = [(w.value, w.provenance) for w in (*wargs, *wkwargs.values()) if w.provenance.is_outside]
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            record = self._record_of(owner)
+            if record is not None:
+                seen.append((owner, record.provenance))
+        for value, provenance in seen:
+            record = self._record_of(value)
+            if record is not None and not _contents_checked(value, record):
+                self._report(fn, value, provenance)
+
+    def _record_of(self, value):
+        for r in reversed(self.records):
+            if r.value is value:
+                return r
+        return None
+
+    def _report(self, fn, value, provenance):
+        where = source_location()
+        key = (where, provenance)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+        message = (
+            f"sharp edge{f' at {where}' if where else ''}: {name}() runs natively on {provenance.to_source()}, a "
+            f"{type(value).__name__} from outside the jitted function whose contents the prologue does not check, so a "
+            "later change to it would not be seen; pass what it computes as an argument, or use sharp_edges='allow'"
+        )
+        if self.sharp_edges == "error":
+            raise SharpEdgeError(message)
+        import warnings
+
+        warnings.warn(message, SharpEdgeWarning, stacklevel=2)
 
     def _proxify_container(self, value, provenance):
         """A copy whose tensors are proxies (a native call such as torch.stack(list_of_tensors) sees the

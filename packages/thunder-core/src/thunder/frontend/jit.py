@@ -60,10 +60,6 @@ class ThunderFunction:
                  transforms=None, **compile_options):
         if sharp_edges not in _SHARP_EDGES:
             raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
-        if sharp_edges in ("warn", "error"):
-            # Every outside read is a checked prologue input today, so "allow" is exact; reporting reads
-            # comes with the interpreter-semantics work.
-            raise NotImplementedError(f"sharp_edges={sharp_edges!r} is not supported yet; use 'allow' (the default)")
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
         self.fn = fn
@@ -151,7 +147,7 @@ class ThunderFunction:
         trace = TraceCtx("computation")
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
-        hooks = JitHooks(self.fn)
+        hooks = JitHooks(self.fn, self.sharp_edges)
         try:
             with tracectx(trace):
                 result = interpret(self.fn, args, kwargs, hooks=hooks)
@@ -189,7 +185,9 @@ def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_
     cache: one of ``thunder.CACHE_OPTIONS`` or its string value: "constant values" (default; numbers and
         shapes are baked in and checked on every call), "no caching" (trace every call), "same input"
         (trust that every call matches the first).
-    sharp_edges: "allow" (default). "warn" and "error" (reporting reads of outside state) are not supported yet.
+    sharp_edges: "allow" (default), "warn" or "error": what to do when native code reads outside state the
+        prologue does not check (the contents of a dict, set or arbitrary object from outside); see
+        docs/architecture.md for exactly what is checked.
     transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
     """
     import torch

@@ -20,6 +20,7 @@ CO_ASYNC_FLAGS = 0x80 | 0x100 | 0x200  # coroutine, iterable coroutine, async ge
 
 
 def native_call(fn, wargs, wkwargs) -> WrappedValue:
+    current_runtime().hooks.on_native_call(fn, wargs, wkwargs)
     args = [w.value for w in wargs]
     kwargs = {k: w.value for k, w in wkwargs.items()}
     return computed(fn(*args, **kwargs))

@@ -36,6 +36,10 @@ class Hooks:
         """
         return value
 
+    def on_native_call(self, fn, wargs, wkwargs) -> None:
+        """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
+        native code may read state of outside objects that no provenance records. Default: nothing."""
+
     def on_store(self, kind: str, target, key, value) -> None:
         """Called instead of a write to outside state; the default performs the write.
 
