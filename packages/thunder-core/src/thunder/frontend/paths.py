@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from thunder.core import prims
@@ -25,7 +26,10 @@ class PathReacher:
         """A named reference to an object the trace needs as is (a globals dict, a cell, a function)."""
         r = self._refs.get(id(obj))
         if r is None:
-            r = self._refs[id(obj)] = ObjectRef(obj, self.trace.make_unique_name(re.sub(r"\W+", "_", base)))
+            name = re.sub(r"\W+", "_", base).strip("_") or "obj"
+            if keyword.iskeyword(name) or name[0].isdigit():
+                name = f"ref_{name}"  # e.g. a lambda's name
+            r = self._refs[id(obj)] = ObjectRef(obj, self.trace.make_unique_name(name))
         return r
 
     def reach(self, prov: Provenance, out=None):

@@ -1,0 +1,143 @@
+"""Outside values are inputs reached by provenance and checked: after the caller changes any of them,
+the next call gives CPython's result (the new value flows in, or the function is retraced)."""
+
+import builtins
+import types
+
+import pytest
+import torch
+
+import thunder
+from helpers import settings
+
+SCALE = 2
+
+
+def _check_sequence(fn, steps, x):
+    """Runs ``fn`` eagerly and jitted after each mutation in ``steps``; results must agree every time."""
+    jfn = thunder.jit(fn)
+    for mutate in [lambda: None, *steps]:
+        mutate()
+        torch.testing.assert_close(jfn(x), fn(x))
+    return jfn
+
+
+def test_global_number():
+    def f(x):
+        return x * SCALE
+
+    def set_scale(v):
+        global SCALE
+        SCALE = v
+
+    try:
+        jf = _check_sequence(f, [lambda: set_scale(3), lambda: set_scale(3.5)], torch.ones(2))
+        assert thunder.cache_misses(jf) == 3
+    finally:
+        set_scale(2)
+
+
+def test_builtin_shadowed_and_restored():
+    def f(x):
+        return x * abs(-3)
+
+    def shadow():
+        builtins.abs = lambda v: 10
+
+    def restore():
+        builtins.abs = original
+
+    original = builtins.abs
+    try:
+        _check_sequence(f, [shadow, restore], torch.ones(2))
+    finally:
+        builtins.abs = original
+
+
+def test_default_argument_values():
+    def f(x, k=2):
+        return x * k
+
+    _check_sequence(f, [lambda: setattr(f, "__defaults__", (5,))], torch.ones(2))
+
+
+def test_closure_cell_contents():
+    def make():
+        k = 2
+
+        def f(x):
+            return x + k
+
+        def set_k(v):
+            nonlocal k
+            k = v
+
+        return f, set_k
+
+    f, set_k = make()
+    _check_sequence(f, [lambda: set_k(7), lambda: set_k(torch.full((2,), 3.0))], torch.ones(2))
+
+
+def test_module_attributes():
+    def f(x):
+        return x * settings.FACTOR if settings.ENABLED else x
+
+    def restore():
+        settings.FACTOR, settings.ENABLED = 2.0, True
+
+    try:
+        _check_sequence(f, [lambda: setattr(settings, "FACTOR", 4.0), lambda: setattr(settings, "ENABLED", False)],
+                        torch.ones(2))
+    finally:
+        restore()
+
+
+def test_plain_object_attributes():
+    cfg = types.SimpleNamespace(scale=2.0, bias=torch.zeros(2))
+
+    def f(x):
+        return x * cfg.scale + cfg.bias
+
+    _check_sequence(f, [lambda: setattr(cfg, "scale", -1.0), lambda: setattr(cfg, "bias", torch.ones(2))],
+                    torch.ones(2))
+
+
+def test_global_function_replaced():
+    def f(x):
+        return _helper(x)
+
+    global _helper
+    original = _helper
+    try:
+        _check_sequence(f, [lambda: globals().__setitem__("_helper", lambda x: x * 100)], torch.ones(2))
+    finally:
+        _helper = original
+
+
+def _helper(x):
+    return x + 1
+
+
+def test_checks_cost_a_lookup_not_a_retrace():
+    def f(x):
+        return x * settings.FACTOR + SCALE
+
+    jf = thunder.jit(f)
+    for _ in range(5):
+        jf(torch.ones(2))
+    assert thunder.cache_misses(jf) == 1 and thunder.cache_hits(jf) == 4
+
+
+def test_user_exceptions_propagate_unchanged():
+    class Custom(Exception):
+        pass
+
+    def f(x):
+        if x.shape[0] == 2:
+            raise Custom("two rows: refused")
+        return x
+
+    with pytest.raises(Custom, match="two rows: refused"):
+        thunder.jit(f)(torch.ones(2))
+    with pytest.raises(KeyError):
+        thunder.jit(lambda x: {}["missing"])(torch.ones(1))
