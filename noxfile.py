@@ -1,7 +1,7 @@
 """Every supported session: tests, the demo, benchmarks. The one entry point for developers and CI.
 
     nox -s tests          # the full CPU test suite on Python 3.11 (what .ci/run runs)
-    nox -s interpreter    # the interpreter's torch-free tests on Python 3.11 and 3.12
+    nox -s interpreter    # the interpreter's torch-free tests on Python 3.10, 3.11, 3.12 and 3.13
     nox -s demo           # jit a small GPT on CPU and compare with eager
     nox -s benchmarks     # cache-hit overhead and trace time, written to benchmarks/results/
 """
@@ -64,7 +64,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def interpreter(session: nox.Session) -> None:
-    """The bytecode interpreter imports no torch: its tests run on every supported Python (3.11, 3.12).
+    """The bytecode interpreter imports no torch: its tests run on every supported Python (3.10 to 3.13).
 
     Interpreters are found on PATH or through pyenv (whose shims hide unselected versions from nox)."""
     for version in INTERPRETER_PYTHONS:
