@@ -160,7 +160,26 @@ def _number_dunder(name: str, *args):
         args = args[::-1]
         name = reflected[name]
     name = {"truediv": "true_divide_numbers", "floordiv": "floor_divide", "mod": "remainder"}.get(name, name)
+    simplified = _identity(name, *args)
+    if simplified is not None:
+        return simplified
     return all_prims[name](*args)
+
+
+def _is_int(x, value) -> bool:
+    return type(x) is int and x == value
+
+
+def _identity(name: str, *args):
+    """``s0 + 0``, ``s0 * 1``, ``s0 // 1`` are ``s0``: no new number, so shapes stay readable."""
+    if len(args) != 2:
+        return None
+    a, b = args
+    if name in ("add", "sub") and _is_int(b, 0) or name in ("mul", "floor_divide") and _is_int(b, 1):
+        return a
+    if name == "add" and _is_int(a, 0) or name == "mul" and _is_int(a, 1):
+        return b
+    return None
 
 
 def _true_divide_numbers_meta(a, b):
@@ -269,7 +288,7 @@ def _slice_meta(a, start_indices, end_indices, strides=None):
     shape = []
     for s, e, st, d in zip(start_indices, end_indices, strides, a.shape):
         check(0 <= s <= e <= d and st >= 1, lambda: f"prims.slice: bad slice [{s}:{e}:{st}] of a dim of length {d}")
-        shape.append((e - s + st - 1) // st)
+        shape.append(e - s if _is_int(st, 1) else (e - s + st - 1) // st)
     return a.replace(shape=tuple(shape))
 
 
@@ -454,7 +473,7 @@ def _unpack_meta(*args, **kwargs):
     return AnyProxy()
 
 
-for _name in ("unpack_attr", "unpack_item", "unpack_cell"):
+for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 

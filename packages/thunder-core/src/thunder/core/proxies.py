@@ -222,29 +222,46 @@ class NumberProxy(Proxy):
         return type_string(self)
 
     def _concrete(self, what: str):
-        if self.static:
-            return self.value
-        from thunder.core.errors import UnsupportedError, user_location_suffix
+        """The value, for code that needs a Python value now (control flow, an index, a native call).
+        A dynamic number becomes a constraint of the trace: the prologue checks that it has this value
+        again, and a call where it does not gets its own trace."""
+        if not self.static:
+            from thunder.core.trace import get_tracectx
 
-        raise UnsupportedError(
-            f"{what} of the dynamic number {self.name} needs its value at trace time{user_location_suffix()}; "
-            "use the default cache option 'constant values' or file an issue"
-        )
+            trace = get_tracectx()
+            if trace is None:
+                from thunder.core.errors import UnsupportedError
+
+                raise UnsupportedError(f"{what} of the dynamic number {self.name} outside of tracing")
+            trace.add_constraint(self, self.value)
+        return self.value
 
     def __bool__(self):
         return bool(self._concrete("bool()"))
 
     def __index__(self):
-        return int(self._concrete("index()"))
+        return int(self._concrete("an index"))
 
-    __int__ = __index__
+    def __int__(self):
+        return int(self._concrete("int()"))
 
     def __float__(self):
         return float(self._concrete("float()"))
 
+    def __complex__(self):
+        return complex(self._concrete("complex()"))
+
+    def __format__(self, spec):
+        return format(self._concrete("formatting"), spec)
+
+    def __str__(self):
+        return str(self._concrete("str()"))
+
 
 def _number_op(name):
     def op(self, *args):
+        if not all(isinstance(a, (NumberProxy, bool, int, float, complex)) for a in args):
+            return NotImplemented  # tensors, sequences (``[x] * n``): the other operand decides
         from thunder.core import prims
 
         return prims._number_dunder(name.strip("_"), self, *args)

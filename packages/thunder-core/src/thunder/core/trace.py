@@ -51,6 +51,8 @@ class TraceCtx:
         self.location_fn = None  # () -> SourceLocation | None, set by whoever drives tracing
         self.provenance: TraceProvenance | None = None
         self.decorators: list[str] = []  # e.g. "@torch.no_grad()", printed above the signature
+        # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them
+        self.constraints: list = []
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -86,6 +88,10 @@ class TraceCtx:
     def pop_scope(self) -> list:
         return self.scopes.pop()
 
+    def add_constraint(self, proxy, value) -> None:
+        if not any(p is proxy for p, _ in self.constraints):
+            self.constraints.append((proxy, value))
+
     def current_location(self):
         return self.location_fn() if self.location_fn is not None else None
 
@@ -115,6 +121,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.names = set(trace.names)
     t._counters = dict(trace._counters)
     t.decorators = list(trace.decorators)
+    t.constraints = list(trace.constraints)
     return t
 
 

@@ -91,12 +91,23 @@ def _unpack_cell(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
 
 
+def _unpack_dims(bsym, imports):
+    (t,) = bsym.args
+    names = ", ".join(d.name if d is not None else "_" for d in bsym.output)
+    return [f"({names},) = {prettyprint(t, imports)}.shape"]
+
+
 def _check_tensor(bsym, imports):
     t, shape, device, dtype, requires_grad = bsym.args
     imports.need("import torch")
     name = prettyprint(t, imports)
     dev = prettyprint(device, imports)
-    cond = (f"isinstance({name}, torch.Tensor) and {name}.shape == {prettyprint(tuple(shape))} "
+    if all(isinstance(d, int) for d in shape):
+        shape_check = f"{name}.shape == {prettyprint(tuple(shape))}"
+    else:  # symbolic dims are unpacked after the check; the static ones are compared
+        shape_check = " and ".join([f"{name}.ndim == {len(shape)}"] + [
+            f"{name}.shape[{i}] == {d}" for i, d in enumerate(shape) if isinstance(d, int)])
+    cond = (f"isinstance({name}, torch.Tensor) and {shape_check} "
             f"and {name}.dtype is {prettyprint(dtype, imports)} and {name}.device == {dev} "
             f"and {'' if requires_grad else 'not '}{name}.requires_grad")
     return [f"if not ({cond}): return None"]
@@ -180,7 +191,7 @@ def _call_method(bsym, imports):
 
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
-    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell,
+    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_arg_count": _check_arg_count,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,

@@ -14,9 +14,6 @@ class CACHE_OPTIONS(Enum):
     SAME_INPUT = "same input"
 
 
-_SUPPORTED = (CACHE_OPTIONS.CONSTANT_VALUES, CACHE_OPTIONS.NO_CACHING, CACHE_OPTIONS.SAME_INPUT)
-
-
 def resolve_cache_option(cache) -> CACHE_OPTIONS:
     if cache is None:
         return CACHE_OPTIONS.CONSTANT_VALUES
@@ -28,11 +25,6 @@ def resolve_cache_option(cache) -> CACHE_OPTIONS:
         except ValueError:
             options = ", ".join(repr(o.value) for o in CACHE_OPTIONS)
             raise ValueError(f"unknown cache option {cache!r}; the options are {options}") from None
-    if option not in _SUPPORTED:
-        raise NotImplementedError(
-            f"cache={option.value!r} is not supported yet (numbers and shapes are baked in and checked); "
-            "use 'constant values' (the default)"
-        )
     return option
 
 

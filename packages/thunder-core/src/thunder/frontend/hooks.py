@@ -9,8 +9,9 @@ import types
 import torch
 
 from thunder.core.errors import UnsupportedError
-from thunder.core.proxies import TensorProxy, torch_function_table
+from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_number, torch_function_table
 from thunder.core.symbol import SourceLocation
+from thunder.core.trace import get_tracectx
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
@@ -48,6 +49,10 @@ def _contents_checked(value, record) -> bool:
     return isinstance(value, TensorProxy)
 
 
+def _is_module_state(provenance) -> bool:
+    return any(kind == "item" and key in ("_parameters", "_buffers") for kind, key in provenance.path())
+
+
 def _passed_directly(provenance) -> bool:
     """Containers passed as arguments or read from globals/closures may go whole to a torch call
     (``torch.stack(tensors)``); containers inside objects (a module's ``_parameters``) are read by key
@@ -63,10 +68,11 @@ def source_location():
 
 
 def _isinstance(obj, classinfo):
-    # A TensorProxy stands for a torch.Tensor: user code that asks must take the tensor branch.
-    if isinstance(obj, TensorProxy):
+    # A proxy stands for a torch.Tensor or a Python number: user code that asks must take that branch.
+    stands_for = torch.Tensor if isinstance(obj, TensorProxy) else getattr(obj, "number_type", None)
+    if isinstance(obj, (TensorProxy, NumberProxy)):
         classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
-        if any(isinstance(c, type) and issubclass(torch.Tensor, c) for c in classes):
+        if any(isinstance(c, type) and issubclass(stands_for, c) for c in classes):
             return True
     return isinstance(obj, classinfo)
 
@@ -97,12 +103,13 @@ _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasatt
 
 
 class JitHooks(Hooks):
-    def __init__(self, fn, sharp_edges=None):
+    def __init__(self, fn, sharp_edges=None, symbolic: bool = False):
         self.fn = fn
+        self.symbolic = symbolic  # cache="symbolic values": numbers and tensor dims are inputs, not constants
         self.sharp_edges = sharp_edges
         self._reported: set = set()
         self.records: list[InputRecord] = []
-        self.tensor_inputs: list[TensorProxy] = []
+        self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
@@ -146,13 +153,25 @@ class JitHooks(Hooks):
             # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
             proxy = self._proxies.get(provenance)
             if proxy is None:
-                from thunder.core.trace import get_tracectx
-
-                name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
+                trace = get_tracectx()
+                name = trace.make_unique_name(proxy_name_for(provenance, self.fn))
                 proxy = tensor_proxy(value, name)
+                if self.symbolic and not _is_module_state(provenance):
+                    # dimensions are inputs too (module parameters and buffers keep static shapes)
+                    proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
                 self._proxies[provenance] = proxy
-                self.tensor_inputs.append(proxy)
+                self.inputs.append(proxy)
+                self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
+            return proxy
+        if self.symbolic and type(value) in (bool, int, float):
+            proxy = self._proxies.get(provenance)
+            if proxy is None:
+                name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
+                proxy = proxy_number(value, name)
+                self._proxies[provenance] = proxy
+                self.inputs.append(proxy)
+                self.records.append(InputRecord(provenance, value, "number", proxy))
             return proxy
         if type(value) in (list, tuple, dict) and _holds_tensors(value) and _passed_directly(provenance):
             return self._proxify_container(value, provenance)

@@ -17,6 +17,7 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
+from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
@@ -124,10 +125,14 @@ class ThunderFunction:
         final = traces[-1]
         kwnames = tuple(kwargs)
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
-        prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks)
+        prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
+                                  computation=computation)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
-        prologue_traces = [prologue, dispatch_to_executors(prologue, [get_executor("python")])]
+        prologue_traces = [prologue]
+        if computation.constraints:
+            prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
+        prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
         prologue_fn = prologue_traces[-1].python_callable()
         computation_fn = final.python_callable()
         seconds = time.perf_counter() - start
@@ -147,7 +152,7 @@ class ThunderFunction:
         trace = TraceCtx("computation")
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
-        hooks = JitHooks(self.fn, self.sharp_edges)
+        hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES)
         try:
             with tracectx(trace):
                 result = interpret(self.fn, args, kwargs, hooks=hooks)
@@ -157,7 +162,7 @@ class ThunderFunction:
             hooks.side_effects.undo()
         hooks.check_containers_unchanged()
         trace.location_fn = None
-        trace.args = list(hooks.tensor_inputs)
+        trace.args = list(hooks.inputs)
         trace.output = _check_output(result)
         return trace, hooks
 

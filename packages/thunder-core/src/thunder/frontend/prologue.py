@@ -7,7 +7,8 @@ import re
 
 from thunder.core import dtypes, prims
 from thunder.core.prims import AnyProxy
-from thunder.core.trace import TraceCtx, tracectx
+from thunder.core.proxies import NumberProxy
+from thunder.core.trace import TraceCtx, get_tracectx, tracectx
 from thunder.frontend.paths import PathReacher
 from thunder.interpreter import Provenance
 
@@ -64,7 +65,7 @@ def _parameter_name(fn, index: int) -> str:
 
 
 def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs: int, kwnames: tuple, *,
-                   checks: bool = True) -> TraceCtx:
+                   checks: bool = True, computation: TraceCtx | None = None) -> TraceCtx:
     """``checks=False`` (cache='same input') only unpacks the computation's inputs."""
     trace = TraceCtx("prologue")
     trace.names.update(p.name for p in computation_args)
@@ -95,6 +96,14 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                     continue
                 device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
                 prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
+                if any(isinstance(d, NumberProxy) for d in t.shape):
+                    prims.unpack_dims(v)
+                    scope = trace.scopes[-1]
+                    scope[-1] = scope[-1].replace(output=tuple(d if isinstance(d, NumberProxy) else None for d in t.shape))
+            elif r.check == "number":
+                v = reach(r.provenance, out=r.proxy)
+                if checks:
+                    prims.check_type(v, r.proxy.python_type)
             elif not checks:
                 continue
             elif r.check == "literal":
@@ -105,8 +114,66 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
             elif r.check == "is" and r.provenance not in parents:
                 prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
+        if checks and computation is not None and computation.constraints:
+            _check_constraints(computation)
         trace.output = tuple(computation_args)
     return trace
+
+
+def _number_definitions(trace: TraceCtx) -> dict:
+    """name -> the prim bound symbol that computed that number, anywhere in ``trace`` (subsymbols included)."""
+    defs: dict = {}
+
+    def visit(bsyms):
+        for b in bsyms:
+            if b.sym.is_prim:
+                for o in b.flat_proxy_outs:
+                    if isinstance(o, NumberProxy):
+                        defs.setdefault(o.name, b)
+            visit(b.subsymbols)
+
+    visit(trace.bound_symbols)
+    return defs
+
+
+def _check_constraints(computation: TraceCtx) -> None:
+    """Recomputes each number the traced program relied on from the inputs, and checks its value."""
+    defs = _number_definitions(computation)
+    emitted: set = set()
+    current = get_tracectx()
+
+    def emit(p):
+        b = defs.get(p.name)
+        if b is None or p.name in emitted:
+            return  # an input (unpacked above) or already computed
+        for a in b.flat_proxy_args:
+            if isinstance(a, NumberProxy):
+                emit(a)
+        emitted.add(p.name)
+        current.scopes[-1].append(b)
+
+    checked: set = set()
+    for proxy, value in computation.constraints:
+        b = defs.get(proxy.name)
+        key = (b.sym.id, tuple(_operand_key(a) for a in b.args), value) if b is not None else (proxy.name, value)
+        if key in checked or (b is not None and _tautology(b, value)):
+            continue  # the same question, asked again by another check (broadcasts ask it often)
+        checked.add(key)
+        emit(proxy)
+        prims.check_literal(proxy, value)
+
+
+def _operand_key(a):
+    return ("proxy", a.name) if isinstance(a, NumberProxy) else ("value", type(a).__name__, a)
+
+
+def _tautology(bsym, value) -> bool:
+    """``s0 == s0`` is True whatever s0 is."""
+    if len(bsym.args) != 2 or not all(isinstance(a, NumberProxy) for a in bsym.args):
+        return False
+    same = bsym.args[0].name == bsym.args[1].name
+    return same and (bsym.sym.name in ("eq", "le", "ge") and value is True or bsym.sym.name in ("ne", "lt", "gt")
+                     and value is False)
 
 
 _devices: dict = {}

@@ -12,7 +12,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.devices import cpu, to_device
 from thunder.core.errors import check
-from thunder.core.proxies import NumberProxy, TensorProxy, pyval
+from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import normalize_shape_arg
 from thunder.torch.registry import register_method, torchsymbol
 
@@ -109,8 +109,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, layout=None, req
     if dtype is None:
         is_int = all(isinstance(pyval(x), int) for x in (start, end, step))
         dtype = dtypes.int64 if is_int else dtypes.float32
-    length = math.ceil((e - s) / st)
+    if all(isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool) for x in (start, end, step)):
+        # integer bounds keep their symbolic form: arange(n, n + k) has length k, whatever n is
+        length = end - start if _is_one(step) else (end - start + step - (1 if st > 0 else -1)) // step
+    else:
+        length = math.ceil((e - s) / st)
     return prims.iota(length, start=start, step=step, device=_device(device), dtype=dtypes.to_dtype(dtype))
+
+
+def _is_one(x) -> bool:
+    return type(x) is int and x == 1
 
 
 def _nested_shape(data) -> tuple:

@@ -3,7 +3,7 @@ arguments) reuses the earlier outputs. Random ops and ops with side effects are 
 
 from __future__ import annotations
 
-from thunder.core.proxies import Proxy
+from thunder.core.proxies import NumberProxy, Proxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
 from thunder.extend import swap_proxies
@@ -30,8 +30,11 @@ def _key(bsym, rename: dict):
     return (bsym.sym.id, freeze(bsym.args), freeze(bsym.kwargs))
 
 
-def cse(trace: TraceCtx) -> TraceCtx:
-    with timed_transform("Common subexpression elimination") as done:
+def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
+    """``numbers_only``: merge only arithmetic on numbers (after dispatch, where executor symbols no longer
+    carry the torch language's tags, e.g. "random")."""
+    what = "Common subexpression elimination" + (" (numbers)" if numbers_only else "")
+    with timed_transform(what) as done:
         seen: dict = {}
         rename: dict[str, Proxy] = {}
         kept = []
@@ -39,7 +42,8 @@ def cse(trace: TraceCtx) -> TraceCtx:
             if rename:
                 bsym = swap_proxies(bsym, rename)
             outs = bsym.flat_proxy_outs
-            if not outs or {"random", "side_effect"} & set(bsym.sym.tags):
+            if not outs or {"random", "side_effect"} & set(bsym.sym.tags) or (
+                    numbers_only and not all(isinstance(o, NumberProxy) for o in outs)):
                 kept.append(bsym)
                 continue
             key = _key(bsym, rename)

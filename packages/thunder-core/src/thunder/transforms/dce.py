@@ -3,7 +3,7 @@ effects (tagged ``side_effect``) or produce nothing (checks)."""
 
 from __future__ import annotations
 
-from thunder.core.proxies import Proxy
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
 
@@ -20,6 +20,9 @@ def dce(trace: TraceCtx) -> TraceCtx:
             if needed:
                 kept.append(bsym)
                 live.update(a.name for a in bsym.flat_proxy_args)
+                # a symbolic dim of a kept tensor is defined in the trace, never popping up from nowhere
+                live.update(d.name for o in outs if isinstance(o, TensorProxy) for d in o.shape
+                            if isinstance(d, NumberProxy))
         new = from_trace(trace)
         new.bound_symbols = kept[::-1]
         done(new)

@@ -9,6 +9,7 @@ claimed into regions (``FusionExecutor.fusion_pass``).
 from __future__ import annotations
 
 from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import FusionExecutor
@@ -16,9 +17,25 @@ from thunder.extend import FusionExecutor
 __all__ = ["dispatch_to_executors"]
 
 
+def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
+    """Prims inside ``bsym``'s decomposition that compute numbers (derived sizes, under symbolic values)."""
+    found = []
+    for sub in bsym.subsymbols:
+        if sub.sym.is_prim and any(isinstance(o, NumberProxy) for o in sub.flat_proxy_outs):
+            found.append(sub)
+        else:
+            found.extend(_number_definitions(sub))
+    return found
+
+
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
     for ex in executors:
         if ex.can_execute(bsym):
+            # Sizes the decomposition computed may name the outputs' dims or later arguments: keep their
+            # definitions (dead-code elimination drops the unused ones).
+            for number_def in _number_definitions(bsym):
+                _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
+                       executors, out)
             out.extend(ex.lower(bsym))
             return
     if not bsym.subsymbols:

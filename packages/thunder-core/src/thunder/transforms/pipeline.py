@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from thunder.core.proxies import NumberProxy
 from thunder.transforms.cse import cse
 from thunder.transforms.dce import dce
 from thunder.transforms.del_last_used import del_last_used
@@ -21,6 +22,8 @@ def run_pipeline(trace, executors, user_transforms=()) -> list:
     t = step(dce(trace))
     t = step(cse(t))
     t = step(dispatch_to_executors(t, executors))
+    if any(isinstance(p, NumberProxy) for p in t.args):
+        t = step(cse(t, numbers_only=True))  # sizes recomputed by several decompositions
     for transform in user_transforms:
         t = step(transform(t))
     t = step(dce(t))

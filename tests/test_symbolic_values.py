@@ -1,0 +1,117 @@
+"""cache="symbolic values": numbers and tensor dimensions are inputs; what the program relied on is a
+constraint the prologue re-checks; one compiled program serves many values."""
+
+import torch
+
+import thunder
+from nanogpt import GPT, GPTConfig
+
+SYMBOLIC = thunder.CACHE_OPTIONS.SYMBOLIC_VALUES
+
+
+def test_seed_flag_example():
+    # seed 000: control flow on a number records a constraint instead of baking the branch in silently
+    def foo(flag):
+        if flag > 5:
+            return torch.ones(1)
+        return torch.zeros(1)
+
+    jfoo = thunder.jit(foo, cache=SYMBOLIC)
+    assert jfoo(6).tolist() == [1.0]
+    assert jfoo(0).tolist() == [0.0]
+    assert jfoo(7).tolist() == [1.0] and jfoo(-3).tolist() == [0.0]
+    assert thunder.cache_misses(jfoo) == 2
+    assert "flag > 5" in str(thunder.last_prologue_traces(jfoo)[-1])
+
+
+def test_returned_number_is_computed_not_baked():
+    def step(x, cumulative_length, seq_len):
+        return x * 2, cumulative_length + seq_len
+
+    jstep = thunder.jit(step, cache="symbolic values")
+    for i in range(5):
+        out, total = jstep(torch.ones(2), 10 * i, i)
+        assert total == 11 * i
+    assert thunder.cache_misses(jstep) == 1
+    final = str(thunder.last_traces(jstep)[-1])
+    assert "cumulative_length + seq_len" in final
+
+
+def test_seed_split_example_defines_every_size():
+    # seed 000: the sizes of split's outputs are computed in the trace, never popping up from nowhere
+    def foo(a, dim0, dim1):
+        dim2 = a.size(2) - dim0 - dim1
+        return torch.split(a, (dim0, dim1, dim2), dim=2)
+
+    jfoo = thunder.jit(foo, cache=SYMBOLIC)
+    for d0, d1, last in [(2, 8, 32), (3, 5, 24), (4, 4, 40)]:
+        a = torch.randn(8, 16, last)
+        for got, want in zip(jfoo(a, d0, d1), foo(a, d0, d1)):
+            torch.testing.assert_close(got, want)
+    assert thunder.cache_misses(jfoo) == 1
+    final = thunder.last_traces(jfoo)[-1]
+    defined = {p.name for p in final.args}
+    for bsym in final.bound_symbols:
+        for o in bsym.flat_proxy_outs:
+            defined.add(o.name)
+            for d in getattr(o, "shape", ()):
+                assert isinstance(d, int) or d.name in defined, f"{d.name} used before it is defined"
+    assert 'f32[s0, s1, s2]' in str(final)
+
+
+def test_symbolic_shapes_serve_many_lengths():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=2)).eval()
+    jm = thunder.jit(model, cache=SYMBOLIC)
+    for t in range(8, 41):
+        idx = torch.randint(0, 256, (2, t))
+        torch.testing.assert_close(jm(idx), model(idx))
+    assert thunder.cache_misses(jm) == 1
+
+
+def test_constant_values_compiles_per_length():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1)).eval()
+    jm = thunder.jit(model)
+    for t in range(8, 12):
+        jm(torch.randint(0, 256, (1, t)))
+    assert thunder.cache_misses(jm) == 4
+
+
+def test_training_over_varying_lengths():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1))
+    reference = GPT(GPTConfig(n_layer=1))
+    reference.load_state_dict(model.state_dict())
+    jm = thunder.jit(model, cache=SYMBOLIC)
+    for t in (8, 13, 21):
+        idx = torch.randint(0, 256, (2, t))
+        targets = torch.randint(0, 256, (2, t))
+        _, loss = jm(idx, targets)
+        _, ref_loss = reference(idx, targets)
+        torch.testing.assert_close(loss, ref_loss)
+        loss.backward()
+        ref_loss.backward()
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    assert thunder.cache_misses(jm) == 1
+
+
+def test_module_parameters_keep_static_shapes():
+    lin = torch.nn.Linear(4, 3)
+    jl = thunder.jit(lin, cache=SYMBOLIC)
+    jl(torch.randn(5, 4))
+    source = str(thunder.last_traces(jl)[-1])
+    assert 'weight: "cpu f32[3, 4]"' in source and 'x: "cpu f32[s0, s1]"' in source.replace("input", "x")
+
+
+def test_shape_mismatch_still_errors_like_eager():
+    def f(a, b):
+        return a + b
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+    torch.testing.assert_close(jf(torch.ones(2, 3), torch.ones(2, 3)), torch.full((2, 3), 2.0))
+    import pytest
+
+    with pytest.raises(RuntimeError, match="must match"):
+        jf(torch.ones(2, 3), torch.ones(4, 3))
