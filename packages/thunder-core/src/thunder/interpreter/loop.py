@@ -45,6 +45,12 @@ def execute(rt, frame, pending_exc: BaseException | None = None):
                     raise
                 except BaseException as e:
                     exc = e
+                    reraised = rt.reraised
+                    if reraised is not None:
+                        # Re-raising adds no traceback entry in CPython (except* relies on it).
+                        rt.reraised = None
+                        if reraised[0] is e:
+                            e.__traceback__ = reraised[1]
                 if exc is rt.no_chain:
                     rt.no_chain = None
                 elif exc.__context__ is None:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import dis
+import inspect
+import opcode
+import types
+
 from .attributes import load_attr, load_method, load_super_attr
 from .calls import call_value
 from .errors import unsupported
+from .exception_groups import prep_reraise_star
 from .loop import RETURN
 from .opcodes_common import (
     COMMON_HANDLERS,
@@ -14,6 +20,7 @@ from .opcodes_common import (
     _jump_if_true,
     for_iter_next,
     list_to_tuple,
+    load_global,
     push_method,
     send_value,
     unary_positive,
@@ -141,26 +148,119 @@ def _stopiteration_error(w):
     return w
 
 
-_INTRINSIC_1 = {
-    3: lambda rt, w: _stopiteration_error(w),
-    5: unary_positive,
-    6: lambda rt, w: list_to_tuple(w),
+def _native_intrinsic(kind, arg):
+    """A function whose body is ``CALL_INTRINSIC_<kind> arg`` on its arguments, run by CPython itself.
+
+    The PEP 695 intrinsics make TypeVars with lazily evaluated bounds/constraints/defaults and
+    lazily evaluated type aliases, which no Python-level API can build; running the very intrinsic
+    gives CPython's objects.
+    """
+    def intrinsic(rt, frame, *wargs):
+        code = _native_intrinsic_codes.get((kind, arg))
+        if code is None:
+            op = dis.opmap
+            units = [(op["RESUME"], 0), *((op["LOAD_FAST"], i) for i in range(kind)),
+                     (op[f"CALL_INTRINSIC_{kind}"], arg), (op["RETURN_VALUE"], 0)]
+            template = (lambda a: None) if kind == 1 else (lambda a, b: None)
+            code = template.__code__.replace(
+                co_code=bytes(b for unit in units for b in unit), co_stacksize=kind, co_consts=(None,),
+                co_linetable=bytes([0xF8 | (len(units) - 1)]),  # one "no location" entry
+                co_exceptiontable=b"", co_name="<intrinsic>", co_qualname="<intrinsic>")
+            _native_intrinsic_codes[(kind, arg)] = code
+        # The frame's globals: a type alias takes __module__ from its creator's globals.
+        fn = types.FunctionType(code, frame.globals)
+        result = fn(*(w.value for w in wargs))
+        return wargs[0] if kind == 2 and result is wargs[0].value else computed(result)
+
+    return intrinsic
+
+
+_native_intrinsic_codes = {}
+
+
+def _prep_reraise_star(rt, frame, worig, wexcs):
+    return computed(prep_reraise_star(worig.value, wexcs.value))
+
+
+def _intrinsic_table(descs, impls):
+    # Handlers by oparg; the oparg of each name comes from the running CPython's opcode module.
+    return {descs.index(name): impl for name, impl in impls.items() if name in descs}
+
+
+_INTRINSIC_1_IMPLS = {
+    "INTRINSIC_STOPITERATION_ERROR": lambda rt, frame, w: _stopiteration_error(w),
+    "INTRINSIC_UNARY_POSITIVE": lambda rt, frame, w: unary_positive(rt, w),
+    "INTRINSIC_LIST_TO_TUPLE": lambda rt, frame, w: list_to_tuple(w),
 }
+_INTRINSIC_2_IMPLS = {"INTRINSIC_PREP_RERAISE_STAR": _prep_reraise_star}
+for _name in ("INTRINSIC_TYPEVAR", "INTRINSIC_PARAMSPEC", "INTRINSIC_TYPEVARTUPLE", "INTRINSIC_SUBSCRIPT_GENERIC",
+              "INTRINSIC_TYPEALIAS"):
+    _INTRINSIC_1_IMPLS[_name] = _native_intrinsic(1, opcode._intrinsic_1_descs.index(_name))
+for _name in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS",
+              "INTRINSIC_SET_FUNCTION_TYPE_PARAMS", "INTRINSIC_SET_TYPEPARAM_DEFAULT"):  # the last: 3.13+
+    if _name in opcode._intrinsic_2_descs:
+        _INTRINSIC_2_IMPLS[_name] = _native_intrinsic(2, opcode._intrinsic_2_descs.index(_name))
+
+# Not handled (raise InterpreterError): INTRINSIC_PRINT (interactive mode only), INTRINSIC_IMPORT_STAR
+# (module level only), INTRINSIC_ASYNC_GEN_WRAP (async generators are not interpreted).
+INTRINSIC_1 = _intrinsic_table(opcode._intrinsic_1_descs, _INTRINSIC_1_IMPLS)
+INTRINSIC_2 = _intrinsic_table(opcode._intrinsic_2_descs, _INTRINSIC_2_IMPLS)
 
 
 def _call_intrinsic_1(rt, frame, instr):
-    impl = _INTRINSIC_1.get(instr.arg)
+    impl = INTRINSIC_1.get(instr.arg)
     if impl is None:
         raise unsupported(f"CALL_INTRINSIC_1 {instr.argrepr or instr.arg}", frame.source_location())
-    frame.stack.append(impl(rt, frame.stack.pop()))
+    frame.stack.append(impl(rt, frame, frame.stack.pop()))
 
 
 def _call_intrinsic_2(rt, frame, instr):
-    raise unsupported(f"CALL_INTRINSIC_2 {instr.argrepr or instr.arg} (except* or generic type parameters)",
-                      frame.source_location())
+    impl = INTRINSIC_2.get(instr.arg)
+    if impl is None:
+        raise unsupported(f"CALL_INTRINSIC_2 {instr.argrepr or instr.arg}", frame.source_location())
+    st = frame.stack
+    w1 = st.pop()
+    w2 = st.pop()
+    st.append(impl(rt, frame, w2, w1))
+
+
+_NOT_FOUND = object()
+
+
+def _mapping_get(mapping, name):
+    if type(mapping) is dict:
+        return mapping.get(name, _NOT_FOUND)
+    try:
+        return mapping[name]
+    except KeyError:
+        return _NOT_FOUND
+
+
+def _load_locals(rt, frame, instr):
+    # Class bodies (the usual users) run natively; a function frame has no locals mapping unless
+    # its code is not optimized, where CPython uses the globals.
+    if frame.code.co_flags & inspect.CO_OPTIMIZED:
+        raise SystemError("no locals found")
+    frame.stack.append(computed(frame.globals))
+
+
+def _load_from_dict_or_deref(rt, frame, instr):
+    # Annotation scopes and class bodies: the class namespace first, then the cell.
+    value = _mapping_get(frame.stack.pop().value, instr.argval)
+    if value is _NOT_FOUND:
+        return HANDLERS["LOAD_DEREF"](rt, frame, instr)
+    frame.stack.append(computed(value))
+
+
+def _load_from_dict_or_globals(rt, frame, instr):
+    value = _mapping_get(frame.stack.pop().value, instr.argval)
+    frame.stack.append(load_global(rt, frame, instr.argval) if value is _NOT_FOUND else computed(value))
 
 
 HANDLERS.update({
+    "LOAD_LOCALS": _load_locals,
+    "LOAD_FROM_DICT_OR_DEREF": _load_from_dict_or_deref,
+    "LOAD_FROM_DICT_OR_GLOBALS": _load_from_dict_or_globals,
     "LOAD_ATTR": _load_attr,
     "LOAD_SUPER_ATTR": _load_super_attr,
     "POP_JUMP_IF_TRUE": _jump_if_true,

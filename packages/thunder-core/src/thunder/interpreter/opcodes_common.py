@@ -15,6 +15,7 @@ from .attributes import delete_attr, load_attr, load_method, store_attr
 from .calls import bind_method, call_value
 from .derivation import derive_item
 from .errors import unsupported
+from .exception_groups import check_except_star_type, exception_group_match, prep_reraise_star
 from .iteration import get_iter, is_tracked, next_wrapped
 from .loop import GENERATOR, RETURN, YIELD
 from .operators import binary_op, compare_op, contains_op, del_item, get_item, set_item, unary_op
@@ -38,6 +39,7 @@ def not_supported(what, advice=""):
     def reject(rt, frame, instr):
         raise unsupported(what, frame.source_location(), advice)
 
+    reject.rejects = what  # the opcode audit (tests/interpreter/test_opcode_coverage.py) reads this
     return reject
 
 
@@ -831,6 +833,7 @@ def _raise_varargs(rt, frame, instr):
         if exc is None:
             raise RuntimeError("No active exception to reraise")
         rt.no_chain = exc
+        rt.reraised = (exc, exc.__traceback__)  # a re-raise keeps the traceback (see loop.py)
         raise exc
     wcause = frame.stack.pop() if argc == 2 else None
     exc = _make_exception(rt, frame.stack.pop().value)
@@ -850,6 +853,7 @@ def _raise_varargs(rt, frame, instr):
 def _reraise(rt, frame, instr):
     exc = frame.stack.pop().value
     rt.no_chain = exc
+    rt.reraised = (exc, exc.__traceback__)
     raise exc
 
 
@@ -882,8 +886,25 @@ def _check_exc_match(rt, frame, instr):
     frame.stack.append(computed(isinstance(left, right)))
 
 
-COMMON_HANDLERS["CHECK_EG_MATCH"] = not_supported("except* (exception groups)")
-COMMON_HANDLERS["PREP_RERAISE_STAR"] = not_supported("except* (exception groups)")
+@handler("CHECK_EG_MATCH")
+def _check_eg_match(rt, frame, instr):
+    # exc, type -> rest, match; a match becomes the exception being handled.
+    st = frame.stack
+    match_type = st.pop().value
+    check_except_star_type(match_type)
+    match, rest = exception_group_match(st[-1].value, match_type)
+    st[-1] = computed(rest)
+    st.append(computed(match))
+    if match is not None:
+        rt.exc_stack[-1].exc = match
+
+
+@handler("PREP_RERAISE_STAR")
+def _prep_reraise_star(rt, frame, instr):
+    # 3.11: orig, [raised..., rest] -> what to re-raise (None: nothing); 3.12+ uses CALL_INTRINSIC_2.
+    excs = frame.stack.pop().value
+    orig = frame.stack.pop().value
+    frame.stack.append(computed(prep_reraise_star(orig, excs)))
 
 
 @handler("BEFORE_WITH")
@@ -980,7 +1001,7 @@ def _import_from(rt, frame, instr):
 
 
 for _name in ("IMPORT_STAR", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF", "SETUP_ANNOTATIONS",
-              "PRINT_EXPR", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"):
+              "PRINT_EXPR"):
     COMMON_HANDLERS[_name] = not_supported(f"opcode {_name} (module-level or class-body code)")
 for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"):
     COMMON_HANDLERS[_name] = not_supported(f"async construct (opcode {_name})",

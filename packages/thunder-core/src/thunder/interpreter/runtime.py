@@ -34,6 +34,7 @@ class Runtime:
         self.created_cells = {}  # id -> cell: cells made by interpreted code are not outside state
         self.cell_shadow = {}  # id(cell) -> WrappedValue last stored by interpreted code
         self.no_chain = None  # exception being re-raised or propagated: do not set its __context__ again
+        self.reraised = None  # (exception, its traceback) while a bare raise / RERAISE is raising it
         self.toplevel_done = False
 
     # ----- outside values -----------------------------------------------------------------
