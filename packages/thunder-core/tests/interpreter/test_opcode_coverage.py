@@ -52,16 +52,14 @@ if V >= (3, 13):
     NEVER_IN_CODE["ENTER_EXECUTOR"] = ("tier-2 executor entry patched into the live bytecode; co_code keeps "
                                        "the original JUMP_BACKWARD")
 
-# ----- opcodes that never occur in function code ----------------------------------------------------
-# interpret() runs Python functions (def/lambda code, CO_OPTIMIZED). Name-based local access,
-# annotations setup, `import *` and the interactive-mode print only appear in module-level and
-# class-body code; class bodies are executed natively by __build_class__ (their methods are
-# interpreted when called).
-NOT_FUNCTION_CODE = dict.fromkeys(("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS"),
-                                  "module-level / class-body code only")
+# ----- opcodes that never occur in interpreted code --------------------------------------------------
+# interpret() runs Python functions and, through the __build_class__ lookaside, class bodies (the
+# name-based opcodes LOAD_NAME/STORE_NAME/DELETE_NAME/LOAD_CLASSDEREF/SETUP_ANNOTATIONS are handled).
+# `import *` and the interactive-mode print only appear in module-level / interactive code, which
+# is never interpreted.
+NOT_FUNCTION_CODE = {}
 if V <= (3, 11):
-    NOT_FUNCTION_CODE["LOAD_CLASSDEREF"] = "class-body code only"
-    NOT_FUNCTION_CODE["IMPORT_STAR"] = "`from m import *` is a SyntaxError inside functions"
+    NOT_FUNCTION_CODE["IMPORT_STAR"] = "module-level code only (`from m import *` is a SyntaxError in functions and classes)"
     NOT_FUNCTION_CODE["PRINT_EXPR"] = "interactive-mode code only"
 
 # ----- async code: never run by the interpreter -----------------------------------------------------

@@ -6,10 +6,12 @@ unbound descriptor (``dict.items``) with the wrapped receiver prepended.
 
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
+from .class_bodies import build_class
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
 from .wrapped import WrappedValue, computed, constant
@@ -216,18 +218,24 @@ def _frame_locals(rt):
 def _locals(rt, wargs, wkwargs):
     if wargs or wkwargs or not rt.frames:
         return _native(locals, wargs, wkwargs)
+    if rt.frames[-1].namespace is not None:  # a class body: its namespace mapping itself
+        return rt.frames[-1].namespace
     return computed(_frame_locals(rt))
 
 
 def _vars(rt, wargs, wkwargs):
     if wargs or wkwargs or not rt.frames:
         return _native(vars, wargs, wkwargs)
+    if rt.frames[-1].namespace is not None:
+        return rt.frames[-1].namespace
     return computed(_frame_locals(rt))
 
 
 def _dir(rt, wargs, wkwargs):
     if wargs or wkwargs or not rt.frames:
         return _native(dir, wargs, wkwargs)
+    if rt.frames[-1].namespace is not None:
+        return computed(sorted(rt.frames[-1].namespace.value.keys()))
     return computed(sorted(_frame_locals(rt)))
 
 
@@ -250,6 +258,7 @@ _TABLE = {
     dict.get: _dict_get,
     super: _super,
     sys.exc_info: _exc_info,
+    builtins.__build_class__: build_class,
 }
 if hasattr(sys, "exception"):
     _TABLE[sys.exception] = _exception

@@ -77,7 +77,7 @@ class Frame:
 
     __slots__ = (
         "code", "info", "func", "globals", "builtins", "locals", "stack", "ip", "instr",
-        "kw_names", "generator", "last_line", "qualname", "blocks",
+        "kw_names", "generator", "last_line", "qualname", "blocks", "namespace",
     )
 
     def __init__(self, func, code, globals_, builtins_):
@@ -95,6 +95,9 @@ class Frame:
         self.last_line = None
         self.qualname = getattr(code, "co_qualname", None) or getattr(func, "__qualname__", code.co_name)
         self.blocks = []  # 3.10 block stack (SETUP_FINALLY, ...); unused on 3.11+
+        # Class bodies: WrappedValue of the namespace mapping that LOAD_NAME/STORE_NAME/... use
+        # (None for function frames, where non-optimized code uses the globals).
+        self.namespace = None
 
     def jump_to_offset(self, offset: int) -> None:
         self.ip = self.info.index_of_offset[offset]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dis
-import inspect
 import opcode
 import types
 
 from .attributes import load_attr, load_method, load_super_attr
 from .calls import call_value
+from .class_bodies import frame_namespace, mapping_lookup
 from .errors import unsupported
 from .exception_groups import prep_reraise_star
 from .loop import RETURN
@@ -26,6 +26,7 @@ from .opcodes_common import (
     unary_positive,
 )
 from .operators import get_item, set_item
+from .typeutil import NOTFOUND
 from .wrapped import computed, constant
 
 HANDLERS = dict(COMMON_HANDLERS)
@@ -224,37 +225,26 @@ def _call_intrinsic_2(rt, frame, instr):
     st.append(impl(rt, frame, w2, w1))
 
 
-_NOT_FOUND = object()
-
-
-def _mapping_get(mapping, name):
-    if type(mapping) is dict:
-        return mapping.get(name, _NOT_FOUND)
-    try:
-        return mapping[name]
-    except KeyError:
-        return _NOT_FOUND
-
-
 def _load_locals(rt, frame, instr):
-    # Class bodies (the usual users) run natively; a function frame has no locals mapping unless
-    # its code is not optimized, where CPython uses the globals.
-    if frame.code.co_flags & inspect.CO_OPTIMIZED:
+    # Class bodies push their namespace; a function frame has no locals mapping unless its code is
+    # not optimized, where CPython uses the globals.
+    wns = frame_namespace(frame)
+    if wns is NOTFOUND:
         raise SystemError("no locals found")
-    frame.stack.append(computed(frame.globals))
+    frame.stack.append(computed(frame.globals) if wns is None else wns)
 
 
 def _load_from_dict_or_deref(rt, frame, instr):
     # Annotation scopes and class bodies: the class namespace first, then the cell.
-    value = _mapping_get(frame.stack.pop().value, instr.argval)
-    if value is _NOT_FOUND:
+    w = mapping_lookup(rt, frame.stack.pop(), instr.argval)
+    if w is None:
         return HANDLERS["LOAD_DEREF"](rt, frame, instr)
-    frame.stack.append(computed(value))
+    frame.stack.append(w)
 
 
 def _load_from_dict_or_globals(rt, frame, instr):
-    value = _mapping_get(frame.stack.pop().value, instr.argval)
-    frame.stack.append(load_global(rt, frame, instr.argval) if value is _NOT_FOUND else computed(value))
+    w = mapping_lookup(rt, frame.stack.pop(), instr.argval)
+    frame.stack.append(load_global(rt, frame, instr.argval) if w is None else w)
 
 
 HANDLERS.update({

@@ -13,6 +13,7 @@ import types
 
 from .attributes import delete_attr, load_attr, load_method, store_attr
 from .calls import bind_method, call_value
+from .class_bodies import NAME_HANDLERS
 from .derivation import derive_item
 from .errors import unsupported
 from .exception_groups import check_except_star_type, exception_group_match, prep_reraise_star
@@ -1000,9 +1001,10 @@ def _import_from(rt, frame, instr):
     frame.stack.append(computed(value))
 
 
-for _name in ("IMPORT_STAR", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF", "SETUP_ANNOTATIONS",
-              "PRINT_EXPR"):
-    COMMON_HANDLERS[_name] = not_supported(f"opcode {_name} (module-level or class-body code)")
+# Class bodies (and non-optimized code): LOAD_NAME, STORE_NAME, DELETE_NAME, LOAD_CLASSDEREF, SETUP_ANNOTATIONS.
+COMMON_HANDLERS.update(NAME_HANDLERS)
+for _name in ("IMPORT_STAR", "PRINT_EXPR"):
+    COMMON_HANDLERS[_name] = not_supported(f"opcode {_name} (module-level or interactive code only)")
 for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"):
     COMMON_HANDLERS[_name] = not_supported(f"async construct (opcode {_name})",
                                            "call it outside the jitted function")
