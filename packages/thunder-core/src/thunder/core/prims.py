@@ -457,6 +457,29 @@ make_prim("linear", _linear_meta)
 
 
 # ---------------------------------------------------------------------------------------------
+# In-place updates
+# ---------------------------------------------------------------------------------------------
+
+
+def _copy_meta(computed, *, out):
+    check(isinstance(computed, TensorProxy) and isinstance(out, TensorProxy),
+          "prims.copy_ and prims.copy_to_out_ take tensors", TypeError)
+    check(tuple(computed.shape) == tuple(out.shape) and computed.dtype is out.dtype and computed.device == out.device,
+          lambda: f"copy into a {out.type_string()} tensor from a {computed.type_string()} one: shapes, dtypes and "
+          "devices must match (the torch language broadcasts and converts first)")
+    return None
+
+
+# ``copy_(computed, out=t)``: t now holds computed's values. The torch language's in-place operations
+# end with it; functionalization replaces it by the computed value in later reads.
+make_prim("copy_", _copy_meta, tags=("side_effect", "inplace"))
+# ``copy_to_out_(computed, out=t)``: the same, with the promise that computed has no later use, so an
+# executor may let t alias computed (write the result straight into t). Functionalization emits it
+# for every input that was updated.
+make_prim("copy_to_out_", _copy_meta, tags=("side_effect", "inplace"))
+
+
+# ---------------------------------------------------------------------------------------------
 # Prologue: reaching inputs and checking what the compiled program assumed
 # ---------------------------------------------------------------------------------------------
 # Unpacks return an opaque Python value (printed as a proxy-free name by the python executor).

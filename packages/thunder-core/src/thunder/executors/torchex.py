@@ -195,3 +195,26 @@ def thunder_executors():
     _register_direct()
     on_new_opaque_symbol(_register_opaque)
     return [ex]
+
+
+# In-place support: the out-of-place forms in-place code decomposes to, and the copy lowering.
+IN_PLACE_SUPPORT = {
+    "clone": "torch.clone", "index_copy": "torch.index_copy", "index_add": "torch.index_add",
+    "scatter": "torch.scatter", "scatter_add": "torch.scatter_add", "lerp": "torch.lerp", "addcmul": "torch.addcmul",
+    "addcdiv": "torch.addcdiv", "setitem": "thunder.executors.torch_impls.setitem",
+}
+
+
+@hookimpl
+def thunder_register_implementations(get_executor):
+    from thunder.torch.registry import language_symbols
+
+    for name, path in IN_PLACE_SUPPORT.items():
+        if name in language_symbols:
+            register(f"ltorch.{name}", path, checker=_has_tensor)
+
+
+@hookimpl
+def thunder_register_copy_lowering(get_executor):
+    copy = ex.register_operator("thunder.executors.torch_impls.copy_to_out_")
+    ex.register_copy_lowering(copy_to_out=copy, copy=copy)

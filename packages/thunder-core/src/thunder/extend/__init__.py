@@ -73,6 +73,13 @@ class Executor:
         sym_id = sym if isinstance(sym, str) else sym.id
         self.implmap[sym_id] = ImplInfo(op, checker=checker, execution_transform=execution_transform)
 
+    def register_copy_lowering(self, *, copy_to_out: Symbol, copy: Symbol | None = None) -> None:
+        """How this executor performs ``prims.copy_to_out_`` (and ``prims.copy_``): see the
+        ``thunder_register_copy_lowering`` hook."""
+        self.register_implementation("prims.copy_to_out_", copy_to_out)
+        if copy is not None:
+            self.register_implementation("prims.copy_", copy)
+
     def implements(self, sym: Symbol) -> bool:
         return sym.id in self.implmap
 

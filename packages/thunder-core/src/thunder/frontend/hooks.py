@@ -77,6 +77,19 @@ def _isinstance(obj, classinfo):
     return isinstance(obj, classinfo)
 
 
+def _out_variant(sym):
+    """``torch.add(a, b, out=c)``: the symbol, then ``c`` updated in place."""
+
+    def call(*args, **kwargs):
+        if "out" in kwargs:
+            from thunder.torch.inplace import with_out
+
+            return with_out(sym, args, kwargs)
+        return sym(*args, **kwargs)
+
+    return call
+
+
 def _module_call(module_call_wrapped, self_w, *args, **kwargs):
     """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret it."""
     m = self_w.value
@@ -135,6 +148,8 @@ class JitHooks(Hooks):
             from thunder.torch.opaque import opaque_lookaside  # torch builtins with no symbol: the opaque fallback
 
             found = opaque_lookaside(fn)
+        elif "inplace" not in getattr(found, "tags", ()):
+            return _out_variant(found)
         return found
 
     def should_interpret(self, fn) -> bool:

@@ -121,7 +121,8 @@ class ThunderFunction:
         traces = [computation]
         from thunder.transforms.pipeline import run_pipeline
 
-        traces += run_pipeline(computation, self.executors, self.transforms)
+        traces += run_pipeline(computation, self.executors, self.transforms,
+                               check_inplace=not self.disable_inplace_copy_check)
         final = traces[-1]
         kwnames = tuple(kwargs)
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT

@@ -39,3 +39,15 @@ def thunder_register_implementations(get_executor):
     ``get_executor(name)`` returns the executor of that name or None. A plugin uses it to teach an
     existing executor (e.g. ``"torch"``) a symbol the plugin defines. Return value is ignored.
     """
+
+
+@hookspec
+def thunder_register_copy_lowering(get_executor):
+    """Declare how an executor lowers the copy prims of in-place updates.
+
+    ``prims.copy_to_out_(computed, out=t)`` makes ``t`` hold ``computed`` and promises that ``computed`` has no
+    later use, so an executor may store the result straight into ``t`` (alias them); ``prims.copy_(computed,
+    out=t)`` is the general copy. Call ``get_executor(name).register_copy_lowering(copy_to_out=..., copy=...)``
+    with executor symbols (``Executor.register_operator``) taking ``(computed, *, out)``. Executors without a
+    lowering leave these copies to the next executor (the torch executor copies with ``Tensor.copy_``).
+    """

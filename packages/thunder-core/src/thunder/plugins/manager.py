@@ -71,3 +71,4 @@ def load_plugins() -> None:
             for ex in executors or ():
                 extend.register_executor(ex)
         pm.hook.thunder_register_implementations(get_executor=extend._executors.get)
+        pm.hook.thunder_register_copy_lowering(get_executor=extend._executors.get)

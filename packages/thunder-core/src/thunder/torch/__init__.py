@@ -16,6 +16,7 @@ from thunder.torch import (  # noqa: F401
     reductions,
     shape_ops,
 )
+from thunder.torch import inplace  # noqa: F401,E402  (last: its in-place forms wrap the symbols above)
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).

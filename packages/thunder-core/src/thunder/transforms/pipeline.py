@@ -7,11 +7,12 @@ from thunder.transforms.cse import cse
 from thunder.transforms.dce import dce
 from thunder.transforms.del_last_used import del_last_used
 from thunder.transforms.dispatch import dispatch_to_executors
+from thunder.transforms.functionalize import check_inplace_copies, functionalize
 
 __all__ = ["run_pipeline"]
 
 
-def run_pipeline(trace, executors, user_transforms=()) -> list:
+def run_pipeline(trace, executors, user_transforms=(), *, check_inplace: bool = True) -> list:
     """Returns the traces produced after ``trace``, the last one being what runs."""
     traces = []
 
@@ -19,7 +20,10 @@ def run_pipeline(trace, executors, user_transforms=()) -> list:
         traces.append(t)
         return t
 
-    t = step(dce(trace))
+    t = functionalize(trace)  # first: CSE and DCE assume values never change
+    if t is not trace:
+        step(t)
+    t = step(dce(t))
     t = step(cse(t))
     t = step(dispatch_to_executors(t, executors))
     if any(isinstance(p, NumberProxy) for p in t.args):
@@ -27,5 +31,7 @@ def run_pipeline(trace, executors, user_transforms=()) -> list:
     for transform in user_transforms:
         t = step(transform(t))
     t = step(dce(t))
-    step(del_last_used(t))
+    t = step(del_last_used(t))
+    if check_inplace:
+        check_inplace_copies(t)
     return traces

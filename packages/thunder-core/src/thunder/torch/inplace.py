@@ -1,0 +1,193 @@
+"""In-place operations: ``a.add_(b)``, ``a[idx] = v``, ``torch.add(a, b, out=c)``, ``a += b``.
+
+Each in-place symbol decomposes into its out-of-place counterpart followed by ``prims.copy_(result,
+out=a)`` and returns ``a`` itself, as PyTorch does. Traces are made functional afterwards
+(:mod:`thunder.transforms.functionalize`): later reads of ``a`` and of its views read the new value,
+and inputs that were updated get one ``prims.copy_to_out_`` at the end.
+
+This module also defines the out-of-place operations that only in-place code needed so far
+(index_copy, lerp, addcmul, ...).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import dtypes, prims
+from thunder.core.errors import check
+from thunder.core.proxies import TensorProxy
+from thunder.torch import elementwise as ew
+from thunder.torch.registry import language_symbols, torchsymbol
+
+# ---------------------------------------------------------------------------------------------
+# Out-of-place operations in-place code needs
+# ---------------------------------------------------------------------------------------------
+
+
+def _like(a: TensorProxy) -> TensorProxy:
+    return a.replace()
+
+
+@torchsymbol(torch.clone, torch.Tensor.clone, method="clone")
+def clone(a, *, memory_format=None):
+    # a copy: the torch executor runs torch.clone; as prims it is a conversion to the same dtype
+    return _like(a)
+
+
+@torchsymbol(torch.index_copy, torch.Tensor.index_copy, method="index_copy")
+def index_copy(a, dim, index, source):
+    check(dtypes.is_integer_dtype(index.dtype), "index_copy_(): Expected a long tensor for index", IndexError)
+    check(source.dtype is a.dtype, lambda: f"index_copy_(): self and source expected to have the same dtype, but got "
+          f"(self) {dtypes.to_torch_dtype(a.dtype)} and (source) {dtypes.to_torch_dtype(source.dtype)}")
+    return _like(a)
+
+
+@torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add")
+def index_add(a, dim, index, source, *, alpha=1):
+    check(dtypes.is_integer_dtype(index.dtype), "index_add_(): Expected dtype int32/int64 for index", IndexError)
+    return _like(a)
+
+
+@torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter")
+def scatter(a, dim, index, src=None, *, value=None, reduce=None):
+    check(dtypes.is_integer_dtype(index.dtype), "scatter(): Expected dtype int64 for index", RuntimeError)
+    return _like(a)
+
+
+@torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add")
+def scatter_add(a, dim, index, src):
+    check(dtypes.is_integer_dtype(index.dtype), "scatter_add(): Expected dtype int64 for index", RuntimeError)
+    return _like(a)
+
+
+@torchsymbol(torch.lerp, torch.Tensor.lerp, method="lerp")
+def lerp(a, end, weight):
+    return ew.add(a, ew.mul(weight, ew.sub(end, a)))
+
+
+@torchsymbol(torch.addcmul, torch.Tensor.addcmul, method="addcmul")
+def addcmul(a, tensor1, tensor2, *, value=1):
+    return ew.add(a, ew.mul(ew.mul(tensor1, tensor2), value))
+
+
+@torchsymbol(torch.addcdiv, torch.Tensor.addcdiv, method="addcdiv")
+def addcdiv(a, tensor1, tensor2, *, value=1):
+    return ew.add(a, ew.mul(ew.div(tensor1, tensor2), value))
+
+
+@torchsymbol(name="setitem")
+def setitem(a, key, value):
+    """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
+    if isinstance(value, TensorProxy):
+        check(value.device == a.device or value.ndim == 0,
+              lambda: f"expected device {a.device} but got device {value.device}")
+    return _like(a)
+
+
+# ---------------------------------------------------------------------------------------------
+# Updating a tensor in place
+# ---------------------------------------------------------------------------------------------
+
+_CATEGORY = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+
+
+def _can_cast(src, dst) -> bool:
+    """PyTorch's rule for in-place results: no float -> integer, complex -> real, or anything -> bool."""
+    return _CATEGORY[src.kind] <= _CATEGORY[dst.kind]
+
+
+def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
+    """Makes ``a`` hold ``result`` (broadcast to a's shape and converted to its dtype) and returns ``a``."""
+    check(isinstance(a, TensorProxy), lambda: f"in-place operations need a tensor, got {type(a).__name__}", TypeError)
+    if not isinstance(result, TensorProxy):
+        result = prims.full(a.shape, result, device=a.device, dtype=a.dtype)
+    check(cast_any or _can_cast(result.dtype, a.dtype),
+          lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
+          f"{_torch_name(a.dtype)}")
+    if tuple(result.shape) != tuple(a.shape):
+        check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
+              lambda: f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(result.shape)}")
+        result = ew.expand_to(result, a.shape)
+    if result.device != a.device:
+        result = prims.device_put(result, a.device)
+    result = ew.convert(result, a.dtype)
+    prims.copy_(result, out=a)
+    return a
+
+
+_TORCH_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool8": "Bool",
+                       "float16": "Half", "bfloat16": "BFloat16", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                       "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _torch_name(d) -> str:
+    """PyTorch's name of a dtype in error messages ("Float", "Long")."""
+    return _TORCH_SCALAR_NAMES.get(d.name, d.name)
+
+
+def _inplace(name: str, functional_name: str, *torch_fns, methods=()):
+    functional = language_symbols[functional_name]
+
+    def impl(a, *args, **kwargs):
+        return update(a, functional(a, *args, **kwargs))
+
+    impl.__name__ = name
+    return torchsymbol(*torch_fns, method=(name, *methods), tags=("inplace",))(impl)
+
+
+# in-place name: (out-of-place symbol, extra Tensor method names)
+_INPLACE = {
+    "add_": ("add", ("__iadd__",)), "sub_": ("sub", ("__isub__",)), "mul_": ("mul", ("__imul__",)),
+    "div_": ("div", ("__itruediv__",)), "floor_divide_": ("floor_divide", ("__ifloordiv__",)),
+    "remainder_": ("remainder", ("__imod__",)), "pow_": ("pow", ("__ipow__",)),
+    "bitwise_and_": ("bitwise_and", ("__iand__",)), "bitwise_or_": ("bitwise_or", ("__ior__",)),
+    "bitwise_xor_": ("bitwise_xor", ("__ixor__",)),
+    "neg_": ("neg", ()), "abs_": ("abs", ()), "exp_": ("exp", ()), "log_": ("log", ()), "sqrt_": ("sqrt", ()),
+    "rsqrt_": ("rsqrt", ()), "sin_": ("sin", ()), "cos_": ("cos", ()), "tanh_": ("tanh", ()),
+    "sigmoid_": ("sigmoid", ()), "relu_": ("relu", ()), "floor_": ("floor", ()), "ceil_": ("ceil", ()),
+    "trunc_": ("trunc", ()), "reciprocal_": ("reciprocal", ()), "clamp_": ("clamp", ("clip_",)),
+    "masked_fill_": ("masked_fill", ()), "index_copy_": ("index_copy", ()), "index_add_": ("index_add", ()),
+    "scatter_": ("scatter", ()), "scatter_add_": ("scatter_add", ()), "lerp_": ("lerp", ()),
+    "addcmul_": ("addcmul", ()), "addcdiv_": ("addcdiv", ()),
+}
+for _name, (_functional, _methods) in _INPLACE.items():
+    if _functional in language_symbols:
+        _torch_fns = [f for f in (getattr(torch.Tensor, _name, None), getattr(torch, _name, None)) if f is not None]
+        globals()[_name] = _inplace(_name, _functional, *_torch_fns, methods=_methods)
+
+
+@torchsymbol(torch.Tensor.copy_, method="copy_", tags=("inplace",))
+def copy_(a, src, non_blocking=False):
+    return update(a, src, cast_any=True)
+
+
+@torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=("inplace",))
+def fill_(a, value):
+    if isinstance(value, TensorProxy):
+        check(value.ndim == 0, lambda: f"fill_ only supports 0-dimension value tensor but got tensor with "
+              f"{value.ndim} dimensions.")
+        return update(a, value, cast_any=True)
+    return update(a, prims.full(a.shape, value, device=a.device, dtype=a.dtype), cast_any=True)
+
+
+@torchsymbol(torch.Tensor.zero_, torch.zero_, method="zero_", tags=("inplace",))
+def zero_(a):
+    return fill_(a, 0)
+
+
+@torchsymbol(torch.Tensor.__setitem__, method="__setitem__", tags=("inplace",))
+def setitem_(a, key, value):
+    update(a, setitem(a, key, value))
+    return None
+
+
+def with_out(sym, args, kwargs):
+    """``torch.add(a, b, out=c)``: the out-of-place symbol, then ``c`` updated in place (returns ``c``)."""
+    out = kwargs.pop("out")
+    result = sym(*args, **kwargs)
+    if isinstance(out, (tuple, list)):
+        for o, r in zip(out, result):
+            update(o, r, cast_any=False)
+        return out
+    return update(out, result)
+

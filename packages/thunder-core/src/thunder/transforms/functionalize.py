@@ -1,0 +1,193 @@
+"""Functionalization: the computation trace becomes pure.
+
+In a traced program, ``a.add_(b)`` is ``ltorch.add_(a, b)`` whose decomposition computes ``t = add(a, b)``
+and ends with ``prims.copy_(t, out=a)``. This pass replaces each such update by renaming: reads of ``a``
+after it read ``t``; reads before it still read ``a``. Views are tracked: ``v = a[0]`` taken before an
+update of ``a`` is re-derived from the new ``a`` when read after it, and an update through a view
+(``v.mul_(2)``) writes back into its base (``setitem``, an inverse reshape or permutation), up the chain of
+bases. Inputs that end up updated get one ``prims.copy_to_out_(final, out=input)`` at the end, where
+nothing reads ``final`` afterwards, which is the contract that lets executors alias the two.
+"""
+
+from __future__ import annotations
+
+from thunder.core import prims
+from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.symbol import BoundSymbol
+from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
+
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
+
+# Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
+# have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
+_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
+             "ltorch.squeeze"}
+_SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
+_EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
+VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
+                                             "ltorch.getitem"}
+
+
+def _is_view(bsym: BoundSymbol) -> bool:
+    if bsym.sym.id not in VIEW_OPS:
+        return False
+    if bsym.sym.id == "ltorch.getitem":  # advanced indexing copies
+        key = bsym.args[1] if len(bsym.args) > 1 else bsym.kwargs.get("key")
+        keys = key if isinstance(key, tuple) else (key,)
+        return not any(isinstance(k, (TensorProxy, list)) for k in keys)
+    return True
+
+
+class _View:
+    __slots__ = ("base", "bsym", "index", "derived_from")
+
+    def __init__(self, base: str, bsym: BoundSymbol, index: int, derived_from: Proxy):
+        # base: raw name of the aliased tensor; bsym: the view op as written (raw arguments); index: which
+        # output of it (split-like ops have several); derived_from: the base version it was computed from
+        self.base, self.bsym, self.index, self.derived_from = base, bsym, index, derived_from
+
+
+def functionalize(trace: TraceCtx) -> TraceCtx:
+    if not any("inplace" in b.sym.tags for b in trace.bound_symbols):
+        return trace
+    with timed_transform("Functionalization (in-place updates become values)") as done:
+        new = from_trace(trace)
+        state = _State(new)
+        with tracectx(new):
+            for bsym in trace.bound_symbols:
+                state.visit(bsym)
+            state.finish(trace)
+        done(new)
+    return new
+
+
+class _State:
+    def __init__(self, trace: TraceCtx):
+        self.trace = trace
+        self.current: dict[str, Proxy] = {}  # raw name -> latest version
+        self.views: dict[str, _View] = {}
+        self.raw: dict[str, Proxy] = {}  # raw name -> the raw proxy
+
+    # reading -------------------------------------------------------------------------------------
+    def read(self, p: Proxy) -> Proxy:
+        """The value the program sees when it reads ``p`` now."""
+        view = self.views.get(p.name)
+        if view is not None:
+            base_now = self.read(self.raw[view.base])
+            if base_now is not view.derived_from:
+                # the base changed after this view was taken: take the view again
+                redone = self._emit_view(view.bsym, base_now)
+                self.current[p.name] = tree_flatten(redone)[0][view.index]
+                view.derived_from = base_now
+        return self.current.get(p.name, p)
+
+    def swap(self, tree):
+        leaves, spec = tree_flatten(tree)
+        return tree_unflatten([self.read(x) if isinstance(x, Proxy) else x for x in leaves], spec)
+
+    # visiting --------------------------------------------------------------------------------------
+    def visit(self, bsym: BoundSymbol) -> None:
+        if "inplace" in bsym.sym.tags and not bsym.sym.is_prim:
+            for sub in bsym.subsymbols:
+                self.visit(sub if sub.source is not None else sub.replace(source=bsym.source))
+            return
+        if bsym.sym.id == "prims.copy_":
+            (computed,), out = bsym.args, bsym.kwargs["out"]
+            self.update(out, self.read(computed), bsym)
+            return
+        args, kwargs = self.swap(bsym.args), self.swap(bsym.kwargs)
+        emitted = bsym.replace(args=args, kwargs=kwargs)
+        self.trace.bound_symbols.append(emitted)
+        for o in bsym.flat_proxy_outs:
+            self.raw.setdefault(o.name, o)
+        if _is_view(bsym):
+            base = bsym.args[0]
+            self.raw.setdefault(base.name, base)
+            for i, o in enumerate(bsym.flat_outs):
+                if isinstance(o, TensorProxy):
+                    self.views[o.name] = _View(base.name, bsym, i, args[0])
+
+    def _emit_view(self, bsym: BoundSymbol, base: Proxy):
+        """Re-runs the view symbol on a new base; returns its output."""
+        return bsym.sym(base, *self.swap(bsym.args[1:]), **self.swap(bsym.kwargs))
+
+    # updating --------------------------------------------------------------------------------------
+    def update(self, target: Proxy, value: Proxy, where: BoundSymbol) -> None:
+        self.raw.setdefault(target.name, target)
+        self.current[target.name] = value
+        view = self.views.get(target.name)
+        if view is None:
+            return
+        base_raw = self.raw[view.base]
+        base_now = self.read(base_raw)
+        new_base = self._write_back(view, base_now, value, where)
+        self.update(base_raw, new_base, where)
+        view.derived_from = self.current[view.base]
+
+    def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
+        import thunder.torch as ltorch
+
+        sid, args, kwargs = view.bsym.sym.id, view.bsym.args, view.bsym.kwargs
+        if sid in _RESHAPES:
+            return ltorch.reshape(value, base.shape)
+        if sid == "ltorch.permute":
+            dims = args[1:] if len(args) > 2 or not isinstance(args[1], (tuple, list)) else args[1]
+            dims = [d % base.ndim for d in dims]
+            return ltorch.permute(value, [dims.index(i) for i in range(len(dims))])
+        if sid in ("ltorch.transpose", "ltorch.t"):
+            return ltorch.transpose(value, *args[1:3]) if sid == "ltorch.transpose" else ltorch.t(value)
+        if sid == "ltorch.movedim":
+            return ltorch.movedim(value, args[2], args[1])
+        if sid == "ltorch.getitem":
+            return ltorch.setitem(base, args[1], value)
+        if sid in _SPLITS:
+            dim = kwargs.get("dim", args[2] if len(args) > 2 else 0) % base.ndim
+            outs = tree_flatten(view.bsym.output)[0]
+            offset = 0
+            for o in outs[: view.index]:
+                offset = offset + o.shape[dim]
+            key = (slice(None),) * dim + (slice(offset, offset + outs[view.index].shape[dim]),)
+            return ltorch.setitem(base, key, value)
+        where_txt = f" (at {where.source})" if where.source is not None else ""
+        raise UnsupportedError(
+            f"an in-place update of the result of {view.bsym.sym.id.replace('ltorch.', 'torch.')}{where_txt}: "
+            "writing through an expanded view is refused by PyTorch as well (several elements share memory); "
+            "clone it first"
+        )
+
+    # the end ----------------------------------------------------------------------------------------
+    def finish(self, trace: TraceCtx) -> None:
+        inputs = {p.name: p for p in trace.args if isinstance(p, TensorProxy)}
+        leaves, spec = tree_flatten(trace.output)
+        # Outputs first (views of updated tensors are taken here), then the copies: nothing may read a
+        # copied value after its copy. An updated input returned is the input itself, as in PyTorch.
+        self.trace.output = tree_unflatten(
+            [x if (isinstance(x, Proxy) and x.name in inputs) else self.read(x) if isinstance(x, Proxy) else x
+             for x in leaves], spec)
+        for p in inputs.values():
+            final = self.read(p)
+            if final is not p:
+                prims.copy_to_out_(final, out=p)
+
+
+def check_inplace_copies(trace: TraceCtx) -> None:
+    """Enforces copy_to_out_'s contract: ``computed`` is not read after the copy (executors may have made
+    ``out`` alias it). Raises with the offending line; ``thunder.jit(..., disable_inplace_copy_check=True)``
+    skips the check."""
+    copied: dict[str, BoundSymbol] = {}
+    for bsym in trace.bound_symbols:
+        for a in bsym.flat_proxy_args:
+            first = copied.get(a.name)
+            if first is not None and bsym.sym.id != "python.del":
+                raise UnsupportedError(
+                    f"prims.copy_to_out_({a.name}, out={first.kwargs['out'].name}) promises that {a.name} is not used "
+                    f"afterwards, but {bsym.sym.name} reads it; this is a bug in a transform or an executor: please "
+                    "file an issue (disable_inplace_copy_check=True skips this check)"
+                )
+        if bsym.sym.id == "prims.copy_to_out_" or bsym.sym.name.endswith("copy_to_out_"):
+            copied[bsym.args[0].name] = bsym
+    for leaf in tree_flatten(trace.output)[0]:
+        if isinstance(leaf, Proxy) and leaf.name in copied:
+            raise UnsupportedError(f"{leaf.name} is returned after prims.copy_to_out_ consumed it; please file an issue")

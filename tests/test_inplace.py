@@ -1,0 +1,195 @@
+"""In-place operations: functionalized, with reads before an update seeing the old value and reads
+after it the new one, updates visible through views, and inputs updated in place (same tensor)."""
+
+import pytest
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+
+
+def _check(fn, *args):
+    """Runs fn eagerly and jitted on copies; compares outputs and every (possibly mutated) argument."""
+    eager_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    jit_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    expected = fn(*eager_args)
+    jfn = thunder.jit(fn)
+    actual = jfn(*jit_args)
+    torch.testing.assert_close(actual, expected)
+    for j, e in zip(jit_args, eager_args):
+        if isinstance(e, torch.Tensor):
+            torch.testing.assert_close(j, e)
+    return jfn, jit_args, actual
+
+
+INPLACE_FORMS = {
+    "add_": lambda x, y: x.add_(y),
+    "add_alpha": lambda x, y: x.add_(y, alpha=2),
+    "sub_": lambda x, y: x.sub_(y),
+    "mul_": lambda x, y: x.mul_(y),
+    "div_": lambda x, y: x.div_(y.abs() + 1),
+    "iadd": lambda x, y: x.__iadd__(y),
+    "clamp_": lambda x, y: x.clamp_(min=-0.5, max=0.5),
+    "copy_": lambda x, y: x.copy_(y),
+    "zero_": lambda x, y: x.zero_(),
+    "fill_": lambda x, y: x.fill_(3.0),
+    "masked_fill_": lambda x, y: x.masked_fill_(y > 0, 1.5),
+    "exp_": lambda x, y: x.exp_(),
+    "sigmoid_": lambda x, y: x.sigmoid_(),
+    "lerp_": lambda x, y: x.lerp_(y, 0.3),
+    "addcmul_": lambda x, y: x.addcmul_(y, y, value=0.5),
+    "addcdiv_": lambda x, y: x.addcdiv_(y, y.abs() + 1, value=-0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE_FORMS))
+def test_inplace_on_input_updates_it_and_returns_it(name):
+    op = INPLACE_FORMS[name]
+
+    def f(x, y):
+        before = x * 1
+        out = op(x, y)
+        return before, out, x + 1
+
+    jfn, (x, _), actual = _check(f, torch.randn(3, 4), torch.randn(3, 4))
+    assert actual[1] is x  # in-place ops return the very tensor they updated
+    assert "copy_to_out_" in str(thunder.last_traces(jfn)[-1])
+
+
+def test_index_ops_in_place():
+    def f(x, idx, src):
+        x.index_copy_(0, idx, src)
+        x.index_add_(1, torch.tensor([0, 2]), torch.ones(4, 2))
+        x.scatter_(1, torch.tensor([[1], [0], [2], [3]]), 9.0)
+        return x.sum()
+
+    _check(f, torch.zeros(4, 5), torch.tensor([2, 0]), torch.randn(2, 5))
+
+
+def test_setitem_basic_and_advanced():
+    def f(x, v):
+        x[0] = 1.0
+        x[1, 1:3] = v
+        x[..., -1] = x[..., 0] * 2
+        x[torch.tensor([2, 3])] = 5.0
+        return x
+
+    _check(f, torch.randn(4, 4), torch.randn(2))
+
+
+def test_intermediates_and_reads_around_the_update():
+    def f(x):
+        y = x * 2
+        a = y.sum()
+        y.add_(1)
+        b = y.sum()
+        y.mul_(y)
+        return a, b, y
+
+    _check(f, torch.randn(5))
+
+
+def test_updates_through_views_reach_the_base():
+    def f(x):
+        row = x[1]
+        row.mul_(10)
+        col = x.t()[2]
+        col.zero_()
+        flat = x.view(-1)
+        flat[0] = -1.0
+        q, k = x.split(2, dim=0)
+        k.add_(100)
+        x.transpose(0, 1)[0].fill_(7.0)
+        return x, row, flat
+
+    _check(f, torch.randn(4, 3))
+
+
+def test_views_taken_before_an_update_see_it():
+    def f(x):
+        v = x[:, 0]
+        w = x.reshape(-1)
+        x.add_(1)
+        return v * 1, w.sum()
+
+    _check(f, torch.randn(3, 2))
+
+
+def test_out_variants():
+    def f(x, y, out):
+        torch.add(x, y, out=out)
+        torch.mul(out, 2, out=out)
+        return out
+
+    jfn, (_, _, out), actual = _check(f, torch.randn(3), torch.randn(3), torch.empty(3))
+    assert actual is out
+
+
+def test_seed_kv_cache_update_with_the_check_enabled():
+    # seed 003: index_copy_ into q and k, then attention on them
+    def f(q, k, v, mask, idx, src):
+        q.index_copy_(2, idx, src)
+        k.index_copy_(2, idx, src)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, mask)
+
+    q, k, v = torch.randn(1, 4, 2, 16), torch.randn(1, 4, 3, 16), torch.randn(1, 4, 3, 16)
+    mask = torch.ones(1, 1, 2, 3, dtype=torch.bool)
+    _check(f, q, k, v, mask, torch.arange(2), torch.randn(1, 4, 2, 16))
+
+
+def test_module_buffer_updated_in_forward():
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros(()))
+            self.register_buffer("running", torch.zeros(3))
+
+        def forward(self, x):
+            self.steps += 1
+            self.running.mul_(0.9).add_(x.mean(0), alpha=0.1)
+            return x - self.running
+
+    m, ref = Counter(), Counter()
+    jm = thunder.jit(m)
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(jm(x), ref(x))
+    torch.testing.assert_close(m.running, ref.running)
+    assert m.steps.item() == 3 and thunder.cache_misses(jm) == 1
+
+
+def test_dtype_errors_match_eager():
+    def f(x):
+        return x.add_(0.5)
+
+    x = torch.ones(2, dtype=torch.int64)
+    with pytest.raises(RuntimeError) as eager:
+        f(x.clone())
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        thunder.jit(f)(x)
+    assert "can't be cast" in str(eager.value)
+
+
+def test_broadcast_into_smaller_tensor_errors_like_eager():
+    def f(x, y):
+        return x.add_(y)
+
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        thunder.jit(f)(torch.ones(3), torch.ones(2, 3))
+
+
+def test_writing_through_an_expanded_view_is_refused():
+    def f(x):
+        e = x.expand(3, 4)
+        e.add_(1)
+        return e
+
+    with pytest.raises((UnsupportedError, RuntimeError)):
+        thunder.jit(f)(torch.ones(1, 4))
+
+
+def test_copy_lowering_is_registered_through_the_plugin_hook():
+    from thunder.plugins.hookspecs import thunder_register_copy_lowering  # noqa: F401
+
+    torchex = thunder.extend.get_executor("torch")
+    assert "prims.copy_to_out_" in torchex.implmap and "prims.copy_" in torchex.implmap
