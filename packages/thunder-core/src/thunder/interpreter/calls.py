@@ -20,10 +20,30 @@ CO_ASYNC_FLAGS = 0x80 | 0x100 | 0x200  # coroutine, iterable coroutine, async ge
 
 
 def native_call(fn, wargs, wkwargs) -> WrappedValue:
-    current_runtime().hooks.on_native_call(fn, wargs, wkwargs)
+    rt = current_runtime()
+    rt.hooks.on_native_call(fn, wargs, wkwargs)
     args = [w.value for w in wargs]
     kwargs = {k: w.value for k, w in wkwargs.items()}
+    if (fn is type or fn is _TYPE_NEW) and rt.frames:
+        _set_new_class_module(rt.frames[-1], fn, args)
     return computed(fn(*args, **kwargs))
+
+
+_TYPE_NEW = type.__new__
+
+
+def _set_new_class_module(frame, fn, args):
+    """``type(name, bases, ns)`` / ``type.__new__(meta, name, bases, ns)`` without ``__module__`` in ns
+    take it from the calling Python frame's globals, which natively would be the interpreter's own:
+    pass a copy of ns (type.__new__ copies it anyway) with the interpreted caller's ``__name__``."""
+    index = 2 if fn is type else 3
+    if len(args) != index + 1 or not isinstance(args[index], dict) or dict.__contains__(args[index], "__module__"):
+        return
+    module = frame.globals.get("__name__")
+    if module is not None:
+        ns = dict.copy(args[index])
+        ns["__module__"] = module
+        args[index] = ns
 
 
 def bind_method(wobj: WrappedValue, descr) -> WrappedValue:
