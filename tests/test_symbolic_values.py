@@ -115,3 +115,35 @@ def test_shape_mismatch_still_errors_like_eager():
 
     with pytest.raises(RuntimeError, match="must match"):
         jf(torch.ones(2, 3), torch.ones(4, 3))
+
+
+def test_kv_cache_decode_steps():
+    # a decode loop: prefill 5 tokens, then 31 single-token steps writing into a preallocated cache
+    torch.manual_seed(0)
+    E, H, MAX = 32, 4, 64
+    emb = torch.nn.Embedding(100, E)
+    qkv = torch.nn.Linear(E, 3 * E)
+
+    def decode(input_ids, cumulative_length, k_cache, v_cache):
+        seq_len = input_ids.shape[1]
+        q, k, v = qkv(emb(input_ids)).split(E, dim=-1)
+        q, k, v = (t.view(1, seq_len, H, E // H).transpose(1, 2) for t in (q, k, v))
+        pos = torch.arange(cumulative_length, cumulative_length + seq_len)
+        k_cache.index_copy_(2, pos, k)
+        v_cache.index_copy_(2, pos, v)
+        end = cumulative_length + seq_len
+        return torch.nn.functional.scaled_dot_product_attention(q, k_cache[:, :, :end], v_cache[:, :, :end])
+
+    jdecode = thunder.jit(decode, cache=SYMBOLIC)
+    caches = [torch.zeros(1, H, MAX, E // H) for _ in range(2)]
+    eager_caches = [c.clone() for c in caches]
+    position = 0
+    with torch.no_grad():
+        for step in range(32):
+            n = 5 if step == 0 else 1
+            ids = torch.randint(0, 100, (1, n))
+            torch.testing.assert_close(jdecode(ids, position, *caches), decode(ids, position, *eager_caches))
+            for c, e in zip(caches, eager_caches):
+                torch.testing.assert_close(c, e)
+            position += n
+    assert thunder.cache_misses(jdecode) <= 2

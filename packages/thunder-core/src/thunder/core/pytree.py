@@ -1,4 +1,4 @@
-"""Flattening of nested Python containers (tuples, lists, dicts, and torch.Size-like tuples).
+"""Flattening of nested Python containers (tuples, lists, dicts, slices, namedtuples).
 
 Kept tiny and torch-free: traces and executors only ever need these container types.
 """
@@ -33,6 +33,8 @@ def _flatten(x, leaves: list) -> TreeSpec:
     if t is dict:
         keys = tuple(x.keys())
         return TreeSpec(dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+    if t is slice:  # a[:n] with a symbolic n: the bound is a value the trace computes
+        return TreeSpec(slice, None, tuple(_flatten(v, leaves) for v in (x.start, x.stop, x.step)))
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
         return TreeSpec("namedtuple", t, tuple(_flatten(v, leaves) for v in x))
     leaves.append(x)
@@ -50,6 +52,8 @@ def _unflatten(it, spec: TreeSpec):
     children = [_unflatten(it, c) for c in spec.children]
     if spec.kind is dict:
         return dict(zip(spec.meta, children))
+    if spec.kind is slice:
+        return slice(*children)
     if spec.kind == "namedtuple":
         return spec.meta(*children)
     return spec.kind(children)

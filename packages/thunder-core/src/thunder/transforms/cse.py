@@ -3,7 +3,7 @@ arguments) reuses the earlier outputs. Random ops and ops with side effects are 
 
 from __future__ import annotations
 
-from thunder.core.proxies import NumberProxy, Proxy
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
 from thunder.extend import swap_proxies
@@ -54,6 +54,12 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
                 continue
             for new, old in zip(bsym.flat_proxy_outs, earlier.flat_proxy_outs):
                 rename[new.name] = old
+        if rename:
+            # sizes merged away may still name dims of tensors: point those at the survivors
+            for bsym in kept:
+                for o in bsym.flat_proxy_outs:
+                    if isinstance(o, TensorProxy) and any(isinstance(d, Proxy) and d.name in rename for d in o.shape):
+                        o.shape = tuple(rename.get(d.name, d) if isinstance(d, Proxy) else d for d in o.shape)
         new = from_trace(trace)
         new.bound_symbols = kept
         if rename:
