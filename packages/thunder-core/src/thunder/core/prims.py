@@ -55,9 +55,16 @@ class ElementwiseKind(Enum):
 
 def _number_result(python_fn, args):
     values = [pyval(a) for a in args]
-    result = python_fn(*values)
+    try:
+        result = python_fn(*values)
+    except (ArithmeticError, ValueError):
+        if not any(getattr(a, "data_dependent", False) for a in args):
+            raise
+        result = float("nan")  # a sample value of a data-dependent number: only a placeholder
     if any(isinstance(a, NumberProxy) and not a.static for a in args):
-        return proxy_number(result)
+        out = proxy_number(result)
+        out.data_dependent = any(getattr(a, "data_dependent", False) for a in args)
+        return out
     return result
 
 
@@ -204,6 +211,21 @@ def _convert_element_type_meta(a, dtype):
 
 
 make_prim("convert_element_type", _convert_element_type_meta)
+
+
+def _item_meta(a):
+    check(isinstance(a, TensorProxy) and a.numel() == 1,
+          lambda: f"a Tensor with {a.numel()} elements cannot be converted to Scalar", RuntimeError)
+    python_type = {"bool": bool, "int": int, "float": float, "complex": complex}[a.dtype.kind]
+    sample = python_type(0)
+    if a.outside is not None:
+        sample = a.outside("item")  # the value now, shown in traces; never relied on
+    proxy = proxy_number(python_type(sample))
+    proxy.data_dependent = True
+    return proxy
+
+
+make_prim("item", _item_meta)
 
 
 def _check_shape(shape, what):
@@ -461,7 +483,7 @@ make_prim("linear", _linear_meta)
 # ---------------------------------------------------------------------------------------------
 
 
-def _copy_meta(computed, *, out):
+def _copy_meta(computed, *, out, grad_enabled: bool = True):
     check(isinstance(computed, TensorProxy) and isinstance(out, TensorProxy),
           "prims.copy_ and prims.copy_to_out_ take tensors", TypeError)
     check(tuple(computed.shape) == tuple(out.shape) and computed.dtype is out.dtype and computed.device == out.device,
@@ -470,13 +492,28 @@ def _copy_meta(computed, *, out):
     return None
 
 
+def _copy_to_out_meta(computed, *, out, grad_enabled: bool = True):
+    # The output is ``out`` after the copy (the same tensor at run time); later reads use it, so no
+    # transform can mistake a read after the update for one before it.
+    _copy_meta(computed, out=out)
+    return out.replace()
+
+
 # ``copy_(computed, out=t)``: t now holds computed's values. The torch language's in-place operations
 # end with it; functionalization replaces it by the computed value in later reads.
 make_prim("copy_", _copy_meta, tags=("side_effect", "inplace"))
 # ``copy_to_out_(computed, out=t)``: the same, with the promise that computed has no later use, so an
 # executor may let t alias computed (write the result straight into t). Functionalization emits it
 # for every input that was updated.
-make_prim("copy_to_out_", _copy_meta, tags=("side_effect", "inplace"))
+make_prim("copy_to_out_", _copy_to_out_meta, tags=("side_effect", "inplace"))
+
+
+def _set_grad_enabled_meta(enabled):
+    return None
+
+
+# grad mode changes the program made (torch.no_grad(), the optimizers' step decorator), replayed in order
+make_prim("set_grad_enabled", _set_grad_enabled_meta, tags=("side_effect",))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,7 +541,8 @@ def _check_meta(*args, **kwargs):
     return None
 
 
-for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_arg_count"):
+for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_contains",
+              "check_arg_count", "check_grad_mode"):
     make_prim(_name, _check_meta, tags=("prologue",))
 
 # Epilogue: the writes to outside state a program made, replayed on every call.

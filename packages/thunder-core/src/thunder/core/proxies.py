@@ -57,7 +57,7 @@ class Proxy:
 
 
 _VALUE_NEEDING = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
-                  "item": ".item()", "tolist": ".tolist()"}
+                  "tolist": ".tolist()"}
 
 
 def _value_needed(name):
@@ -111,7 +111,9 @@ _TENSOR_DUNDERS = (
 
 
 class TensorProxy(Proxy):
-    __slots__ = ("shape", "dtype", "device", "requires_grad")
+    # outside: for a proxy of a tensor from outside the function, a callable(name) reading attributes of the
+    # real tensor that are state rather than metadata (``grad``), as checked inputs; None for computed tensors
+    __slots__ = ("shape", "dtype", "device", "requires_grad", "outside")
     name_prefix = "t"
 
     def __init__(self, name=None, *, shape, dtype, device, requires_grad: bool = False):
@@ -120,6 +122,23 @@ class TensorProxy(Proxy):
         self.dtype = dtypes.to_dtype(dtype)
         self.device = to_device(device)
         self.requires_grad = bool(requires_grad)
+        self.outside = None
+
+    # layouts thunder traces never have
+    is_sparse = is_quantized = is_nested = is_mkldnn = False
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    @property
+    def grad(self):
+        # a computed tensor has no .grad here (eager: None for non-leaf tensors)
+        return self.outside("grad") if self.outside is not None else None
 
     def replace(self, name=None, **changes) -> "TensorProxy":
         """A new proxy like this one, with the given metadata changed."""
@@ -189,7 +208,7 @@ class TensorProxy(Proxy):
         return fn(*args, **(kwargs or {}))
 
 
-for _name in _TENSOR_DUNDERS + ("item", "tolist"):
+for _name in _TENSOR_DUNDERS + ("tolist",):
     setattr(TensorProxy, _name, _method(_name))
 TensorProxy.__hash__ = object.__hash__  # __eq__ is elementwise, identity keeps proxies usable as dict keys
 
@@ -207,12 +226,14 @@ class NumberProxy(Proxy):
     """A Python number in a trace. ``static`` numbers are baked into the program and checked by the
     prologue; dynamic ones are real inputs of the computation."""
 
-    __slots__ = ("value", "static")
+    # data_dependent: computed from tensor data at run time (``t.item()``); its trace-time value is only a
+    # sample, so nothing may depend on it at trace time
+    __slots__ = ("value", "static", "data_dependent")
     number_type: type = object  # set by each subclass
 
-    def __init__(self, name=None, *, value, static: bool = False):
+    def __init__(self, name=None, *, value, static: bool = False, data_dependent: bool = False):
         super().__init__(name)
-        self.value, self.static = value, static
+        self.value, self.static, self.data_dependent = value, static, data_dependent
 
     @property
     def python_type(self) -> type:
@@ -225,6 +246,14 @@ class NumberProxy(Proxy):
         """The value, for code that needs a Python value now (control flow, an index, a native call).
         A dynamic number becomes a constraint of the trace: the prologue checks that it has this value
         again, and a call where it does not gets its own trace."""
+        if self.data_dependent:
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            raise UnsupportedError(
+                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value while "
+                f"tracing{user_location_suffix()}: control flow on tensor data is not supported yet; keep it a "
+                "tensor (torch.where) or file an issue"
+            )
         if not self.static:
             from thunder.core.trace import get_tracectx
 

@@ -53,6 +53,7 @@ class TraceCtx:
         self.decorators: list[str] = []  # e.g. "@torch.no_grad()", printed above the signature
         # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them
         self.constraints: list = []
+        self.grad_enabled: bool = True  # grad mode when tracing started (the prologue checks it)
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -122,6 +123,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t._counters = dict(trace._counters)
     t.decorators = list(trace.decorators)
     t.constraints = list(trace.constraints)
+    t.grad_enabled = trace.grad_enabled
     return t
 
 

@@ -136,6 +136,18 @@ def _check_type(bsym, imports):
     return [f"if type({prettyprint(x, imports)}) is not {prettyprint(tp, imports)}: return None"]
 
 
+def _check_contains(bsym, imports):
+    container, key, present = bsym.args
+    test = "not in" if present else "in"
+    return [f"if {prettyprint(key, imports)} {test} {prettyprint(container, imports)}: return None"]
+
+
+def _check_grad_mode(bsym, imports):
+    (enabled,) = bsym.args
+    imports.need("import torch")
+    return [f"if torch.is_grad_enabled() is not {enabled}: return None"]
+
+
 def _check_len(bsym, imports):
     x, n = bsym.args
     name = prettyprint(x, imports)
@@ -193,7 +205,8 @@ def _call_method(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
-    "check_type": _check_type, "check_len": _check_len, "check_arg_count": _check_arg_count,
+    "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
+    "check_grad_mode": _check_grad_mode, "check_arg_count": _check_arg_count,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
     "call_method": _call_method,

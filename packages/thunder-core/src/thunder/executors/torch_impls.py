@@ -76,8 +76,11 @@ def device_put(a, device):
     return a.to(device)
 
 
-def copy_to_out_(computed, *, out):
-    return out.copy_(computed)
+def copy_to_out_(computed, *, out, grad_enabled=True):
+    if grad_enabled:
+        return out.copy_(computed)
+    with torch.no_grad():  # the program updated it under no_grad (an optimizer step)
+        return out.copy_(computed)
 
 
 def setitem(a, key, value):

@@ -212,6 +212,8 @@ def thunder_register_implementations(get_executor):
     for name, path in IN_PLACE_SUPPORT.items():
         if name in language_symbols:
             register(f"ltorch.{name}", path, checker=_has_tensor)
+    register("prims.item", "torch.Tensor.item")
+    register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
 
 
 @hookimpl

@@ -9,6 +9,8 @@ the writes in program order and returns the program's result.
 
 from __future__ import annotations
 
+import types
+
 import torch
 
 from thunder.core import prims
@@ -35,6 +37,12 @@ def _outside_objects_in(result, outside_by_id: dict, depth: int = 0) -> bool:
     return False
 
 
+def _is_shared_definition(v) -> bool:
+    if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)):
+        return True
+    return isinstance(v, types.FunctionType) and "<locals>" not in v.__qualname__ and v.__closure__ is None
+
+
 def needs_epilogue(writes, result, outside_by_id: dict) -> bool:
     return bool(writes) or _outside_objects_in(result, outside_by_id)
 
@@ -59,6 +67,8 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
                 return v
             if type(v) in _LITERALS:
                 return v
+            if _is_shared_definition(v):
+                return v  # a module, class or module-level function: the same object on every call
             if id(v) in built:
                 return built[id(v)]
             outside = outside_by_id.get(id(v))

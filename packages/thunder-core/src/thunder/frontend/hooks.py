@@ -4,6 +4,7 @@ proxies or checked constants, writes to outside state are recorded for the epilo
 from __future__ import annotations
 
 import builtins
+import math
 import types
 
 import torch
@@ -77,6 +78,38 @@ def _isinstance(obj, classinfo):
     return isinstance(obj, classinfo)
 
 
+_MATH_ON_NUMBERS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
+                    math.tanh: "tanh", math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc", abs: "abs"}
+
+
+def _math_on_numbers(fn):
+    """``math.sqrt(n)`` of a number proxy is recorded (so it may be computed at run time, e.g. from
+    ``step.item()``); on plain numbers it is the function itself."""
+    prim_name = _MATH_ON_NUMBERS[fn]
+
+    def call(*args):
+        if any(isinstance(a, NumberProxy) for a in args):
+            from thunder.core import prims
+
+            return prims.all_prims[prim_name](*args)
+        return fn(*args)
+
+    return call
+
+
+# Library code that does bookkeeping, not math, on objects it owns: run natively (profiler ranges, the
+# compiler's own state queries)
+_NATIVE_MODULES = ("torch.autograd.profiler", "torch.profiler", "torch._dynamo", "torch.compiler")
+
+
+def _set_grad_enabled(enabled):
+    """Grad mode changes happen now (the rest of tracing sees them) and again, in order, when the program runs."""
+    from thunder.core import prims
+
+    torch._C._set_grad_enabled(enabled)
+    prims.set_grad_enabled(bool(enabled))
+
+
 def _out_variant(sym):
     """``torch.add(a, b, out=c)``: the symbol, then ``c`` updated in place."""
 
@@ -124,6 +157,7 @@ class JitHooks(Hooks):
         self.records: list[InputRecord] = []
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
+        self._real_of: dict[int, object] = {}  # id(proxy) -> the outside tensor it stands for
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
@@ -140,6 +174,10 @@ class JitHooks(Hooks):
             return mutation
         if fn is builtins.isinstance:
             return _isinstance
+        if fn in _MATH_ON_NUMBERS:
+            return _math_on_numbers(fn)
+        if fn is torch._C._set_grad_enabled:
+            return _set_grad_enabled
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
@@ -154,6 +192,8 @@ class JitHooks(Hooks):
 
     def should_interpret(self, fn) -> bool:
         module = getattr(fn, "__module__", None) or ""
+        if module.startswith(_NATIVE_MODULES):
+            return False
         # thunder's own code (proxies' methods, the torch language) runs natively and records symbols
         return not (module == "thunder" or module.startswith("thunder."))
 
@@ -174,7 +214,9 @@ class JitHooks(Hooks):
                 if self.symbolic and not _is_module_state(provenance):
                     # dimensions are inputs too (module parameters and buffers keep static shapes)
                     proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
+                proxy.outside = self._tensor_state_reader(value, provenance)
                 self._proxies[provenance] = proxy
+                self._real_of[id(proxy)] = value
                 self.inputs.append(proxy)
                 self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
@@ -208,7 +250,25 @@ class JitHooks(Hooks):
             self.records.append(InputRecord(provenance, value, "type"))
         return value
 
+    def _tensor_state_reader(self, tensor, provenance):
+        def read(name):
+            if name == "item":
+                return tensor.item()  # a sample for printing; the number itself is computed at run time
+            return self.on_input(getattr(tensor, name), Provenance.attr(provenance, name))
+
+        return read
+
+    def dict_key(self, key):
+        # ``state[p]`` with p a proxy of a parameter looks up the parameter itself
+        return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
+
+    def on_membership(self, wcontainer, key, present: bool) -> None:
+        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
+
     def on_native_call(self, fn, wargs, wkwargs):
+        if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
+            # the program read how many entries an outside dict has (``if len(state) == 0``)
+            self.records.append(InputRecord(wargs[0].provenance, wargs[0].value, "len"))
         if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:
             return
         seen = [(w.value, w.provenance) for w in (*wargs, *wkwargs.values()) if w.provenance.is_outside]

@@ -154,6 +154,9 @@ class ThunderFunction:
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES)
+        import torch
+
+        grad_enabled = torch.is_grad_enabled()
         try:
             with tracectx(trace):
                 result = interpret(self.fn, args, kwargs, hooks=hooks)
@@ -161,6 +164,8 @@ class ThunderFunction:
             # Writes were done for real so the program read them back as CPython would; the epilogue
             # does them on each call, including this one.
             hooks.side_effects.undo()
+            torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
+        trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
         trace.location_fn = None
         trace.args = list(hooks.inputs)

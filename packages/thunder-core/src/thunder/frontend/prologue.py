@@ -76,6 +76,9 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
         reach = reacher.reach
         if checks:
             prims.check_arg_count(args_p, kwargs_p, nargs, kwnames)
+            if computation is not None:
+                # grad mode decides what autograd records and what in-place updates of leaves may do
+                prims.check_grad_mode(computation.grad_enabled)
 
         parents = set()
         for r in records:
@@ -86,9 +89,10 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
 
         checked: set = set()
         for r in records:
-            if r.provenance in checked:
+            identity = (r.provenance, r.check if isinstance(r.check, str) or r.check is None else id(r.check[1]))
+            if identity in checked:
                 continue  # the program read it more than once; one check suffices
-            checked.add(r.provenance)
+            checked.add(identity)
             if r.check == "tensor":
                 t = r.proxy
                 v = reach(r.provenance, out=t)
@@ -110,6 +114,9 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_literal(reach(r.provenance), r.value)
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
+            elif isinstance(r.check, tuple) and r.check[0] == "contains":
+                _, key, present = r.check
+                prims.check_contains(reach(r.provenance), key, present)
             elif r.check == "type":
                 prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
             elif r.check == "is" and r.provenance not in parents:

@@ -150,9 +150,11 @@ def _dict_view(kind, method):
 def _dict_get(rt, wargs, wkwargs):
     if wkwargs or len(wargs) not in (2, 3) or not isinstance(wargs[0].value, dict):
         return _native(dict.get, wargs, wkwargs)
-    d, key = wargs[0].value, wargs[1].value
+    d, key = wargs[0].value, rt.hooks.dict_key(wargs[1].value)
     if key in d:
         return derive_item(rt, wargs[0], key, d[key])
+    if wargs[0].provenance.is_outside:
+        rt.hooks.on_membership(wargs[0], key, False)  # the absence is what the program relied on
     return wargs[2] if len(wargs) == 3 else computed(None)
 
 

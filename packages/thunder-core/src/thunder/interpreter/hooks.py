@@ -36,6 +36,15 @@ class Hooks:
         """
         return value
 
+    def dict_key(self, key):
+        """The key to use for a dict or set lookup with ``key`` (a jit maps a proxy back to the object it stands
+        for, so ``state[param]`` finds the entry of the real parameter). Default: ``key``."""
+        return key
+
+    def on_membership(self, wcontainer, key, present: bool) -> None:
+        """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
+        Default: nothing."""
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""

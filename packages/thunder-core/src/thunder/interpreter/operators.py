@@ -142,11 +142,20 @@ def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
     method = lookup_type(type(wcontainer.value), "__contains__")
     if type(method) is types.FunctionType:
         return bool(call_value(computed(method), [wcontainer, witem], {}).value)
-    return witem.value in wcontainer.value
+    container = wcontainer.value
+    if isinstance(container, (dict, set, frozenset)):
+        key = rt.hooks.dict_key(witem.value)
+        present = key in container
+        if wcontainer.provenance.is_outside:
+            rt.hooks.on_membership(wcontainer, key, present)
+        return present
+    return witem.value in container
 
 
 def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
     container, key = wcontainer.value, wkey.value
+    if isinstance(container, dict):
+        key = rt.hooks.dict_key(key)
     if not isinstance(container, type):
         method = lookup_type(type(container), "__getitem__")
         if type(method) is types.FunctionType:
@@ -166,6 +175,8 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
 
 
 def set_item(rt, wcontainer: WrappedValue, wkey: WrappedValue, wvalue: WrappedValue) -> None:
+    if isinstance(wcontainer.value, dict):
+        wkey = WrappedValue(rt.hooks.dict_key(wkey.value), wkey.provenance)
     if wcontainer.provenance.is_outside:
         rt.hooks.on_store("item", wcontainer, wkey.value, wvalue)
         return

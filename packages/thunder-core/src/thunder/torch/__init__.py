@@ -9,14 +9,16 @@ from thunder.torch import (  # noqa: F401
     conversions,
     creation,
     elementwise,
+    foreach,  # noqa: F401,E402  (after inplace: list forms of both)
     indexing,
+    inplace,  # noqa: F401,E402  (last: its in-place forms wrap the symbols above)
     linalg,
     nn_functional,
     randomness,
     reductions,
+    scalars,
     shape_ops,
 )
-from thunder.torch import inplace  # noqa: F401,E402  (last: its in-place forms wrap the symbols above)
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).

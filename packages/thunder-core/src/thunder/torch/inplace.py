@@ -111,7 +111,10 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     if result.device != a.device:
         result = prims.device_put(result, a.device)
     result = ew.convert(result, a.dtype)
-    prims.copy_(result, out=a)
+    if torch.is_grad_enabled():
+        prims.copy_(result, out=a)
+    else:  # under no_grad (an optimizer step): the copy into a leaf that requires grad is allowed
+        prims.copy_(result, out=a, grad_enabled=False)
     return a
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import NumberProxy
-from thunder.core.symbol import BoundSymbol
+from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import FusionExecutor
 
@@ -28,6 +28,24 @@ def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
     return found
 
 
+_KEPT_TAGS = frozenset({"side_effect", "random"})
+_tagged_symbols: dict = {}
+
+
+def _tagged(sym: Symbol, tags) -> Symbol:
+    key = (sym.id, id(sym), frozenset(tags))
+    tagged = _tagged_symbols.get(key)
+    if tagged is None:
+        if set(tags) <= set(sym.tags):
+            tagged = sym
+        else:
+            tagged = Symbol(sym.name, sym.meta, id=sym.id, is_prim=sym.is_prim, module=sym.module, alias=sym.alias,
+                            tags=tuple(sym.tags) + tuple(sorted(set(tags) - set(sym.tags))), executor=sym.executor,
+                            python_printer=sym.python_printer, call_ctx=sym.call_ctx)
+        _tagged_symbols[key] = tagged
+    return tagged
+
+
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
     for ex in executors:
         if ex.can_execute(bsym):
@@ -36,7 +54,11 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             for number_def in _number_definitions(bsym):
                 _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
                        executors, out)
-            out.extend(ex.lower(bsym))
+            lowered = ex.lower(bsym)
+            kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
+            if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
+                lowered = [b.replace(sym=_tagged(b.sym, kept_tags)) for b in lowered]
+            out.extend(lowered)
             return
     if not bsym.subsymbols:
         where = f" (at {bsym.source})" if bsym.source is not None else ""

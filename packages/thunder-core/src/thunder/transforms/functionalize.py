@@ -5,8 +5,9 @@ and ends with ``prims.copy_(t, out=a)``. This pass replaces each such update by 
 after it read ``t``; reads before it still read ``a``. Views are tracked: ``v = a[0]`` taken before an
 update of ``a`` is re-derived from the new ``a`` when read after it, and an update through a view
 (``v.mul_(2)``) writes back into its base (``setitem``, an inverse reshape or permutation), up the chain of
-bases. Inputs that end up updated get one ``prims.copy_to_out_(final, out=input)`` at the end, where
-nothing reads ``final`` afterwards, which is the contract that lets executors alias the two.
+bases. An update of an input becomes ``x1 = prims.copy_to_out_(computed, out=x)`` where the program made
+it (so it happens in the same grad mode as in eager); nothing reads ``computed`` afterwards, which is the
+contract that lets executors alias the two, and later reads read ``x1``, the input after the update.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def functionalize(trace: TraceCtx) -> TraceCtx:
 class _State:
     def __init__(self, trace: TraceCtx):
         self.trace = trace
+        self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
         self.views: dict[str, _View] = {}
         self.raw: dict[str, Proxy] = {}  # raw name -> the raw proxy
@@ -95,7 +97,7 @@ class _State:
             return
         if bsym.sym.id == "prims.copy_":
             (computed,), out = bsym.args, bsym.kwargs["out"]
-            self.update(out, self.read(computed), bsym)
+            self.update(out, self.read(computed), bsym, bsym.kwargs.get("grad_enabled", True))
             return
         args, kwargs = self.swap(bsym.args), self.swap(bsym.kwargs)
         emitted = bsym.replace(args=args, kwargs=kwargs)
@@ -114,16 +116,22 @@ class _State:
         return bsym.sym(base, *self.swap(bsym.args[1:]), **self.swap(bsym.kwargs))
 
     # updating --------------------------------------------------------------------------------------
-    def update(self, target: Proxy, value: Proxy, where: BoundSymbol) -> None:
+    def update(self, target: Proxy, value: Proxy, where: BoundSymbol, grad_enabled: bool = True) -> None:
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
+        if target.name in self.inputs:
+            # An input is written where the program wrote it (so grad mode and readers outside the trace see
+            # eager's order); reads after it read the input again, through the copy's output.
+            kwargs = {} if grad_enabled else {"grad_enabled": False}
+            self.current[target.name] = prims.copy_to_out_(value, out=target, **kwargs)
+            self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
         view = self.views.get(target.name)
         if view is None:
             return
         base_raw = self.raw[view.base]
         base_now = self.read(base_raw)
         new_base = self._write_back(view, base_now, value, where)
-        self.update(base_raw, new_base, where)
+        self.update(base_raw, new_base, where, grad_enabled)
         view.derived_from = self.current[view.base]
 
     def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
@@ -159,17 +167,11 @@ class _State:
 
     # the end ----------------------------------------------------------------------------------------
     def finish(self, trace: TraceCtx) -> None:
-        inputs = {p.name: p for p in trace.args if isinstance(p, TensorProxy)}
         leaves, spec = tree_flatten(trace.output)
-        # Outputs first (views of updated tensors are taken here), then the copies: nothing may read a
-        # copied value after its copy. An updated input returned is the input itself, as in PyTorch.
+        # An updated input returned is the input itself, as in PyTorch (already holding its final value).
         self.trace.output = tree_unflatten(
-            [x if (isinstance(x, Proxy) and x.name in inputs) else self.read(x) if isinstance(x, Proxy) else x
+            [x if (isinstance(x, Proxy) and x.name in self.inputs) else self.read(x) if isinstance(x, Proxy) else x
              for x in leaves], spec)
-        for p in inputs.values():
-            final = self.read(p)
-            if final is not p:
-                prims.copy_to_out_(final, out=p)
 
 
 def check_inplace_copies(trace: TraceCtx) -> None:

@@ -1,0 +1,37 @@
+"""Tensor -> Python values: metadata queries (``is_complex``), and ``t.item()``, a number computed when
+the program runs.
+
+Its value is not known while tracing, so arithmetic on it is recorded (the optimizer's bias
+corrections are computed this way) and control flow on it is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import prims
+from thunder.torch.registry import register_method
+
+
+def item(a):
+    return prims.item(a)
+
+
+register_method("item", item, torch.Tensor.item)
+
+
+def is_complex(a) -> bool:
+    return a.dtype.kind == "complex"
+
+
+def is_floating_point(a) -> bool:
+    return a.dtype.kind == "float"
+
+
+def element_size(a) -> int:
+    return a.dtype.bytes
+
+
+register_method("is_complex", is_complex, torch.is_complex, torch.Tensor.is_complex)
+register_method("is_floating_point", is_floating_point, torch.is_floating_point, torch.Tensor.is_floating_point)
+register_method("element_size", element_size, torch.Tensor.element_size)
