@@ -57,9 +57,19 @@ def _install_core(session: nox.Session, *extra: str) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Unit tests of every package and the cross-package tests, with the example plugin installed."""
-    _install_core(session)
+    _install_core(session, "expecttest")  # expecttest: torch's OpInfo database imports it
     session.install("--no-deps", "-e", EXAMPLE_PLUGIN)
-    session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests", "tests", *session.posargs)
+    # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo database through thunder.jit vs eager, every dtype variant; prints the figure
+    "N of M OpInfos pass forward in float32 (K through torch-language symbols, F through the opaque fallback)"."""
+    _install_core(session, "expecttest")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests/torch/test_opinfo_conformance.py",
+                *session.posargs)
 
 
 @nox.session(python=False)

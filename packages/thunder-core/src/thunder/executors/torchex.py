@@ -185,6 +185,7 @@ def _register_opaque(sym, fn, path) -> None:
     if path is None:
         op = ex.register_operator(sym.id[len("ltorch.opaque."):], fn, call_ctx=True)
     op.tags = sym.tags  # random ops stay unmerged and undropped after dispatch too
+    op.id = f"{ex.name}.opaque.{sym.id[len('ltorch.opaque.'):]}"  # final traces still tell fallback calls apart
     ex.register_implementation(sym.id, op)
 
 

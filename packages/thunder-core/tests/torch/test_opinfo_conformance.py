@@ -1,0 +1,174 @@
+"""Every OpInfo of PyTorch's op_db, jitted and compared with eager (forward values, dtypes, shapes).
+
+For each OpInfo, up to 3 samples of ``op.sample_inputs("cpu", dtype)`` run through
+``thunder.jit(lambda *a, **k: op.op(*a, **k))`` and eager; the "float32" run uses float32, or the
+op's first supported dtype for ops without float32 (bitwise ops...). Heavier runs in float64,
+bfloat16, int64 and bool (1 sample each) are marked ``slow``: ``nox -s opinfo`` runs them.
+
+Random ops are tested apart: with the same seed they must draw exactly eager's numbers. Ops whose
+output is uninitialized memory (``empty``...) are compared by shape and dtype only.
+
+What does not pass sits in ``opinfo_expected_failures.EXPECTED_FAILURES`` with its reason. The test
+is strict: a listed op that passes fails the test, so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import pytest
+import torch
+from opinfo_expected_failures import EXPECTED_FAILURES
+
+import thunder
+from thunder.torch.opaque import OpaqueFallbackWarning
+
+op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
+from torch.testing._internal.common_device_type import toleranceOverride  # noqa: E402
+
+RANDOM = {
+    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal", "normal.in_place",
+    "normal.number_mean", "uniform", "randn", "randn_like", "rand_like", "randint", "randint_like",
+    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
+    "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
+}
+UNINITIALIZED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
+
+OTHER_DTYPES = (torch.float64, torch.bfloat16, torch.int64, torch.bool)
+
+
+def op_key(op) -> str:
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+OPS = {op_key(op): op for op in op_db}
+DETERMINISTIC = [k for k in OPS if k not in RANDOM and k not in UNINITIALIZED]
+NONDETERMINISTIC = [k for k in OPS if k in RANDOM or k in UNINITIALIZED]
+
+# key -> (passed, "symbols" | "fallback"); read by conftest.py's terminal summary
+RESULTS: dict[str, tuple[bool, str]] = {}
+
+
+def first_dtype(op):
+    supported = op.supported_dtypes("cpu")
+    if torch.float32 in supported:
+        return torch.float32
+    for dt in (torch.int64, torch.int32, torch.bool, torch.float64, torch.complex64, torch.uint8):
+        if dt in supported:
+            return dt
+    return None
+
+
+def tolerance(op, dtype) -> dict:
+    atol = rtol = None
+    for info in op.decorators or ():
+        for d in getattr(info, "decorators", ()) or ():
+            if isinstance(d, toleranceOverride) and dtype in d.d:
+                t = d.d[dtype]
+                atol, rtol = max(atol or 0, t.atol), max(rtol or 0, t.rtol)
+    if dtype is torch.bfloat16:
+        atol, rtol = max(atol or 0, 1e-2), max(rtol or 0, 1.6e-2)
+    return {} if atol is None else {"atol": atol, "rtol": rtol}
+
+
+def assert_same(actual, expected, *, values=True, **tol):
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual).__name__}"
+        assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != eager's {expected.dtype}"
+        assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != eager's {tuple(expected.shape)}"
+        if values:
+            torch.testing.assert_close(actual, expected, equal_nan=True, check_device=True, **tol)
+    elif isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), (type(actual), type(expected))
+        for a, e in zip(actual, expected):
+            assert_same(a, e, values=values, **tol)
+    else:
+        assert type(actual) is type(expected) and (actual == expected or actual != actual), (actual, expected)
+
+
+def _fallback_used(jfn) -> bool:
+    traces = thunder.last_traces(jfn)
+    return any(".opaque." in bsym.sym.id for bsym in traces[-1].bound_symbols) if traces else False
+
+
+def run_op(op, dtype, nsamples: int, *, seeded=False, values=True) -> str:
+    """Runs ``op``'s samples jitted and eager; returns "symbols" or "fallback"; raises on a mismatch.
+    Samples eager itself rejects are skipped (the OpInfo's error inputs are not what this tests)."""
+    fn = op.op
+    jfn = thunder.jit(lambda *a, **k: fn(*a, **k))
+    tol = tolerance(op, dtype)
+    ran, fallback = 0, False
+    torch.manual_seed(0)
+    samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=False), nsamples))
+    for sample in samples:
+        args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
+        try:
+            if seeded:
+                torch.manual_seed(42)
+            expected = fn(*args, **kwargs)
+            state = torch.get_rng_state()
+        except Exception:
+            continue
+        if seeded:
+            torch.manual_seed(42)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            actual = jfn(*args, **kwargs)
+        if sample.output_process_fn_grad is not None:
+            actual, expected = sample.output_process_fn_grad(actual), sample.output_process_fn_grad(expected)
+        assert_same(actual, expected, values=values, **tol)
+        if seeded:
+            assert torch.equal(torch.get_rng_state(), state), "the generator advanced differently from eager"
+        fallback = fallback or _fallback_used(jfn)
+        ran += 1
+    if samples and not ran:
+        pytest.skip("eager rejects every sample")
+    return "fallback" if fallback else "symbols"
+
+
+def _check(key, dtype, nsamples, **kw):
+    op = OPS[key]
+    listed = EXPECTED_FAILURES.get(key if dtype is None else f"{key}@{str(dtype).removeprefix('torch.')}")
+    dt = first_dtype(op) if dtype is None else dtype
+    if dt is None or dt not in op.supported_dtypes("cpu"):
+        pytest.skip(f"{key} does not support {dt}")
+    error = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OpaqueFallbackWarning)
+            kind = run_op(op, dt, nsamples, **kw)
+    except pytest.skip.Exception:
+        raise
+    except Exception as e:
+        # reported without the traceback: the interpreter's frames make pytest's reports very slow
+        error = f"{type(e).__name__}: {str(e)[:500]}"
+    if error is not None:
+        if dtype is None:
+            RESULTS[key] = (False, "")
+        if listed is not None:
+            pytest.xfail(f"expected failure ({listed}): {error}")
+        pytest.fail(f"{key} in {dt}: {error}", pytrace=False)
+    if dtype is None:
+        RESULTS[key] = (True, kind)
+    if listed is not None:
+        pytest.fail(f"{key} in {dt} is listed in opinfo_expected_failures.py ({listed}) but passes now: "
+                    "remove it from the list")
+
+
+@pytest.mark.parametrize("key", DETERMINISTIC)
+def test_opinfo_forward(key):
+    _check(key, None, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", OTHER_DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+@pytest.mark.parametrize("key", DETERMINISTIC)
+def test_opinfo_forward_dtypes(key, dtype):
+    _check(key, dtype, 1)
+
+
+@pytest.mark.parametrize("key", NONDETERMINISTIC)
+def test_opinfo_random_same_seed(key):
+    # random ops: same seed, same numbers, same generator state after; uninitialized outputs: metadata only
+    _check(key, None, 3, seeded=key in RANDOM, values=key not in UNINITIALIZED)
