@@ -56,7 +56,8 @@ def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
         key = (t.device.to_torch(), dtypes.to_torch_dtype(t.dtype))
         lists, indices = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
         for lst, source in zip(lists, tensorlistlist):
-            lst.append(source[i])
+            if source:  # an empty list (unused optimizer state) stays empty, as in PyTorch
+                lst.append(source[i])
         indices.append(i)
     return groups
 

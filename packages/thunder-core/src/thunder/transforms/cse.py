@@ -38,11 +38,14 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
         seen: dict = {}
         rename: dict[str, Proxy] = {}
         kept = []
+        # tensors the program hands out (returned, stored by the epilogue) keep their identity: two equal
+        # computations there are two tensors, as in eager (merging would alias, e.g. two optimizer states)
+        escaping = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, TensorProxy)}
         for bsym in trace.bound_symbols:
             if rename:
                 bsym = swap_proxies(bsym, rename)
             outs = bsym.flat_proxy_outs
-            if not outs or {"random", "side_effect"} & set(bsym.sym.tags) or (
+            if not outs or {"random", "side_effect"} & set(bsym.sym.tags) or any(o.name in escaping for o in outs) or (
                     numbers_only and not all(isinstance(o, NumberProxy) for o in outs)):
                 kept.append(bsym)
                 continue

@@ -1,0 +1,46 @@
+"""thunder.jit(optimizer.step): parameters and optimizer state equal to eager after several steps,
+updated in place (same tensor objects, same storage)."""
+
+import pytest
+import torch
+
+import thunder
+
+CASES = [
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)),
+    (torch.optim.Adam, dict(lr=0.01)),
+    (torch.optim.Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    (torch.optim.AdamW, dict(lr=0.01)),
+    (torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+]
+
+
+def _params(seed):
+    torch.manual_seed(seed)
+    return [torch.nn.Parameter(torch.randn(8, 4)), torch.nn.Parameter(torch.randn(4)),
+            torch.nn.Parameter(torch.randn(2, 3, 5))]
+
+
+@pytest.mark.parametrize("foreach", [False, True], ids=["for-loop", "foreach"])
+@pytest.mark.parametrize("opt_cls,options", CASES, ids=lambda x: x.__name__ if isinstance(x, type) else
+                         "-".join(f"{k}={v}" for k, v in x.items()))
+def test_optimizer_steps_match_eager_in_place(opt_cls, options, foreach):
+    params, ref = _params(0), _params(0)
+    opt, ref_opt = opt_cls(params, foreach=foreach, **options), opt_cls(ref, foreach=foreach, **options)
+    step = thunder.jit(opt.step)
+    pointers = [p.data_ptr() for p in params]
+    torch.manual_seed(1)
+    for _ in range(5):
+        for p, r in zip(params, ref):
+            g = torch.randn_like(p)
+            p.grad, r.grad = g.clone(), g.clone()
+        step()
+        ref_opt.step()
+    for p, r in zip(params, ref):
+        torch.testing.assert_close(p, r)
+    for p, r in zip(params, ref):
+        for key, value in ref_opt.state[r].items():
+            torch.testing.assert_close(opt.state[p][key], value, msg=key)
+    assert [p.data_ptr() for p in params] == pointers
+    assert thunder.cache_misses(step) <= 2  # the first step creates the state; later ones reuse one program
