@@ -9,9 +9,7 @@ from thunder.torch import (  # noqa: F401
     conversions,
     creation,
     elementwise,
-    foreach,  # noqa: F401,E402  (after inplace: list forms of both)
     indexing,
-    inplace,  # noqa: F401,E402  (last: its in-place forms wrap the symbols above)
     linalg,
     nn_functional,
     randomness,
@@ -20,6 +18,12 @@ from thunder.torch import (  # noqa: F401
     shape_ops,
 )
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
+
+# isort: off
+# Order matters here: in-place forms wrap the symbols above, and foreach forms wrap both.
+from thunder.torch import inplace  # noqa: E402,F401
+from thunder.torch import foreach  # noqa: E402,F401
+# isort: on
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).
 for _name, _sym in list(language_symbols.items()):
