@@ -23,6 +23,8 @@ nox.options.default_venv_backend = "venv"
 TORCH = os.environ.get("THUNDER_TORCH_REQUIREMENT", "torch==2.13.0")
 CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
+# torch's OpInfo database (torch.testing._internal) imports these
+OPINFO_REQUIREMENTS = ("expecttest", "numpy")
 
 
 INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -57,7 +59,7 @@ def _install_core(session: nox.Session, *extra: str) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Unit tests of every package and the cross-package tests, with the example plugin installed."""
-    _install_core(session, "expecttest")  # expecttest: torch's OpInfo database imports it
+    _install_core(session, *OPINFO_REQUIREMENTS)
     session.install("--no-deps", "-e", EXAMPLE_PLUGIN)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
@@ -67,7 +69,7 @@ def tests(session: nox.Session) -> None:
 def opinfo(session: nox.Session) -> None:
     """PyTorch's OpInfo database through thunder.jit vs eager, every dtype variant; prints the figure
     "N of M OpInfos pass forward in float32 (K through torch-language symbols, F through the opaque fallback)"."""
-    _install_core(session, "expecttest")
+    _install_core(session, *OPINFO_REQUIREMENTS)
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests/torch/test_opinfo_conformance.py",
                 *session.posargs)
 
