@@ -237,3 +237,22 @@ def test_same_tensor_by_two_paths_is_two_checked_inputs():
     x, y = torch.randn(3), torch.randn(3)
     torch.testing.assert_close(jg(x, x), g(x, x))
     torch.testing.assert_close(jg(x, y), g(x, y))  # b is no longer a: it must not be read as a
+
+
+def test_manual_seed_inside_is_replayed_and_rng_state_access_refused():
+    def f(x):
+        torch.manual_seed(123)
+        return x + torch.rand(3)
+
+    jf = thunder.jit(f)
+    x = torch.zeros(3)
+    first, second = jf(x), jf(x)
+    torch.testing.assert_close(first, f(x))
+    torch.testing.assert_close(second, f(x))  # reseeded on the cached call too
+
+    def g(x):
+        state = torch.get_rng_state()
+        return x, state
+
+    with pytest.raises(UnsupportedError, match="get_rng_state"):
+        thunder.jit(g)(x)

@@ -514,6 +514,8 @@ def _set_grad_enabled_meta(enabled):
 
 # grad mode changes the program made (torch.no_grad(), the optimizers' step decorator), replayed in order
 make_prim("set_grad_enabled", _set_grad_enabled_meta, tags=("side_effect",))
+# torch.manual_seed(s) inside the program: the generator is reseeded on every call, in program order
+make_prim("manual_seed", _set_grad_enabled_meta, tags=("side_effect", "random"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -215,6 +215,7 @@ def thunder_register_implementations(get_executor):
             register(f"ltorch.{name}", path, checker=_has_tensor)
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
+    register("prims.manual_seed", "torch.manual_seed")
 
 
 @hookimpl

@@ -110,6 +110,35 @@ def _set_grad_enabled(enabled):
     prims.set_grad_enabled(bool(enabled))
 
 
+def _manual_seed(seed):
+    from thunder.core import prims
+    from thunder.core.proxies import pyval
+
+    result = torch.manual_seed(pyval(seed))  # now, so random ops traced later draw what eager would
+    prims.manual_seed(seed)  # and on every call
+    return result
+
+
+def _refuse_rng_state(name):
+    def refuse(*args, **kwargs):
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(
+            f"torch.{name}() inside a jitted function{user_location_suffix()}: the generator's state is not a value "
+            "thunder traces yet (it would be frozen at trace time); seed with torch.manual_seed(n), or save and "
+            "restore the state outside the jitted function"
+        )
+
+    return refuse
+
+
+_RNG_STATE = {torch.manual_seed: _manual_seed, torch.random.manual_seed: _manual_seed,
+              torch.get_rng_state: _refuse_rng_state("get_rng_state"),
+              torch.set_rng_state: _refuse_rng_state("set_rng_state"),
+              torch.random.get_rng_state: _refuse_rng_state("get_rng_state"),
+              torch.random.set_rng_state: _refuse_rng_state("set_rng_state")}
+
+
 def _out_variant(sym):
     """``torch.add(a, b, out=c)``: the symbol, then ``c`` updated in place."""
 
@@ -178,6 +207,8 @@ class JitHooks(Hooks):
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
             return _set_grad_enabled
+        if fn in _RNG_STATE:
+            return _RNG_STATE[fn]
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
