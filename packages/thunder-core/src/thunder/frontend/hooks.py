@@ -99,7 +99,7 @@ def _math_on_numbers(fn):
 
 # Library code that does bookkeeping, not math, on objects it owns: run natively (profiler ranges, the
 # compiler's own state queries)
-_NATIVE_MODULES = ("torch.autograd.profiler", "torch.profiler", "torch._dynamo", "torch.compiler")
+_NATIVE_MODULES = ("torch.autograd.profiler", "torch.profiler", "torch._dynamo", "torch._compile", "torch.compiler")
 
 
 def _set_grad_enabled(enabled):
@@ -108,6 +108,14 @@ def _set_grad_enabled(enabled):
 
     torch._C._set_grad_enabled(enabled)
     prims.set_grad_enabled(bool(enabled))
+
+
+def _unwrapped(fn):
+    """The function under decorators (torch.compile's machinery wraps torch.manual_seed once it is used)."""
+    seen = 0
+    while hasattr(fn, "__wrapped__") and seen < 8:
+        fn, seen = fn.__wrapped__, seen + 1
+    return fn
 
 
 def _manual_seed(seed):
@@ -207,8 +215,9 @@ class JitHooks(Hooks):
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
             return _set_grad_enabled
-        if fn in _RNG_STATE:
-            return _RNG_STATE[fn]
+        rng = _RNG_STATE.get(_unwrapped(fn))
+        if rng is not None:
+            return rng
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables

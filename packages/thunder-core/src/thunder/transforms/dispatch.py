@@ -33,7 +33,7 @@ _tagged_symbols: dict = {}
 
 
 def _tagged(sym: Symbol, tags) -> Symbol:
-    key = (sym.id, id(sym), frozenset(tags))
+    key = (sym, frozenset(tags))  # the symbol itself: an id() could be reused by a later symbol
     tagged = _tagged_symbols.get(key)
     if tagged is None:
         if set(tags) <= set(sym.tags):
