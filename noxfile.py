@@ -104,3 +104,4 @@ def benchmarks(session: nox.Session) -> None:
     """Per-call overhead of eager vs thunder.jit (and torch.compile), first-call and trace times; JSON results."""
     _install_core(session)
     session.run("python", "benchmarks/overhead.py", *session.posargs)
+    session.run("python", "benchmarks/optimizer_step.py")

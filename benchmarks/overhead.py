@@ -79,6 +79,9 @@ def main() -> None:
         jfn = thunder.jit(fn)
         row["thunder"] = timed_us(jfn, *inputs)
         row["thunder_overhead_us"] = round(row["thunder"]["median_us"] - row["eager"]["median_us"], 2)
+        sym = thunder.jit(fn, cache="symbolic values")
+        row["thunder_symbolic"] = timed_us(sym, *inputs)
+        row["symbolic_over_constant_per_call"] = round(row["thunder_symbolic"]["median_us"] / row["thunder"]["median_us"], 3)
         first = {"thunder": first_call_ms(lambda: thunder.jit(fn), *inputs)}
         if not args.no_torch_compile:
             try:

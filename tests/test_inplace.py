@@ -53,7 +53,8 @@ def test_inplace_on_input_updates_it_and_returns_it(name):
 
     jfn, (x, _), actual = _check(f, torch.randn(3, 4), torch.randn(3, 4))
     assert actual[1] is x  # in-place ops return the very tensor they updated
-    assert "copy_to_out_" in str(thunder.last_traces(jfn)[-1])
+    final = str(thunder.last_traces(jfn)[-1])
+    assert "copy_to_out_(" in final or "out=x)" in final  # the update is written into x (folded into the op or copied)
 
 
 def test_index_ops_in_place():
@@ -193,3 +194,13 @@ def test_copy_lowering_is_registered_through_the_plugin_hook():
 
     torchex = thunder.extend.get_executor("torch")
     assert "prims.copy_to_out_" in torchex.implmap and "prims.copy_" in torchex.implmap
+
+
+def test_torch_executor_folds_copies_into_out():
+    def f(x, y):
+        x.mul_(0.5).add_(y)
+        return x
+
+    jfn, _, _ = _check(f, torch.randn(4), torch.randn(4))
+    final = str(thunder.last_traces(jfn)[-1])
+    assert "out=x)" in final and "copy_to_out_" not in final

@@ -239,7 +239,7 @@ def test_same_tensor_by_two_paths_is_two_checked_inputs():
     torch.testing.assert_close(jg(x, y), g(x, y))  # b is no longer a: it must not be read as a
 
 
-def test_manual_seed_inside_is_replayed_and_rng_state_access_refused():
+def test_manual_seed_and_rng_state_inside_are_replayed():
     def f(x):
         torch.manual_seed(123)
         return x + torch.rand(3)
@@ -252,7 +252,17 @@ def test_manual_seed_inside_is_replayed_and_rng_state_access_refused():
 
     def g(x):
         state = torch.get_rng_state()
-        return x, state
+        a = torch.rand(3)
+        torch.set_rng_state(state)
+        b = torch.rand(3)  # the same numbers again
+        return x + a, b
 
-    with pytest.raises(UnsupportedError, match="get_rng_state"):
-        thunder.jit(g)(x)
+    jg = thunder.jit(g)
+    for _ in range(2):
+        torch.manual_seed(7)
+        a, b = jg(x)
+        torch.manual_seed(7)
+        ea, eb = g(x)
+        torch.testing.assert_close(a, ea)
+        torch.testing.assert_close(b, eb)
+        assert torch.equal(torch.get_rng_state(), torch.get_rng_state())

@@ -10,7 +10,7 @@ _R0 = 'reads Tensor.layout, a non-tensor attribute the fallback refuses (torch.m
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.amax', 'masked.amin', 'masked.argmax', 'masked.argmin', 'masked.cumprod', 'masked.cumsum', 'masked.log_softmax', 'masked.logaddexp', 'masked.logsumexp', 'masked.median', 'masked.norm', 'masked.normalize', 'masked.prod', 'masked.softmax', 'masked.softmin', 'masked.sum'], _R0))
 
 _R1 = 'the OpInfo wraps the call in freeze_rng_state/manual_seed: setting the generator state inside a jitted function happens at trace time only (not replayed)'
-EXPECTED_FAILURES.update(dict.fromkeys(['bernoulli', 'multinomial', 'nn.functional.alpha_dropout', 'nn.functional.dropout', 'nn.functional.dropout2d', 'nn.functional.dropout3d', 'nn.functional.feature_alpha_dropout.with_train', 'nn.functional.rrelu', 'normal', 'normal.number_mean', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like'], _R1))
+EXPECTED_FAILURES.update(dict.fromkeys(['randint'], _R1))
 
 _R2 = 'no meta kernel / output metadata cannot be computed on the meta device'
 EXPECTED_FAILURES.update(dict.fromkeys(['combinations', 'corrcoef', 'cov', 'equal', 'geqrf', 'istft', 'linalg.lstsq', 'linalg.lstsq.grad_oriented', 'nn.functional.ctc_loss'], _R2))
@@ -45,9 +45,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['signal.windows.cosine', 'signal.windows
 _R12 = 'torch Python code calls methods of a dtype it got from a proxy (thunder dtype, not torch.dtype)'
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.mean', 'masked.std', 'masked.var'], _R12))
 
-_R13 = 'values differ from eager (bug to fix)'
-EXPECTED_FAILURES.update(dict.fromkeys(['nn.functional.fractional_max_pool3d', 'nn.functional.multi_head_attention_forward'], _R13))
-
 _R14 = 'scaled_dot_product_attention with dropout_p > 0 is not supported yet'
 EXPECTED_FAILURES.update(dict.fromkeys(['nn.functional.scaled_dot_product_attention'], _R14))
 
@@ -59,3 +56,4 @@ EXPECTED_FAILURES.update(dict.fromkeys(['index_select'], _R16))
 
 _R17 = 'in-place random op (Tensor.X_): in-place ops need functionalization'
 EXPECTED_FAILURES.update(dict.fromkeys(['cauchy'], _R17))
+

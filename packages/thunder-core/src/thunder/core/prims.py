@@ -518,6 +518,15 @@ make_prim("set_grad_enabled", _set_grad_enabled_meta, tags=("side_effect",))
 make_prim("manual_seed", _set_grad_enabled_meta, tags=("side_effect", "random"))
 
 
+def _get_rng_state_meta(*, size):
+    return _tensor((size,), dtypes.uint8, to_device("cpu"))
+
+
+# the CPU generator's state as a value the program holds (freeze_rng_state saves and restores it)
+make_prim("get_rng_state", _get_rng_state_meta, tags=("side_effect", "random"))
+make_prim("set_rng_state", _set_grad_enabled_meta, tags=("side_effect", "random"))
+
+
 # ---------------------------------------------------------------------------------------------
 # Prologue: reaching inputs and checking what the compiled program assumed
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,11 @@ class TorchExecutor(OperatorExecutor):
     def translate_args(self, args, kwargs):
         return tree_map(_to_torch, args), tree_map(_to_torch, kwargs)
 
+    def after_dispatch(self, trace):
+        from thunder.executors.torch_copies import fold_copies_into_out
+
+        return fold_copies_into_out(trace)
+
 
 def _to_torch(x):
     if isinstance(x, dtypes.dtype):
@@ -216,6 +221,8 @@ def thunder_register_implementations(get_executor):
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.manual_seed", "torch.manual_seed")
+    register("prims.get_rng_state", "thunder.executors.torch_impls.get_rng_state")
+    register("prims.set_rng_state", "torch.set_rng_state")
 
 
 @hookimpl

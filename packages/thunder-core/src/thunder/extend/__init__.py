@@ -89,6 +89,11 @@ class Executor:
             return False
         return impl.checker is None or bool(impl.checker(*bsym.args, **bsym.kwargs))
 
+    def after_dispatch(self, trace):
+        """A chance to rewrite the trace once every symbol has an executor (e.g. lower copies into the op
+        that computed them). Returns a trace; the default returns it unchanged."""
+        return trace
+
     def translate_args(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Arguments as the executor's symbols take them (e.g. thunder dtypes -> torch dtypes)."""
         return args, kwargs

@@ -127,24 +127,26 @@ def _manual_seed(seed):
     return result
 
 
-def _refuse_rng_state(name):
-    def refuse(*args, **kwargs):
-        from thunder.core.errors import UnsupportedError, user_location_suffix
+def _get_rng_state():
+    """The generator state read when the program runs (a uint8 tensor), not the one seen while tracing."""
+    from thunder.core import prims
 
-        raise UnsupportedError(
-            f"torch.{name}() inside a jitted function{user_location_suffix()}: the generator's state is not a value "
-            "thunder traces yet (it would be frozen at trace time); seed with torch.manual_seed(n), or save and "
-            "restore the state outside the jitted function"
-        )
+    return prims.get_rng_state(size=torch.get_rng_state().numel())
 
-    return refuse
+
+def _set_rng_state(state):
+    from thunder.core import prims
+    from thunder.core.errors import UnsupportedError, user_location_suffix
+
+    if not isinstance(state, TensorProxy):
+        raise UnsupportedError(f"torch.set_rng_state() with a state from outside the jitted function"
+                               f"{user_location_suffix()}: pass the state in as an argument")
+    prims.set_rng_state(state)
 
 
 _RNG_STATE = {torch.manual_seed: _manual_seed, torch.random.manual_seed: _manual_seed,
-              torch.get_rng_state: _refuse_rng_state("get_rng_state"),
-              torch.set_rng_state: _refuse_rng_state("set_rng_state"),
-              torch.random.get_rng_state: _refuse_rng_state("get_rng_state"),
-              torch.random.set_rng_state: _refuse_rng_state("set_rng_state")}
+              torch.get_rng_state: _get_rng_state, torch.set_rng_state: _set_rng_state,
+              torch.random.get_rng_state: _get_rng_state, torch.random.set_rng_state: _set_rng_state}
 
 
 def _out_variant(sym):

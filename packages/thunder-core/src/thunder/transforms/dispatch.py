@@ -14,7 +14,7 @@ from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import FusionExecutor
 
-__all__ = ["dispatch_to_executors"]
+__all__ = ["dispatch_to_executors", "tagged_symbol"]
 
 
 def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
@@ -32,7 +32,7 @@ _KEPT_TAGS = frozenset({"side_effect", "random"})
 _tagged_symbols: dict = {}
 
 
-def _tagged(sym: Symbol, tags) -> Symbol:
+def tagged_symbol(sym: Symbol, tags) -> Symbol:
     key = (sym, frozenset(tags))  # the symbol itself: an id() could be reused by a later symbol
     tagged = _tagged_symbols.get(key)
     if tagged is None:
@@ -57,7 +57,7 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             lowered = ex.lower(bsym)
             kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
             if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
-                lowered = [b.replace(sym=_tagged(b.sym, kept_tags)) for b in lowered]
+                lowered = [b.replace(sym=tagged_symbol(b.sym, kept_tags)) for b in lowered]
             out.extend(lowered)
             return
     if not bsym.subsymbols:
@@ -80,5 +80,7 @@ def dispatch_to_executors(trace: TraceCtx, executors) -> TraceCtx:
         for ex in executors:
             if isinstance(ex, FusionExecutor):
                 new = ex.fusion_pass(new)
+        for ex in executors:
+            new = ex.after_dispatch(new)
         done(new)
     return new
