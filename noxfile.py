@@ -59,7 +59,7 @@ def _install_core(session: nox.Session, *extra: str) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Unit tests of every package and the cross-package tests, with the example plugin installed."""
-    _install_core(session, *OPINFO_REQUIREMENTS)
+    _install_core(session, *OPINFO_REQUIREMENTS, "transformers")  # transformers: real models (no torch dependency)
     session.install("--no-deps", "-e", EXAMPLE_PLUGIN)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)

@@ -11,7 +11,16 @@ from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import Proxy, type_string
 
-__all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace", "ObjectRef"]
+__all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace", "ObjectRef", "Construct"]
+
+
+class Construct:
+    """``tp(**fields)`` in printed code (an epilogue building a model output again from its fields)."""
+
+    __slots__ = ("tp", "fields")
+
+    def __init__(self, tp, fields: dict):
+        self.tp, self.fields = tp, fields
 
 
 class ObjectRef:
@@ -42,6 +51,9 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         if imports is not None:
             imports.ctx[x.name] = x.obj
         return x.name
+    if isinstance(x, Construct):
+        type_name = prettyprint(ObjectRef(x.tp, f"{x.tp.__name__}_{id(x.tp):x}"), imports)
+        return f"{type_name}({', '.join(f'{k}={prettyprint(v, imports)}' for k, v in x.fields.items())})"
     t = type(x)
     if x is None or t is bool or t is int or t is str:
         return repr(x)
@@ -63,6 +75,11 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         inner = ", ".join(prettyprint(v, imports) for v in x)
         type_name = prettyprint(ObjectRef(t, f"{t.__name__}_{id(t):x}"), imports)
         return f"{type_name}({inner})" if hasattr(x, "_fields") else f"{type_name}(({inner},))"
+    fields = getattr(t, "__dataclass_fields__", None)
+    if fields is not None and not isinstance(x, type):
+        type_name = prettyprint(ObjectRef(t, f"{t.__name__}_{id(t):x}"), imports)
+        inner = ", ".join(f"{n}={prettyprint(getattr(x, n), imports)}" for n, f in fields.items() if f.init)
+        return f"{type_name}({inner})"
     if t is slice:
         return f"slice({prettyprint(x.start)}, {prettyprint(x.stop)}, {prettyprint(x.step)})"
     if x is Ellipsis:

@@ -1,4 +1,4 @@
-"""Flattening of nested Python containers (tuples, lists, dicts, slices, namedtuples).
+"""Flattening of nested Python containers (tuples, lists, dicts, slices, namedtuples, dataclasses).
 
 Kept tiny and torch-free: traces and executors only ever need these container types.
 """
@@ -37,6 +37,10 @@ def _flatten(x, leaves: list) -> TreeSpec:
         return TreeSpec(slice, None, tuple(_flatten(v, leaves) for v in (x.start, x.stop, x.step)))
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
         return TreeSpec("namedtuple", t, tuple(_flatten(v, leaves) for v in x))
+    fields = getattr(t, "__dataclass_fields__", None)
+    if fields is not None and not isinstance(x, type):  # dataclass instances (e.g. transformers' ModelOutput)
+        names = tuple(n for n, f in fields.items() if f.init)
+        return TreeSpec("dataclass", (t, names), tuple(_flatten(getattr(x, n), leaves) for n in names))
     leaves.append(x)
     return _LEAF
 
@@ -56,6 +60,9 @@ def _unflatten(it, spec: TreeSpec):
         return slice(*children)
     if spec.kind == "namedtuple":
         return spec.meta(*children)
+    if spec.kind == "dataclass":
+        tp, names = spec.meta
+        return tp(**dict(zip(names, children)))
     return spec.kind(children)
 
 

@@ -75,6 +75,8 @@ class Symbol:
         trace = get_tracectx()
         if trace is None:
             raise RuntimeError(f"{self.id} can only be called while tracing (inside thunder.jit)")
+        if trace.tensor_resolver is not None and not self.is_prim:
+            args, kwargs = trace.tensor_resolver(args, kwargs)
         if self.is_prim:
             output = self.meta(*args, **kwargs)
             subsymbols = ()

@@ -49,6 +49,9 @@ class TraceCtx:
         self._counters: dict[str, int] = {}
         self.scopes: list[list] = [self.bound_symbols]
         self.location_fn = None  # () -> SourceLocation | None, set by whoever drives tracing
+        # (real tensor) -> proxy, set by the jit: tensors that reach a symbol without passing through the
+        # interpreter's provenance (stored in an object built during tracing) are mapped to their inputs
+        self.tensor_resolver = None
         self.provenance: TraceProvenance | None = None
         self.decorators: list[str] = []  # e.g. "@torch.no_grad()", printed above the signature
         # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them

@@ -207,7 +207,7 @@ def thunder_executors():
 IN_PLACE_SUPPORT = {
     "clone": "torch.clone", "index_copy": "torch.index_copy", "index_add": "torch.index_add",
     "scatter": "torch.scatter", "scatter_add": "torch.scatter_add", "lerp": "torch.lerp", "addcmul": "torch.addcmul",
-    "addcdiv": "torch.addcdiv", "setitem": "thunder.executors.torch_impls.setitem",
+    "addcdiv": "torch.addcdiv", "setitem": "thunder.executors.torch_impls.setitem", "diff": "torch.diff",
 }
 
 

@@ -14,6 +14,7 @@ import types
 import torch
 
 from thunder.core import prims
+from thunder.core.codegen import Construct
 from thunder.core.errors import UnsupportedError
 from thunder.core.prims import AnyProxy
 from thunder.core.proxies import Proxy
@@ -74,6 +75,10 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
             outside = outside_by_id.get(id(v))
             if outside is not None and outside[0] is v:
                 expr = reacher.reach(outside[1])
+            elif getattr(type(v), "__dataclass_fields__", None) is not None:
+                # a dataclass built by the program (a model output): built again, from its fields
+                fields = {n: value_of(getattr(v, n), where) for n, f in type(v).__dataclass_fields__.items() if f.init}
+                expr = prims.make_value(Construct(type(v), fields))
             elif type(v) in _CONTAINERS:
                 items = v.items() if type(v) is dict else v
                 if type(v) is dict:

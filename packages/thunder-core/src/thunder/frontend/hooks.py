@@ -11,6 +11,7 @@ import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_number, torch_function_table
+from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
 from thunder.frontend.prologue import InputRecord, proxy_name_for
@@ -32,6 +33,15 @@ def _holds_tensors(value, depth: int = 0) -> bool:
         return False
     items = value.values() if type(value) is dict else value
     return any(_holds_tensors(v, depth + 1) for v in items)
+
+
+def _state_provenance(name: str, holder: str):
+    """``layers.0.weight`` -> fn.__dict__['_modules']['layers'].__dict__['_modules']['0'].__dict__[holder]['weight']."""
+    *modules, leaf = name.split(".")
+    p = Provenance.fn()
+    for m in modules:
+        p = Provenance.item(Provenance.item(Provenance.attr(p, "__dict__"), "_modules"), m)
+    return Provenance.item(Provenance.item(Provenance.attr(p, "__dict__"), holder), leaf)
 
 
 def _is_bound_method(value) -> bool:
@@ -118,6 +128,21 @@ def _unwrapped(fn):
     return fn
 
 
+_TORCH_DIR = torch.__file__.rsplit("/", 1)[0]
+
+
+def _compiling():
+    # Model libraries ask to skip data-dependent checks (transformers' masks): yes, a compiler traces them.
+    # PyTorch's own code (the optimizers) would switch to algorithms written for its own compiler: no.
+    where = current_source_location()
+    return not (where is not None and where.filename.startswith(_TORCH_DIR))
+
+
+# "is a compiler tracing me?"
+_IS_COMPILING = {f for f in (getattr(torch.compiler, "is_compiling", None), getattr(torch.compiler, "is_dynamo_compiling", None),
+                             getattr(torch._utils, "is_compiling", None)) if f is not None}
+
+
 def _manual_seed(seed):
     from thunder.core import prims
     from thunder.core.proxies import pyval
@@ -197,6 +222,7 @@ class JitHooks(Hooks):
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
         self._real_of: dict[int, object] = {}  # id(proxy) -> the outside tensor it stands for
+        self._state_paths = None  # id(parameter or buffer of the jitted module) -> provenance
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
@@ -220,6 +246,8 @@ class JitHooks(Hooks):
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
+        if _unwrapped(fn) in _IS_COMPILING:
+            return _compiling
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
@@ -299,6 +327,37 @@ class JitHooks(Hooks):
             return self.on_input(getattr(tensor, name), Provenance.attr(provenance, name))
 
         return read
+
+    def resolve_tensors(self, args, kwargs):
+        """Real tensors among a symbol's arguments are module state reached without provenance (e.g. through
+        a ModuleList slice built while tracing): they become the proxies of their attribute paths."""
+        leaves, spec = tree_flatten((args, kwargs))
+        if not any(isinstance(x, torch.Tensor) for x in leaves):
+            return args, kwargs
+        resolved = []
+        for x in leaves:
+            if isinstance(x, torch.Tensor):
+                provenance = self._module_state_paths().get(id(x))
+                if provenance is None:
+                    where = source_location()
+                    raise UnsupportedError(
+                        f"a tensor that is neither an input nor reachable from one reached a torch operation"
+                        f"{f' at {where}' if where else ''} (e.g. created at import time and stored in an object "
+                        "the jitted function builds); pass it as an argument or make it a module buffer"
+                    )
+                x = self.on_input(x, provenance)
+            resolved.append(x)
+        return tree_unflatten(resolved, spec)
+
+    def _module_state_paths(self) -> dict:
+        if self._state_paths is None:
+            self._state_paths = {}
+            if isinstance(self.fn, torch.nn.Module):
+                for holder, named in (("_parameters", self.fn.named_parameters(remove_duplicate=False)),
+                                      ("_buffers", self.fn.named_buffers(remove_duplicate=False))):
+                    for name, t in named:
+                        self._state_paths.setdefault(id(t), _state_provenance(name, holder))
+        return self._state_paths
 
     def dict_key(self, key):
         # ``state[p]`` with p a proxy of a parameter looks up the parameter itself

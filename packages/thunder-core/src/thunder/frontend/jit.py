@@ -154,6 +154,7 @@ class ThunderFunction:
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES)
+        trace.tensor_resolver = hooks.resolve_tensors
         import torch
 
         grad_enabled = torch.is_grad_enabled()
@@ -167,7 +168,7 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = None
+        trace.location_fn = trace.tensor_resolver = None
         trace.args = list(hooks.inputs)
         trace.output = _check_output(result)
         return trace, hooks

@@ -15,6 +15,7 @@ from thunder.torch import (  # noqa: F401
     randomness,
     reductions,
     scalars,
+    sequences,
     shape_ops,
 )
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401

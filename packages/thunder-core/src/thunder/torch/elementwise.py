@@ -166,7 +166,7 @@ def sub(a, b, *, alpha=None):
 
 @torchsymbol(method="__rsub__")
 def rsub(a, b, *, alpha=None):
-    return sub(b, a, alpha=alpha)
+    return sub(b, a) if alpha is None else sub(b, a, alpha=alpha)
 
 
 @torchsymbol(torch.true_divide, torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide,

@@ -169,7 +169,8 @@ def _check_not_inplace(fn, kwargs) -> None:
 
 
 def _concrete_shape(shape) -> tuple[int, ...]:
-    return tuple(int(pyval(s)) for s in shape)
+    # int() of a symbolic size records a constraint: the opaque op's output shapes are only valid for it
+    return tuple(int(s) for s in shape)
 
 
 def _to_meta(x):
@@ -179,7 +180,7 @@ def _to_meta(x):
             t.requires_grad_(True)
         return t
     if isinstance(x, NumberProxy):
-        return pyval(x)
+        return x._concrete("an argument of an opaque torch call")  # constrained, like the sizes above
     if isinstance(x, dtypes.dtype):
         return dtypes.to_torch_dtype(x)
     if isinstance(x, Device):
