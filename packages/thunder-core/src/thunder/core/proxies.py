@@ -136,6 +136,16 @@ class TensorProxy(Proxy):
         return self.device.type == "meta"
 
     @property
+    def data(self):
+        return tensor_methods["detach"](self)
+
+    @data.setter
+    def data(self, value):
+        from thunder.torch.inplace import set_data
+
+        set_data(self, value)
+
+    @property
     def grad(self):
         # a computed tensor has no .grad here (eager: None for non-leaf tensors)
         return self.outside("grad") if self.outside is not None else None

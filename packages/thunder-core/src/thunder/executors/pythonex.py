@@ -148,6 +148,14 @@ def _check_grad_mode(bsym, imports):
     return [f"if torch.is_grad_enabled() is not {enabled}: return None"]
 
 
+def _check_distinct_storage(bsym, imports):
+    tensors = bsym.args
+    names = ", ".join(prettyprint(t, imports) for t in tensors)
+    # empty tensors have no storage to share
+    return [f"if len({{t.untyped_storage().data_ptr() for t in ({names},) if t.numel()}}) != "
+            f"sum(1 for t in ({names},) if t.numel()): return None"]
+
+
 def _check_len(bsym, imports):
     x, n = bsym.args
     name = prettyprint(x, imports)
@@ -207,6 +215,7 @@ for _name, _printer in {
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_grad_mode": _check_grad_mode, "check_arg_count": _check_arg_count,
+    "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
     "call_method": _call_method,

@@ -48,6 +48,8 @@ def fold_copies_into_out(trace):
             continue
         if len(producer.flat_proxy_outs) != 1:
             continue
+        if out.requires_grad and copy.kwargs.get("grad_enabled", True):
+            continue  # autograd must see an in-place update of x (and refuse it on leaves, as in eager)
         between = bsyms[i + 1:j]
         if any(out.name in {a.name for a in b.flat_proxy_args} for b in between):
             continue

@@ -208,7 +208,7 @@ IN_PLACE_SUPPORT = {
     "clone": "torch.clone", "index_copy": "torch.index_copy", "index_add": "torch.index_add",
     "scatter": "torch.scatter", "scatter_add": "torch.scatter_add", "lerp": "torch.lerp", "addcmul": "torch.addcmul",
     "addcdiv": "torch.addcdiv", "setitem": "thunder.executors.torch_impls.setitem", "diff": "torch.diff",
-    "cumsum": "torch.cumsum", "pad": "torch.nn.functional.pad",
+    "cumsum": "torch.cumsum", "pad": "torch.nn.functional.pad", "detach": "torch.Tensor.detach",
 }
 
 

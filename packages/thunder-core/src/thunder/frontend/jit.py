@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import Proxy
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
@@ -124,10 +125,13 @@ class ThunderFunction:
         traces += run_pipeline(computation, self.executors, self.transforms,
                                check_inplace=not self.disable_inplace_copy_check)
         final = traces[-1]
+        updated_inputs = _updated_inputs(final)
+        if updated_inputs:
+            _refuse_aliased_updates(hooks, updated_inputs)
         kwnames = tuple(kwargs)
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
-                                  computation=computation)
+                                  computation=computation, distinct_storage=bool(updated_inputs))
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -172,6 +176,31 @@ class ThunderFunction:
         trace.args = list(hooks.inputs)
         trace.output = _check_output(result)
         return trace, hooks
+
+
+def _updated_inputs(trace) -> set[str]:
+    """Names of the computation's inputs it writes into (copy_to_out_, or an op with out=)."""
+    inputs = {p.name for p in trace.args}
+    return {b.kwargs["out"].name for b in trace.bound_symbols
+            if isinstance(b.kwargs.get("out"), Proxy) and b.kwargs["out"].name in inputs}
+
+
+def _refuse_aliased_updates(hooks, updated: set[str]) -> None:
+    """Inputs that share storage, one of them updated in place: each would be a separate value in the
+    trace, so reads of the other would miss the update. Refused until aliases are tracked across inputs."""
+    import torch
+
+    real = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor"}
+    by_storage: dict = {}
+    for name, t in real.items():
+        if isinstance(t, torch.Tensor) and t.numel():
+            by_storage.setdefault(t.untyped_storage().data_ptr(), []).append(name)
+    for names in by_storage.values():
+        if len(names) > 1 and updated.intersection(names):
+            raise UnsupportedError(
+                f"the inputs {', '.join(names)} share storage and {sorted(updated.intersection(names))[0]} is updated in "
+                "place: thunder.jit does not track aliasing between inputs yet; pass distinct tensors (e.g. a clone)"
+            )
 
 
 def _check_output(result):

@@ -75,6 +75,12 @@ def addcdiv(a, tensor1, tensor2, *, value=1):
     return ew.add(a, ew.mul(ew.div(tensor1, tensor2), value))
 
 
+@torchsymbol(torch.detach, torch.Tensor.detach, method="detach")
+def detach(a):
+    # an alias of a that autograd does not track (functionalization treats it as a view)
+    return a.replace(requires_grad=False)
+
+
 @torchsymbol(name="setitem")
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
@@ -194,3 +200,12 @@ def with_out(sym, args, kwargs):
         return out
     return update(out, result)
 
+
+
+def set_data(a, value):
+    """``a.data = value``: a holds value's contents from now on, outside autograd."""
+    check(isinstance(value, TensorProxy), "assigned data must be a tensor", TypeError)
+    check(tuple(value.shape) == tuple(a.shape) and value.dtype is a.dtype and value.device == a.device,
+          lambda: f"assigning .data of a different shape, dtype or device ({value.type_string()} to "
+          f"{a.type_string()}) is not supported by thunder yet; use a new tensor instead")
+    prims.copy_(value, out=a, grad_enabled=False)

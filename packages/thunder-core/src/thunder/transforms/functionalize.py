@@ -24,7 +24,7 @@ __all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
 # Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
 # have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
 _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
-             "ltorch.squeeze"}
+             "ltorch.squeeze", "ltorch.detach"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
@@ -131,7 +131,8 @@ class _State:
         base_raw = self.raw[view.base]
         base_now = self.read(base_raw)
         new_base = self._write_back(view, base_now, value, where)
-        self.update(base_raw, new_base, where, grad_enabled)
+        # writes through .data / detach() bypass autograd, as in eager
+        self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id != "ltorch.detach")
         view.derived_from = self.current[view.base]
 
     def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
