@@ -258,13 +258,27 @@ def test_inplace_on_tensors_that_require_grad():
     assert str(jitted.value) == str(eager.value)  # a leaf that requires grad: the same error
 
 
-def test_aliased_inputs_with_an_update_are_refused_not_wrong():
+def test_the_same_tensor_passed_twice_gets_its_own_entry():
     def f(a, b):
         a.add_(1)
         return b * 2
 
     jf = thunder.jit(f)
-    x, y = torch.zeros(3), torch.zeros(3)
-    torch.testing.assert_close(jf(x, y), torch.zeros(3))
+    x, eager_x = torch.zeros(3), torch.zeros(3)
+    torch.testing.assert_close(jf(x, x), f(eager_x, eager_x))  # b sees a's update, as in eager
+    torch.testing.assert_close(x, eager_x)
+    y, z = torch.zeros(3), torch.zeros(3)
+    torch.testing.assert_close(jf(y, z), torch.zeros(3))  # distinct tensors: another entry
+    assert thunder.cache_misses(jf) == 2
+    torch.testing.assert_close(jf(x, x), f(eager_x, eager_x))
+    assert thunder.cache_hits(jf) == 1
+
+
+def test_overlapping_but_different_inputs_with_an_update_are_refused_not_wrong():
+    def f(a, b):
+        a.add_(1)
+        return b * 2
+
+    base = torch.zeros(4)
     with pytest.raises(UnsupportedError, match="share storage"):
-        jf(x, x)  # the first entry's prologue rejects aliased inputs; tracing them refuses clearly
+        thunder.jit(f)(base[:2], base[2:])

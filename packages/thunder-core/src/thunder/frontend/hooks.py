@@ -223,6 +223,8 @@ class JitHooks(Hooks):
         self._proxies: dict = {}  # provenance -> TensorProxy
         self._real_of: dict[int, object] = {}  # id(proxy) -> the outside tensor it stands for
         self._state_paths = None  # id(parameter or buffer of the jitted module) -> provenance
+        self._first_proxy_of: dict[int, TensorProxy] = {}  # id(real tensor) -> its first proxy
+        self.aliases: dict[str, TensorProxy] = {}  # proxy name -> the earlier proxy of the same tensor
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
@@ -287,6 +289,9 @@ class JitHooks(Hooks):
                 proxy.outside = self._tensor_state_reader(value, provenance)
                 self._proxies[provenance] = proxy
                 self._real_of[id(proxy)] = value
+                first = self._first_proxy_of.setdefault(id(value), proxy)
+                if first is not proxy:  # the same tensor again, by another path: an alias of that input
+                    self.aliases[proxy.name] = first
                 self.inputs.append(proxy)
                 self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))

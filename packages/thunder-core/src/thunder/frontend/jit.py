@@ -131,7 +131,8 @@ class ThunderFunction:
         kwnames = tuple(kwargs)
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
-                                  computation=computation, distinct_storage=bool(updated_inputs))
+                                  computation=computation, distinct_storage=bool(updated_inputs),
+                                  aliases=hooks.aliases)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -174,6 +175,7 @@ class ThunderFunction:
         hooks.check_containers_unchanged()
         trace.location_fn = trace.tensor_resolver = None
         trace.args = list(hooks.inputs)
+        trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks
 
@@ -190,7 +192,7 @@ def _refuse_aliased_updates(hooks, updated: set[str]) -> None:
     trace, so reads of the other would miss the update. Refused until aliases are tracked across inputs."""
     import torch
 
-    real = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor"}
+    real = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor" and r.proxy.name not in hooks.aliases}
     by_storage: dict = {}
     for name, t in real.items():
         if isinstance(t, torch.Tensor) and t.numel():

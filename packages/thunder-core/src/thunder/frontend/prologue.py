@@ -66,7 +66,7 @@ def _parameter_name(fn, index: int) -> str:
 
 def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs: int, kwnames: tuple, *,
                    checks: bool = True, computation: TraceCtx | None = None,
-                   distinct_storage: bool = False) -> TraceCtx:
+                   distinct_storage: bool = False, aliases: dict | None = None) -> TraceCtx:
     """``checks=False`` (cache='same input') only unpacks the computation's inputs."""
     trace = TraceCtx("prologue")
     trace.names.update(p.name for p in computation_args)
@@ -124,9 +124,15 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
         if checks and computation is not None and computation.constraints:
             _check_constraints(computation)
+        aliases = aliases or {}
+        if checks and distinct_storage:
+            # the program updates inputs in place, so which inputs are one tensor matters: keep it so
+            for name, first in aliases.items():
+                alias = next(r.proxy for r in records if r.check == "tensor" and r.proxy.name == name)
+                prims.check_is(alias, first)
         if checks and distinct_storage:
             # the program updates inputs in place: a call with aliased inputs must not reuse this entry
-            tensors = [r.proxy for r in records if r.check == "tensor"]
+            tensors = [r.proxy for r in records if r.check == "tensor" and r.proxy.name not in aliases]
             if len(tensors) > 1:
                 prims.check_distinct_storage(*dict.fromkeys(tensors))
         trace.output = tuple(computation_args)

@@ -70,7 +70,14 @@ class _State:
         self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
         self.views: dict[str, _View] = {}
-        self.raw: dict[str, Proxy] = {}  # raw name -> the raw proxy
+        self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
+        # an input that is the same tensor as an earlier one is an alias of it: updates reach both
+        import thunder.torch as ltorch
+
+        for alias, first in trace.input_aliases.items():
+            a, b = self.raw[alias], self.raw[first]
+            same = BoundSymbol(ltorch.language_symbols["reshape"], (b, tuple(a.shape)), {}, a)
+            self.views[alias] = _View(first, same, 0, b)
 
     # reading -------------------------------------------------------------------------------------
     def read(self, p: Proxy) -> Proxy:
