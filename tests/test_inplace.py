@@ -282,3 +282,27 @@ def test_overlapping_but_different_inputs_with_an_update_are_refused_not_wrong()
     base = torch.zeros(4)
     with pytest.raises(UnsupportedError, match="share storage"):
         thunder.jit(f)(base[:2], base[2:])
+
+
+def test_updates_through_select_narrow_unbind_diagonal_as_strided():
+    def f(x):
+        x.diagonal().add_(10)
+        x.diagonal(offset=1).neg_()
+        x.select(0, 1).mul_(2)
+        x.narrow(1, 0, 2).zero_()
+        _, _, last = x.unbind(1)
+        last.fill_(7)
+        x.as_strided((2,), (4,)).sub_(1)
+        return x
+
+    _check(f, torch.randn(3, 3))
+
+
+def test_update_of_an_opaque_result_is_refused_not_wrong():
+    def f(x):
+        y = torch.fliplr(x)  # runs as an opaque call: thunder cannot tell whether it is a view
+        y.add_(1)
+        return x
+
+    with pytest.raises(UnsupportedError, match="opaque PyTorch call"):
+        thunder.jit(f)(torch.randn(2, 2))

@@ -17,6 +17,7 @@ from thunder.torch import (  # noqa: F401
     scalars,
     sequences,
     shape_ops,
+    views,
 )
 from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 

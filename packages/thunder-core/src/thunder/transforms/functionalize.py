@@ -28,7 +28,8 @@ _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten"
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
-                                             "ltorch.getitem"}
+                                             "ltorch.getitem", "ltorch.select", "ltorch.narrow", "ltorch.unbind",
+                                             "ltorch.diagonal", "ltorch.as_strided"}
 
 
 def _is_view(bsym: BoundSymbol) -> bool:
@@ -70,6 +71,7 @@ class _State:
         self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
         self.views: dict[str, _View] = {}
+        self.producers: dict[str, str] = {}  # raw name -> id of the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
@@ -111,6 +113,7 @@ class _State:
         self.trace.bound_symbols.append(emitted)
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)
+            self.producers[o.name] = bsym.sym.id
         if _is_view(bsym):
             base = bsym.args[0]
             self.raw.setdefault(base.name, base)
@@ -124,6 +127,13 @@ class _State:
 
     # updating --------------------------------------------------------------------------------------
     def update(self, target: Proxy, value: Proxy, where: BoundSymbol, grad_enabled: bool = True) -> None:
+        producer = self.producers.get(target.name)
+        if producer is not None and producer.startswith("ltorch.opaque."):
+            where_txt = f" (at {where.source})" if where.source is not None else ""
+            raise UnsupportedError(
+                f"an in-place update of the result of {producer.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
+                "an opaque PyTorch call: thunder cannot tell whether it is a view of its input; clone it first"
+            )
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:
@@ -158,6 +168,19 @@ class _State:
             return ltorch.movedim(value, args[2], args[1])
         if sid == "ltorch.getitem":
             return ltorch.setitem(base, args[1], value)
+        if sid == "ltorch.select":
+            dim, index = (list(args[1:3]) + [kwargs.get("dim"), kwargs.get("index")])[:2]
+            return ltorch.setitem(base, (slice(None),) * (dim % base.ndim) + (index,), value)
+        if sid == "ltorch.narrow":
+            dim, start, length = args[1:4]
+            return ltorch.setitem(base, (slice(None),) * (dim % base.ndim) + (slice(start, start + length),), value)
+        if sid == "ltorch.unbind":
+            dim = (args[1] if len(args) > 1 else kwargs.get("dim", 0)) % base.ndim
+            return ltorch.setitem(base, (slice(None),) * dim + (view.index,), value)
+        if sid == "ltorch.diagonal":
+            return ltorch.diagonal_scatter(base, value, *args[1:], **kwargs)
+        if sid == "ltorch.as_strided":
+            return ltorch.as_strided_scatter(base, value, *args[1:], **kwargs)
         if sid in _SPLITS:
             dim = kwargs.get("dim", args[2] if len(args) > 2 else 0) % base.ndim
             outs = tree_flatten(view.bsym.output)[0]
