@@ -9,7 +9,7 @@ EXPECTED_FAILURES: dict[str, str] = {}
 _R0 = 'reads Tensor.layout, a non-tensor attribute the fallback refuses (torch.masked checks layouts)'
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.amax', 'masked.amin', 'masked.argmax', 'masked.argmin', 'masked.cumprod', 'masked.cumsum', 'masked.log_softmax', 'masked.logaddexp', 'masked.logsumexp', 'masked.median', 'masked.norm', 'masked.normalize', 'masked.prod', 'masked.softmax', 'masked.softmin', 'masked.sum'], _R0))
 
-_R1 = 'the OpInfo wraps the call in freeze_rng_state/manual_seed: setting the generator state inside a jitted function happens at trace time only (not replayed)'
+_R1 = "randint with the OpInfo's (high, size) arguments produces a 0-d tensor: bug in the randint symbol"
 EXPECTED_FAILURES.update(dict.fromkeys(['randint'], _R1))
 
 _R2 = 'no meta kernel / output metadata cannot be computed on the meta device'
@@ -21,7 +21,7 @@ EXPECTED_FAILURES.update(dict.fromkeys(['empty_permuted', 'empty_strided', 'eye'
 _R4 = 'output shape depends on the data (refused)'
 EXPECTED_FAILURES.update(dict.fromkeys(['argwhere', 'bincount', 'histogram', 'histogramdd', 'masked_select', 'nonzero', 'unique', 'unique_consecutive'], _R4))
 
-_R5 = 'in-place op: needs functionalization'
+_R5 = 'in-place random or resize op: no torch-language symbol yet, and opaque calls may not update in place'
 EXPECTED_FAILURES.update(dict.fromkeys(['exponential', 'geometric', 'log_normal', 'normal.in_place', 'resize_', 'resize_as_', 'uniform'], _R5))
 
 _R6 = 'wrong output shape: a torch-language symbol mishandles these arguments (bug to fix)'
@@ -54,6 +54,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['tensor_split'], _R15))
 _R16 = 'index_select with a 0-d index: bug in the torch-language symbol'
 EXPECTED_FAILURES.update(dict.fromkeys(['index_select'], _R16))
 
-_R17 = 'in-place random op (Tensor.X_): in-place ops need functionalization'
+_R17 = 'in-place random op (Tensor.X_): no torch-language symbol yet, and opaque calls may not update in place'
 EXPECTED_FAILURES.update(dict.fromkeys(['cauchy'], _R17))
 
