@@ -40,7 +40,8 @@ def _load_attr(rt, frame, instr):
         frame.stack.append(load_attr(rt, wobj, instr.argval))
 
 
-def _load_super_attr(rt, frame, instr):
+def super_attr_lookup(rt, frame, instr):
+    """LOAD_SUPER_ATTR's lookup (3.12+): (method form?, method or None, WrappedValue); the caller pushes."""
     st = frame.stack
     wself = st.pop()
     wcls = st.pop()
@@ -54,9 +55,14 @@ def _load_super_attr(rt, frame, instr):
             meth, w = load_method(rt, wsuper_obj, instr.argval)
         else:
             meth, w = None, load_attr(rt, wsuper_obj, instr.argval)
+    return method, meth, w
+
+
+def _load_super_attr(rt, frame, instr):
+    method, meth, w = super_attr_lookup(rt, frame, instr)
     if method:
-        st.append(meth)
-    st.append(w)
+        frame.stack.append(meth)
+    frame.stack.append(w)
 
 
 def _for_iter(rt, frame, instr):

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import types
 
-from .attributes import load_attr, load_method, load_super_attr
+from .attributes import load_attr, load_method
 from .calls import call_value
 from .errors import unsupported
 from .opcodes_312 import HANDLERS as HANDLERS_312
-from .opcodes_312 import finish_delegation  # noqa: F401 - same SEND/END_SEND layout as 3.12
+from .opcodes_312 import (
+    finish_delegation,  # noqa: F401 - same SEND/END_SEND layout as 3.12
+    super_attr_lookup,
+)
 from .opcodes_common import for_iter_next
 from .operators import compare_op
 from .provenance import Provenance
@@ -98,23 +101,11 @@ def _load_attr(rt, frame, instr):
 
 
 def _load_super_attr(rt, frame, instr):
-    st = frame.stack
-    wself = st.pop()
-    wcls = st.pop()
-    wsuper = st.pop()
-    method = bool(instr.arg & 1)
-    if wsuper.value is super:
-        meth, w = load_super_attr(rt, wcls.value, wself, instr.argval, method)
-    else:  # a shadowed `super`: call it and look the attribute up normally
-        wsuper_obj = call_value(wsuper, [wcls, wself] if instr.arg & 2 else [], {})
-        if method:
-            meth, w = load_method(rt, wsuper_obj, instr.argval)
-        else:
-            meth, w = None, load_attr(rt, wsuper_obj, instr.argval)
+    method, meth, w = super_attr_lookup(rt, frame, instr)
     if method:
         _push_method(frame, meth, w)
     else:
-        st.append(w)
+        frame.stack.append(w)
 
 
 # ----- calls --------------------------------------------------------------------------------------
