@@ -231,6 +231,10 @@ class JitHooks(Hooks):
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
+        if fn is torch.cond:
+            from thunder.frontend.higher_order import cond_lookaside
+
+            return cond_lookaside
         if fn in _MODULE_CALLS:
             return lambda self_w, *args, **kwargs: _module_call(fn, self_w, *args, **kwargs)
         return None

@@ -1,0 +1,51 @@
+"""Higher-order operators whose callables the interpreter translates while tracing: ``torch.cond``.
+
+A predicate known while tracing (a Python bool, a shape comparison, a number, which under symbolic values
+becomes a constraint) selects the branch, which is interpreted inline. A tensor predicate runs both
+branches, checks that they return matching metadata as PyTorch requires, and selects the results with
+``where``: equal values to eager for branches without side effects, and differentiable.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core.errors import UnsupportedError, user_location_suffix
+from thunder.core.proxies import TensorProxy
+from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.interpreter import WrappedValue, call_wrapped
+
+__all__ = ["cond_lookaside"]
+
+
+def cond_lookaside(pred_w: WrappedValue, true_fn_w, false_fn_w, operands_w=None, **kwargs):
+    operands = () if operands_w is None else operands_w.value
+    if not isinstance(operands, (tuple, list)):
+        raise TypeError(f"torch.cond: operands must be a tuple or list, got {type(operands).__name__}")
+    pred = pred_w.value
+    if not isinstance(pred, TensorProxy):
+        branch = true_fn_w if bool(pred) else false_fn_w  # a constraint under symbolic values
+        return call_wrapped(branch, *operands)
+    if pred.numel() != 1 or pred.dtype.kind != "bool":
+        raise RuntimeError(f"torch.cond: expected the predicate to be a boolean tensor with one element, got "
+                           f"{pred.type_string()}{user_location_suffix()}")
+    taken = call_wrapped(true_fn_w, *operands).value
+    other = call_wrapped(false_fn_w, *operands).value
+    t_leaves, t_spec = tree_flatten(taken)
+    f_leaves, f_spec = tree_flatten(other)
+    if repr(t_spec) != repr(f_spec) or any(_meta(a) != _meta(b) for a, b in zip(t_leaves, f_leaves)):
+        raise UnsupportedError(
+            "torch.cond: the branches must return the same structure and tensor metadata (shape, dtype, device), "
+            f"as PyTorch requires{user_location_suffix()}"
+        )
+    chosen = [torch.where(pred.reshape(()), a, b) if isinstance(a, TensorProxy) else a
+              for a, b in zip(t_leaves, f_leaves)]
+    from thunder.interpreter.wrapped import computed
+
+    return computed(tree_unflatten(chosen, t_spec))
+
+
+def _meta(x):
+    if isinstance(x, TensorProxy):
+        return (tuple(x.shape), x.dtype, x.device)
+    return ("value", x)
