@@ -40,3 +40,28 @@ def test_cond_branches_must_match_like_pytorch():
 
     with pytest.raises(Exception, match="same structure and tensor metadata"):
         thunder.jit(h)(torch.ones(3))
+
+
+SCALE = 2.0
+
+
+def test_jitted_functions_and_modules_called_from_jitted_code_are_inlined():
+    global SCALE
+    inner = thunder.jit(lambda x: x.sin() * SCALE)
+    linear = torch.nn.Linear(3, 3)
+    jlinear = thunder.jit(linear)
+
+    def outer(x):
+        return inner(x) + jlinear(x)
+
+    jouter = thunder.jit(outer)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(jouter(x), outer(x))
+    assert "torch.sin(" in str(thunder.last_traces(jouter)[-1])  # inlined, not an opaque call
+    with torch.no_grad():
+        linear.weight.mul_(2)  # the inner module's parameters are reached by provenance, not copied
+    try:
+        SCALE = 5.0  # so are the inner function's globals
+        torch.testing.assert_close(jouter(x), outer(x))
+    finally:
+        SCALE = 2.0

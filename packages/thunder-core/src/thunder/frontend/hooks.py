@@ -197,7 +197,18 @@ def _module_call(module_call_wrapped, self_w, *args, **kwargs):
     return call_wrapped(type(m).forward, self_w, *args, **kwargs)
 
 
+def _jitted_calls() -> dict:
+    from thunder.frontend.jit import ThunderFunction
+    from thunder.frontend.module import ThunderModule
+
+    # __call__ of what thunder.jit returns -> the attribute holding the original callable
+    return {ThunderFunction.__call__: ("fn",), ThunderModule.__call__: ("_modules", "_model")}
+
+
 _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_call_impl", None)} - {None}
+
+
+_JITTED_CALLS: dict = {}
 
 
 class SharpEdgeWarning(UserWarning):
@@ -214,6 +225,8 @@ _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasatt
 
 class JitHooks(Hooks):
     def __init__(self, fn, sharp_edges=None, symbolic: bool = False):
+        if not _JITTED_CALLS:
+            _JITTED_CALLS.update(_jitted_calls())
         self.fn = fn
         self.symbolic = symbolic  # cache="symbolic values": numbers and tensor dims are inputs, not constants
         self.sharp_edges = sharp_edges
@@ -235,6 +248,18 @@ class JitHooks(Hooks):
             from thunder.frontend.higher_order import cond_lookaside
 
             return cond_lookaside
+        attr = _JITTED_CALLS.get(fn)
+        if attr is not None:
+            # a jitted function or module called from jitted code: its original program is inlined, reached
+            # from the jitted object (so its globals and parameters keep their provenance)
+            def inline(self_w, *args, **kwargs):
+                # self.__dict__[...] read through the interpreter, so the original keeps its provenance
+                original = call_wrapped(getattr, self_w, "__dict__")
+                for key in attr:
+                    original = call_wrapped(dict.get, original, key)
+                return call_wrapped(original, *args, **kwargs)
+
+            return inline
         if fn in _MODULE_CALLS:
             return lambda self_w, *args, **kwargs: _module_call(fn, self_w, *args, **kwargs)
         return None
