@@ -65,3 +65,35 @@ def test_jitted_functions_and_modules_called_from_jitted_code_are_inlined():
         torch.testing.assert_close(jouter(x), outer(x))
     finally:
         SCALE = 2.0
+
+
+class _Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return x**3 * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        # deliberately not the true derivative: the test sees that the user's backward ran
+        return (grad * 100 * x if ctx.needs_input_grad[0] else None), None
+
+
+def test_autograd_function_uses_the_users_backward():
+    def f(x):
+        return _Cube.apply(x.sin(), 2.0).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    jf = thunder.jit(f)
+    out = jf(x)
+    out.backward()
+    jit_grad, x.grad = x.grad, None
+    expected = f(x)
+    expected.backward()
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(jit_grad, x.grad)
+    assert "_Cube_apply(" in str(thunder.last_traces(jf)[-1])
+    with torch.no_grad():  # needs_input_grad is honoured: no grad, no backward
+        torch.testing.assert_close(jf(x), f(x))

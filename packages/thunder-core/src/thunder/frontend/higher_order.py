@@ -49,3 +49,76 @@ def _meta(x):
     if isinstance(x, TensorProxy):
         return (tuple(x.shape), x.dtype, x.device)
     return ("value", x)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.autograd.Function
+# ---------------------------------------------------------------------------------------------
+
+
+class _TracingCtx:
+    """What a Function's forward may call on ``ctx`` while thunder learns its outputs' metadata."""
+
+    def __init__(self, args):
+        self.needs_input_grad = tuple(isinstance(a, TensorProxy) and a.requires_grad for a in args)
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_dirty(self, *tensors):
+        raise UnsupportedError("an autograd.Function that modifies its inputs in place (ctx.mark_dirty) is not "
+                               f"supported by thunder.jit yet{user_location_suffix()}")
+
+    def mark_non_differentiable(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+_function_symbols: dict = {}
+
+
+def autograd_function_lookaside(cls):
+    """``MyFunction.apply(*args)`` runs as one call of the user's Function when the program runs, so
+    PyTorch's autograd uses the user's backward (with ``ctx.save_for_backward`` and
+    ``ctx.needs_input_grad`` as written). Its forward is traced once, on proxies, only to learn the
+    outputs' metadata; what it records is discarded."""
+
+    def apply(*wargs, **wkwargs):
+        from thunder.core.trace import get_tracectx
+        from thunder.interpreter.wrapped import computed
+
+        args = [w.value for w in wargs]
+        kwargs = {k: w.value for k, w in wkwargs.items()}
+        trace = get_tracectx()
+        trace.push_scope()
+        try:
+            outputs = cls.forward(_TracingCtx(args), *args, **kwargs)
+        finally:
+            trace.pop_scope()
+        from thunder.core.symbol import BoundSymbol
+
+        # recorded with the traced outputs: the call itself computes them when the program runs
+        trace.scopes[-1].append(BoundSymbol(_function_symbol(cls), tuple(args), kwargs, outputs, (),
+                                            trace.current_location()))
+        return computed(outputs)
+
+    return apply
+
+
+def _function_symbol(cls):
+    sym = _function_symbols.get(cls)
+    if sym is None:
+        from thunder.core.symbol import Symbol
+        from thunder.extend import get_executor
+
+        torchex = get_executor("torch")
+        name = f"{cls.__name__}_apply"
+
+        sym = Symbol(name, None, id=f"torch.autograd_function.{cls.__module__}.{cls.__qualname__}", is_prim=True,
+                     executor=torchex, call_ctx={name: cls.apply})
+        torchex.register_implementation(sym, sym)
+        _function_symbols[cls] = sym
+    return sym

@@ -209,6 +209,7 @@ _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_ca
 
 
 _JITTED_CALLS: dict = {}
+_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 
 
 class SharpEdgeWarning(UserWarning):
@@ -248,6 +249,10 @@ class JitHooks(Hooks):
             from thunder.frontend.higher_order import cond_lookaside
 
             return cond_lookaside
+        if getattr(fn, "__func__", None) is _FUNCTION_APPLY and isinstance(getattr(fn, "__self__", None), type):
+            from thunder.frontend.higher_order import autograd_function_lookaside
+
+            return autograd_function_lookaside(fn.__self__)
         attr = _JITTED_CALLS.get(fn)
         if attr is not None:
             # a jitted function or module called from jitted code: its original program is inlined, reached
