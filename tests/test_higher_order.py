@@ -97,3 +97,42 @@ def test_autograd_function_uses_the_users_backward():
     assert "_Cube_apply(" in str(thunder.last_traces(jf)[-1])
     with torch.no_grad():  # needs_input_grad is honoured: no grad, no backward
         torch.testing.assert_close(jf(x), f(x))
+
+
+def _saved_bytes(fn, *args):
+    total = [0]
+
+    def pack(t):
+        total[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn(*args)
+    return out, total[0]
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_recomputes_instead_of_saving(use_reentrant):
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
+
+    def with_checkpoint(x):
+        return checkpoint(block, x, use_reentrant=use_reentrant).sum()
+
+    def without(x):
+        return block(x).sum()
+
+    x = torch.randn(32, 64, requires_grad=True)
+    out, saved_with = _saved_bytes(thunder.jit(with_checkpoint), x)
+    expected, saved_without = _saved_bytes(thunder.jit(without), x)
+    torch.testing.assert_close(out, expected)
+    assert saved_with < saved_without / 4  # activations are recomputed in backward, not kept
+    out.backward()
+    jit_grads = [x.grad] + [p.grad for p in block.parameters()]
+    x.grad = None
+    block.zero_grad(set_to_none=True)
+    without(x).backward()
+    for got, want in zip(jit_grads, [x.grad] + [p.grad for p in block.parameters()]):
+        torch.testing.assert_close(got, want)

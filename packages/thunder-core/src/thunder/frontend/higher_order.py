@@ -122,3 +122,45 @@ def _function_symbol(cls):
         torchex.register_implementation(sym, sym)
         _function_symbols[cls] = sym
     return sym
+
+
+# ---------------------------------------------------------------------------------------------
+# Activation checkpointing
+# ---------------------------------------------------------------------------------------------
+
+
+def checkpoint_lookaside(fn_w, *args_w, **kwargs_w):
+    """``torch.utils.checkpoint.checkpoint(fn, *args)`` runs as PyTorch's checkpoint of ``fn`` when the
+    program runs, so backward recomputes ``fn`` instead of keeping its activations. ``fn`` is traced
+    once (through the interpreter, so what it reads is checked) only to learn the outputs' metadata."""
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import get_tracectx
+    from thunder.interpreter.wrapped import computed
+
+    trace = get_tracectx()
+    trace.push_scope()
+    try:
+        outputs = call_wrapped(fn_w, *args_w).value
+    finally:
+        trace.pop_scope()
+    kwargs = {k: w.value for k, w in kwargs_w.items()}
+    kwargs.setdefault("use_reentrant", False)
+    trace.scopes[-1].append(BoundSymbol(_checkpoint_symbol(), (fn_w.value, *[w.value for w in args_w]), kwargs,
+                                        outputs, (), trace.current_location()))
+    return computed(outputs)
+
+
+_checkpoint = []
+
+
+def _checkpoint_symbol():
+    if not _checkpoint:
+        from thunder.core.symbol import Symbol
+        from thunder.extend import get_executor
+
+        torchex = get_executor("torch")
+        sym = Symbol("checkpoint", None, id="torch.utils.checkpoint.checkpoint", is_prim=True, executor=torchex,
+                     module="torch.utils.checkpoint", tags=("side_effect",))
+        torchex.register_implementation(sym, sym)
+        _checkpoint.append(sym)
+    return _checkpoint[0]

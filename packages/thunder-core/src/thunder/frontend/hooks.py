@@ -8,6 +8,7 @@ import math
 import types
 
 import torch
+import torch.utils.checkpoint
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_number, torch_function_table
@@ -210,6 +211,7 @@ _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_ca
 
 _JITTED_CALLS: dict = {}
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
+_CHECKPOINT = torch.utils.checkpoint.checkpoint
 
 
 class SharpEdgeWarning(UserWarning):
@@ -249,6 +251,10 @@ class JitHooks(Hooks):
             from thunder.frontend.higher_order import cond_lookaside
 
             return cond_lookaside
+        if _unwrapped(fn) is _unwrapped(_CHECKPOINT):
+            from thunder.frontend.higher_order import checkpoint_lookaside
+
+            return checkpoint_lookaside
         if getattr(fn, "__func__", None) is _FUNCTION_APPLY and isinstance(getattr(fn, "__self__", None), type):
             from thunder.frontend.higher_order import autograd_function_lookaside
 
