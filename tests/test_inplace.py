@@ -306,3 +306,18 @@ def test_update_of_an_opaque_result_is_refused_not_wrong():
 
     with pytest.raises(UnsupportedError, match="opaque PyTorch call"):
         thunder.jit(f)(torch.randn(2, 2))
+
+
+def test_batchnorm_statistics_update_even_when_the_output_is_unused():
+    bn, ref = torch.nn.BatchNorm1d(4), torch.nn.BatchNorm1d(4)
+
+    def update_stats(m, x):
+        m(x)  # result discarded: only the running statistics change
+        return x.sum()
+
+    jupdate = thunder.jit(update_stats)
+    for _ in range(2):
+        x = torch.randn(8, 4)
+        jupdate(bn, x)
+        update_stats(ref, x)
+    torch.testing.assert_close(bn.running_mean, ref.running_mean)

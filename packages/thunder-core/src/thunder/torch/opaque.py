@@ -289,7 +289,9 @@ def opaque_symbol(fn) -> Symbol:
             )
         return out
 
-    tags = ("random", "side_effect") if is_random(fn) else ()
+    # An opaque op may update some of its arguments inside the call (batch_norm's running statistics): it is
+    # never dropped for an unused result nor merged with an equal call.
+    tags = ("random", "side_effect") if is_random(fn) else ("side_effect",)
     # Printed (before dispatch) as thunder.torch.opaque.<attr>(...), which this module binds below.
     sym = Symbol(attr, meta, id=f"{OPAQUE_ID_PREFIX}{qualified}", module="thunder.torch.opaque", alias="opaque",
                  tags=tags)
