@@ -136,3 +136,34 @@ def test_checkpoint_recomputes_instead_of_saving(use_reentrant):
     without(x).backward()
     for got, want in zip(jit_grads, [x.grad] + [p.grad for p in block.parameters()]):
         torch.testing.assert_close(got, want)
+
+
+def test_loop_operators_forward():
+    from torch._higher_order_ops import associative_scan, scan, while_loop
+    from torch._higher_order_ops import map as hop_map
+
+    xs, y = torch.randn(4, 3), torch.randn(3)
+
+    def mapped(xs, y):
+        return hop_map(lambda x, y: x.sin() + y, xs, y)
+
+    torch.testing.assert_close(thunder.jit(mapped)(xs, y), mapped(xs, y))
+
+    def scanned(init, xs):
+        return scan(lambda carry, x: (carry + x, (carry * x).sum(-1)), init, xs)
+
+    init = torch.zeros(3)
+    for got, want in zip(thunder.jit(scanned)(init, xs), scanned(init, xs)):
+        torch.testing.assert_close(got, want)
+
+    def prefix_sums(xs):
+        return associative_scan(lambda a, b: a + b, xs, 0, combine_mode="generic")
+
+    torch.testing.assert_close(thunder.jit(prefix_sums)(xs), prefix_sums(xs))
+
+    def doubled_until(i, x):
+        return while_loop(lambda i, x: i < 5, lambda i, x: (i + 1, x * 2), (i, x))
+
+    i0, x0 = torch.tensor(0), torch.ones(2)
+    for got, want in zip(thunder.jit(doubled_until)(i0, x0), doubled_until(i0, x0)):
+        torch.testing.assert_close(got, want)

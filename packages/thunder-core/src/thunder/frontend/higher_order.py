@@ -164,3 +164,101 @@ def _checkpoint_symbol():
         torchex.register_implementation(sym, sym)
         _checkpoint.append(sym)
     return _checkpoint[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Loops: map, scan and associative_scan unrolled over their (static) length; while_loop as one call
+# ---------------------------------------------------------------------------------------------
+
+
+def _ltorch(name):
+    from thunder.torch.registry import language_symbols
+
+    return language_symbols[name]
+
+
+def _slices(tree, dim, i):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_ltorch("select")(x, dim, i) for x in leaves], spec)
+
+
+def _stack(trees, dim):
+    flat = [tree_flatten(t) for t in trees]
+    spec = flat[0][1]
+    return tree_unflatten([_ltorch("stack")([f[0][k] for f in flat], dim) for k in range(len(flat[0][0]))], spec)
+
+
+def _length(tree, dim) -> int:
+    leaves, _ = tree_flatten(tree)
+    if not leaves or not all(isinstance(x, TensorProxy) for x in leaves):
+        raise UnsupportedError(f"the loop's inputs must be tensors{user_location_suffix()}")
+    return int(leaves[0].shape[dim])  # unrolled: a symbolic length becomes a constraint
+
+
+def map_lookaside(f_w, xs_w, *args_w):
+    """torch._higher_order_ops.map(f, xs, *args): f on each slice of xs along dim 0, stacked."""
+    from thunder.interpreter.wrapped import computed
+
+    xs = xs_w.value
+    outs = [call_wrapped(f_w, computed(_slices(xs, 0, i)), *args_w).value for i in range(_length(xs, 0))]
+    return computed(_stack(outs, 0))
+
+
+def scan_lookaside(combine_w, init_w, xs_w, dim=0, reverse=False):
+    """torch._higher_order_ops.scan: carry through the slices of xs; returns (carry, stacked ys)."""
+    from thunder.interpreter.wrapped import computed
+
+    dim, reverse = getattr(dim, "value", dim), getattr(reverse, "value", reverse)
+    xs, carry = xs_w.value, init_w
+    order = range(_length(xs, dim))
+    ys = []
+    for i in (reversed(order) if reverse else order):
+        carry_value, y = call_wrapped(combine_w, carry, computed(_slices(xs, dim, i))).value
+        carry = computed(carry_value)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return computed((carry.value, _stack(ys, dim)))
+
+
+def associative_scan_lookaside(combine_w, xs_w, dim, reverse=False, combine_mode=None):
+    """torch._higher_order_ops.associative_scan: an inclusive scan, evaluated left to right."""
+    from thunder.interpreter.wrapped import computed
+
+    dim, reverse = getattr(dim, "value", dim), getattr(reverse, "value", reverse)
+    xs = xs_w.value
+    order = list(range(_length(xs, dim)))
+    if reverse:
+        order.reverse()
+    acc, outs = None, {}
+    for i in order:
+        x_i = _slices(xs, dim, i)
+        acc = x_i if acc is None else call_wrapped(combine_w, computed(acc), computed(x_i)).value
+        outs[i] = acc
+    return computed(_stack([outs[i] for i in range(len(order))], dim))
+
+
+def while_loop_lookaside(cond_w, body_w, carried_w):
+    """torch._higher_order_ops.while_loop: runs as PyTorch's while_loop when the program runs (the number of
+    iterations depends on the data); its carried values keep their metadata, as PyTorch requires."""
+    from thunder.core.symbol import BoundSymbol, Symbol
+    from thunder.core.trace import get_tracectx
+    from thunder.extend import get_executor
+    from thunder.interpreter.wrapped import computed
+
+    carried = carried_w.value
+    leaves, spec = tree_flatten(carried)
+    outputs = tree_unflatten([x.replace() if isinstance(x, TensorProxy) else x for x in leaves], spec)
+    if not _while_loop:
+        torchex = get_executor("torch")
+        sym = Symbol("while_loop", None, id="torch._higher_order_ops.while_loop", is_prim=True, executor=torchex,
+                     module="torch._higher_order_ops", tags=("side_effect",))
+        torchex.register_implementation(sym, sym)
+        _while_loop.append(sym)
+    trace = get_tracectx()
+    trace.scopes[-1].append(BoundSymbol(_while_loop[0], (cond_w.value, body_w.value, carried), {},
+                                        outputs, (), trace.current_location()))
+    return computed(outputs)
+
+
+_while_loop = []

@@ -212,6 +212,11 @@ _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_ca
 _JITTED_CALLS: dict = {}
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 _CHECKPOINT = torch.utils.checkpoint.checkpoint
+_LOOPS = {}
+for _name in ("map", "scan", "associative_scan", "while_loop"):
+    _fn = getattr(torch._higher_order_ops, _name, None)
+    if _fn is not None:
+        _LOOPS[_unwrapped(_fn)] = f"{_name}_lookaside"
 
 
 class SharpEdgeWarning(UserWarning):
@@ -251,6 +256,11 @@ class JitHooks(Hooks):
             from thunder.frontend.higher_order import cond_lookaside
 
             return cond_lookaside
+        loop = _LOOPS.get(_unwrapped(fn))
+        if loop is not None:
+            import thunder.frontend.higher_order as higher_order
+
+            return getattr(higher_order, loop)
         if _unwrapped(fn) is _unwrapped(_CHECKPOINT):
             from thunder.frontend.higher_order import checkpoint_lookaside
 
