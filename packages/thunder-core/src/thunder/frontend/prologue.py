@@ -29,7 +29,7 @@ class InputRecord:
         self.provenance, self.value, self.check, self.proxy = provenance, value, check, proxy
 
 
-_SKIP_IN_NAMES = {"__dict__", "_parameters", "_modules", "_buffers"}
+_SKIP_IN_NAMES = {"__dict__", "__self__", "_parameters", "_modules", "_buffers"}
 
 
 def proxy_name_for(prov: Provenance, fn) -> str:
@@ -40,7 +40,9 @@ def proxy_name_for(prov: Provenance, fn) -> str:
         if kind == "arg":
             parts.append(_parameter_name(fn, key))
         elif kind in ("kwarg", "global", "builtin", "closure_cell", "default", "attr", "item"):
-            if str(key) not in _SKIP_IN_NAMES:
+            if type(key) not in (str, int, bool):
+                parts.append(type(key).__name__.lower())  # a tensor key (optimizer state): its kind, not its repr
+            elif str(key) not in _SKIP_IN_NAMES:
                 parts.append(str(key))
     name = re.sub(r"\W+", "_", "_".join(parts)).strip("_") or "x"
     if name[0].isdigit() or name in ("args", "kwargs", "fn"):
