@@ -167,3 +167,32 @@ def test_loop_operators_forward():
     i0, x0 = torch.tensor(0), torch.ones(2)
     for got, want in zip(thunder.jit(doubled_until)(i0, x0), doubled_until(i0, x0)):
         torch.testing.assert_close(got, want)
+
+
+def test_jit_option_checkpoints_chosen_submodules():
+    torch.manual_seed(0)
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = torch.nn.Sequential(torch.nn.Linear(32, 128), torch.nn.GELU(), torch.nn.Linear(128, 32))
+
+        def forward(self, x):
+            return x + self.mlp(x)
+
+    model = torch.nn.Sequential(Block(), Block())
+    x = torch.randn(16, 32, requires_grad=True)
+    plain = thunder.jit(model)
+    checkpointed = thunder.jit(model, checkpoint=Block)
+    out, saved_plain = _saved_bytes(lambda x: plain(x).sum(), x)
+    out_ckpt, saved_ckpt = _saved_bytes(lambda x: checkpointed(x).sum(), x)
+    torch.testing.assert_close(out_ckpt, out)
+    assert saved_ckpt < saved_plain / 4
+    out_ckpt.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    model(x).sum().backward()
+    for got, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(got, p.grad)
+    with pytest.raises(TypeError, match="checkpoint= expects"):
+        thunder.jit(model, checkpoint=3)

@@ -129,7 +129,7 @@ def _function_symbol(cls):
 # ---------------------------------------------------------------------------------------------
 
 
-def checkpoint_lookaside(fn_w, *args_w, **kwargs_w):
+def checkpoint_lookaside(fn_w, *args_w, _trace_with=None, **kwargs_w):
     """``torch.utils.checkpoint.checkpoint(fn, *args)`` runs as PyTorch's checkpoint of ``fn`` when the
     program runs, so backward recomputes ``fn`` instead of keeping its activations. ``fn`` is traced
     once (through the interpreter, so what it reads is checked) only to learn the outputs' metadata."""
@@ -140,7 +140,8 @@ def checkpoint_lookaside(fn_w, *args_w, **kwargs_w):
     trace = get_tracectx()
     trace.push_scope()
     try:
-        outputs = call_wrapped(fn_w, *args_w).value
+        # _trace_with: how to trace fn without coming back here (a module chosen by jit(checkpoint=...))
+        outputs = (call_wrapped(fn_w, *args_w) if _trace_with is None else _trace_with()).value
     finally:
         trace.pop_scope()
     kwargs = {k: w.value for k, w in kwargs_w.items()}

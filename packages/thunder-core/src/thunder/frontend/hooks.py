@@ -10,7 +10,7 @@ import types
 import torch
 import torch.utils.checkpoint
 
-from thunder.core.errors import UnsupportedError
+from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_number, torch_function_table
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
@@ -162,7 +162,6 @@ def _get_rng_state():
 
 def _set_rng_state(state):
     from thunder.core import prims
-    from thunder.core.errors import UnsupportedError, user_location_suffix
 
     if not isinstance(state, TensorProxy):
         raise UnsupportedError(f"torch.set_rng_state() with a state from outside the jitted function"
@@ -232,11 +231,12 @@ _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasatt
 
 
 class JitHooks(Hooks):
-    def __init__(self, fn, sharp_edges=None, symbolic: bool = False):
+    def __init__(self, fn, sharp_edges=None, symbolic: bool = False, checkpoint=None):
         if not _JITTED_CALLS:
             _JITTED_CALLS.update(_jitted_calls())
         self.fn = fn
         self.symbolic = symbolic  # cache="symbolic values": numbers and tensor dims are inputs, not constants
+        self.checkpoint = checkpoint  # module -> bool: submodules to run as activation checkpoints
         self.sharp_edges = sharp_edges
         self._reported: set = set()
         self.records: list[InputRecord] = []
@@ -282,8 +282,19 @@ class JitHooks(Hooks):
 
             return inline
         if fn in _MODULE_CALLS:
-            return lambda self_w, *args, **kwargs: _module_call(fn, self_w, *args, **kwargs)
+            return lambda self_w, *args, **kwargs: self._module_call(fn, self_w, *args, **kwargs)
         return None
+
+    def _module_call(self, module_call_wrapped, self_w, *args, **kwargs):
+        if self.checkpoint is not None and self_w.value is not self.fn and self.checkpoint(self_w.value):
+            from thunder.frontend.higher_order import checkpoint_lookaside
+
+            if kwargs:
+                raise UnsupportedError("jit(checkpoint=...): checkpointed submodules are called with positional "
+                                       f"arguments only{user_location_suffix()}")
+            return checkpoint_lookaside(
+                self_w, *args, _trace_with=lambda: _module_call(module_call_wrapped, self_w, *args))
+        return _module_call(module_call_wrapped, self_w, *args, **kwargs)
 
     def lookaside(self, fn):
         mutation = self._mutating_method(fn)

@@ -62,6 +62,7 @@ class ThunderFunction:
                  transforms=None, **compile_options):
         if sharp_edges not in _SHARP_EDGES:
             raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
+        self.checkpoint = _checkpoint_predicate(compile_options.pop("checkpoint", None))
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
         self.fn = fn
@@ -158,7 +159,8 @@ class ThunderFunction:
         trace = TraceCtx("computation")
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
-        hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES)
+        hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES,
+                         checkpoint=self.checkpoint)
         trace.tensor_resolver = hooks.resolve_tensors
         import torch
 
@@ -178,6 +180,18 @@ class ThunderFunction:
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks
+
+
+def _checkpoint_predicate(option):
+    """``checkpoint=``: module types (a type or a tuple of them) or a predicate ``module -> bool`` choosing the
+    submodules whose activations are recomputed in backward instead of saved."""
+    if option is None:
+        return None
+    if isinstance(option, type) or (isinstance(option, tuple) and all(isinstance(t, type) for t in option)):
+        return lambda module: isinstance(module, option)
+    if callable(option):
+        return option
+    raise TypeError(f"checkpoint= expects module types or a predicate, got {type(option).__name__}")
 
 
 def _updated_inputs(trace) -> set[str]:
@@ -232,6 +246,8 @@ def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_
         prologue does not check (the contents of a dict, set or arbitrary object from outside); see
         docs/architecture.md for exactly what is checked.
     transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    checkpoint: module types or a predicate ``module -> bool``: calls of the chosen submodules run as
+        activation checkpoints (recomputed in backward instead of saved).
     """
     import torch
 
