@@ -196,3 +196,19 @@ def test_jit_option_checkpoints_chosen_submodules():
         torch.testing.assert_close(got, p.grad)
     with pytest.raises(TypeError, match="checkpoint= expects"):
         thunder.jit(model, checkpoint=3)
+
+
+def test_cond_runs_only_the_taken_branch_and_shows_both():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(3, 3)
+
+    def g(x):
+        return torch.cond(x.sum() > 0, lambda a: linear(a), lambda a: a * 2, (x,))
+
+    jg = thunder.jit(g)
+    x = (-torch.ones(3)).requires_grad_()
+    jg(x).sum().backward()
+    assert linear.weight.grad is None  # the untaken branch never ran (eager: None as well)
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0))
+    final = str(thunder.last_traces(jg)[-1])
+    assert "def true_branch(" in final and "def false_branch(" in final  # the branches, as readable sub-traces

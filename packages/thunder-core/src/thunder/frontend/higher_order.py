@@ -1,14 +1,13 @@
 """Higher-order operators whose callables the interpreter translates while tracing: ``torch.cond``.
 
 A predicate known while tracing (a Python bool, a shape comparison, a number, which under symbolic values
-becomes a constraint) selects the branch, which is interpreted inline. A tensor predicate runs both
-branches, checks that they return matching metadata as PyTorch requires, and selects the results with
-``where``: equal values to eager for branches without side effects, and differentiable.
+becomes a constraint) selects the branch, which is interpreted inline. A tensor predicate makes each
+branch a sub-trace of its own (transformed and dispatched like any computation), checks that they return
+matching metadata as PyTorch requires, and records one call that runs the taken branch when the program
+runs, so only that branch computes and autograd sees only it.
 """
 
 from __future__ import annotations
-
-import torch
 
 from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.proxies import TensorProxy
@@ -29,20 +28,98 @@ def cond_lookaside(pred_w: WrappedValue, true_fn_w, false_fn_w, operands_w=None,
     if pred.numel() != 1 or pred.dtype.kind != "bool":
         raise RuntimeError(f"torch.cond: expected the predicate to be a boolean tensor with one element, got "
                            f"{pred.type_string()}{user_location_suffix()}")
-    taken = call_wrapped(true_fn_w, *operands).value
-    other = call_wrapped(false_fn_w, *operands).value
-    t_leaves, t_spec = tree_flatten(taken)
-    f_leaves, f_spec = tree_flatten(other)
+    from thunder.interpreter.wrapped import computed
+
+    branches = [_trace_branch(w, operands) for w in (true_fn_w, false_fn_w)]
+    t_leaves, t_spec = tree_flatten(branches[0].output)
+    f_leaves, f_spec = tree_flatten(branches[1].output)
     if repr(t_spec) != repr(f_spec) or any(_meta(a) != _meta(b) for a, b in zip(t_leaves, f_leaves)):
         raise UnsupportedError(
             "torch.cond: the branches must return the same structure and tensor metadata (shape, dtype, device), "
             f"as PyTorch requires{user_location_suffix()}"
         )
-    chosen = [torch.where(pred.reshape(()), a, b) if isinstance(a, TensorProxy) else a
-              for a, b in zip(t_leaves, f_leaves)]
-    from thunder.interpreter.wrapped import computed
+    return computed(_record_cond(pred, operands, branches))
 
-    return computed(tree_unflatten(chosen, t_spec))
+
+def _free_proxies(trace) -> list:
+    """Proxies a sub-trace reads that it neither receives nor computes (parameters, outer values)."""
+    defined = {p.name for p in trace.args}
+    free: dict = {}
+    for b in trace.bound_symbols:
+        for a in b.flat_proxy_args:
+            if a.name not in defined:
+                free.setdefault(a.name, a)
+        defined.update(o.name for o in b.flat_proxy_outs)
+    for o in tree_flatten(trace.output)[0]:
+        if hasattr(o, "name") and o.name not in defined:
+            free.setdefault(o.name, o)
+    return list(free.values())
+
+
+def _trace_branch(fn_w, operands):
+    """A branch as a sub-trace of its own, its operands as parameters (names shared with the outer trace)."""
+    from thunder.core.trace import TraceCtx, get_tracectx, tracectx
+
+    outer = get_tracectx()
+    sub = TraceCtx("branch")
+    sub.names = outer.names  # one namespace: the branch may read the outer trace's values
+    sub.location_fn, sub.tensor_resolver = outer.location_fn, outer.tensor_resolver
+    with tracectx(sub):
+        sub.output = call_wrapped(fn_w, *operands).value
+    sub.args = [o for o in operands if hasattr(o, "name")]
+    return sub
+
+
+_cond_count = [0]
+
+
+def _record_cond(pred, operands, branches):
+    """One bound symbol running the taken branch's compiled sub-trace when the program runs."""
+    from thunder.core.symbol import BoundSymbol, Symbol
+    from thunder.core.trace import get_tracectx
+    from thunder.extend import get_executor
+    from thunder.interpreter.runtime import current_runtime
+    from thunder.transforms.pipeline import run_pipeline
+
+    free = {}
+    for b in branches:
+        for p in _free_proxies(b):
+            free.setdefault(p.name, p)
+    free = [p for p in free.values() if not any(p is o for o in operands)]
+    compiled = []
+    for i, b in enumerate(branches):
+        b.args = list(b.args) + free
+        b.fn_name = "true_branch" if i == 0 else "false_branch"
+        compiled.append(run_pipeline(b, current_runtime().hooks.executors, check_inplace=False)[-1])
+    true_fn, false_fn = (t.python_callable() for t in compiled)
+
+    def run(pred, *args):
+        return tuple(tree_flatten(true_fn(*args) if pred else false_fn(*args))[0])
+
+    _cond_count[0] += 1
+    name = f"cond_{_cond_count[0]}"
+    sources = [str(t) for t in compiled]
+
+    def printer(bsym, imports):
+        from thunder.core.codegen import prettyprint
+
+        imports.ctx[name] = run
+        out = tree_flatten(bsym.output)[0]
+        lhs = f"({', '.join(o.name for o in out)},) = " if out else ""
+        comments = [f"# {line}" for src in sources for line in src.splitlines() if line and not line.startswith("#")]
+        return comments + [f"{lhs}{name}({', '.join(prettyprint(a, imports) for a in bsym.args)})"]
+
+    torchex = get_executor("torch")
+    sym = Symbol(name, None, id=f"thunder.cond.{name}", is_prim=True, executor=torchex, python_printer=printer)
+    torchex.register_implementation(sym, sym)
+    outputs = tree_unflatten([x.replace() if isinstance(x, TensorProxy) else x
+                              for x in tree_flatten(branches[0].output)[0]],
+                             tree_flatten(branches[0].output)[1])
+    out_leaves, out_spec = tree_flatten(outputs)
+    trace = get_tracectx()
+    args = (pred, *[o for o in operands if hasattr(o, "name")], *free)
+    trace.scopes[-1].append(BoundSymbol(sym, args, {}, tuple(out_leaves), (), trace.current_location()))
+    return tree_unflatten(out_leaves, out_spec)
 
 
 def _meta(x):

@@ -162,6 +162,7 @@ class ThunderFunction:
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES,
                          checkpoint=self.checkpoint)
         trace.tensor_resolver = hooks.resolve_tensors
+        hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         import torch
 
         grad_enabled = torch.is_grad_enabled()
