@@ -17,6 +17,7 @@ from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
 from thunder.torch import elementwise as ew
+from thunder.torch.promotion import can_cast
 from thunder.torch.registry import language_symbols, torchsymbol
 
 # ---------------------------------------------------------------------------------------------
@@ -94,20 +95,12 @@ def setitem(a, key, value):
 # Updating a tensor in place
 # ---------------------------------------------------------------------------------------------
 
-_CATEGORY = {"bool": 0, "int": 1, "float": 2, "complex": 3}
-
-
-def _can_cast(src, dst) -> bool:
-    """PyTorch's rule for in-place results: no float -> integer, complex -> real, or anything -> bool."""
-    return _CATEGORY[src.kind] <= _CATEGORY[dst.kind]
-
-
 def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     """Makes ``a`` hold ``result`` (broadcast to a's shape and converted to its dtype) and returns ``a``."""
     check(isinstance(a, TensorProxy), lambda: f"in-place operations need a tensor, got {type(a).__name__}", TypeError)
     if not isinstance(result, TensorProxy):
         result = prims.full(a.shape, result, device=a.device, dtype=a.dtype)
-    check(cast_any or _can_cast(result.dtype, a.dtype),
+    check(cast_any or can_cast(result.dtype, a.dtype),
           lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
           f"{_torch_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):

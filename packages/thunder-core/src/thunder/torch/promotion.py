@@ -12,7 +12,7 @@ from enum import Enum
 from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy
 
-__all__ = ["Promotion", "result_dtypes", "dtype_of"]
+__all__ = ["Promotion", "result_dtypes", "dtype_of", "can_cast"]
 
 
 class Promotion(Enum):
@@ -58,6 +58,12 @@ def promote_types(a: dtypes.dtype, b: dtypes.dtype) -> dtypes.dtype:
     if ca == 3:
         return max(a, b, key=lambda d: d.bytes)
     return a
+
+
+def can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
+    """PyTorch's rule for results written into an existing tensor (in-place ops, ``out=``): never to a lower
+    category (float -> integer, complex -> real, anything -> bool)."""
+    return _category(src) <= _category(dst)
 
 
 def dtype_of(x):
