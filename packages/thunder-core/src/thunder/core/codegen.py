@@ -169,6 +169,8 @@ def _source_comment(loc) -> str:
 
 def _body_and_imports(trace, *, with_subsymbols: bool) -> tuple[list[str], _Imports]:
     imports = _Imports()
+    if trace.decorators:
+        imports.need("import torch")  # decorators are torch's (``@torch.autocast("cpu", enabled=False)``)
     lines: list[str] = []
     for p in trace.args:
         if isinstance(p, Proxy):

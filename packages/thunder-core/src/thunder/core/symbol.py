@@ -11,7 +11,12 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy
 from thunder.core.pytree import tree_flatten
 
-__all__ = ["Symbol", "BoundSymbol", "SourceLocation"]
+__all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites"]
+
+# symbol id -> rewrite(symbol, args, kwargs) -> (args, kwargs): how calls the user's program makes itself are
+# changed before they are recorded, in traces recorded from user code (those with a tensor_resolver), never
+# inside a decomposition. Whatever a rewrite records (autocast's casts) lands in the trace before the call.
+call_rewrites: dict = {}
 
 
 class SourceLocation:
@@ -77,14 +82,19 @@ class Symbol:
             raise RuntimeError(f"{self.id} can only be called while tracing (inside thunder.jit)")
         if trace.tensor_resolver is not None and not self.is_prim:
             args, kwargs = trace.tensor_resolver(args, kwargs)
+            rewrite = call_rewrites.get(self.id)
+            if rewrite is not None and trace.decomposing == 0:
+                args, kwargs = rewrite(self, args, kwargs)
         if self.is_prim:
             output = self.meta(*args, **kwargs)
             subsymbols = ()
         else:
             scope = trace.push_scope()
+            trace.decomposing += 1
             try:
                 output = self.meta(*args, **kwargs)
             finally:
+                trace.decomposing -= 1
                 trace.pop_scope()
             subsymbols = tuple(scope)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())

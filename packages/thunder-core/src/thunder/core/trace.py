@@ -52,6 +52,7 @@ class TraceCtx:
         # (real tensor) -> proxy, set by the jit: tensors that reach a symbol without passing through the
         # interpreter's provenance (stored in an object built during tracing) are mapped to their inputs
         self.tensor_resolver = None
+        self.decomposing = 0  # how many symbols' decompositions are running (0: the traced program's own calls)
         self.provenance: TraceProvenance | None = None
         self.decorators: list[str] = []  # e.g. "@torch.no_grad()", printed above the signature
         # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them

@@ -148,6 +148,17 @@ def _check_grad_mode(bsym, imports):
     return [f"if torch.is_grad_enabled() is not {enabled}: return None"]
 
 
+def _check_autocast(bsym, imports):
+    (states,) = bsym.args
+    imports.need("import torch")
+    if all(dtype is None for _, dtype in states):
+        return ["if torch._C._is_any_autocast_enabled(): return None"]  # one call on the common path
+    tests = [f"torch.is_autocast_enabled({device!r})" if dtype is None else
+             f"not torch.is_autocast_enabled({device!r}) or torch.get_autocast_dtype({device!r}) is not {dtype}"
+             for device, dtype in states]
+    return [f"if {' or '.join(tests)}: return None"]
+
+
 def _check_distinct_storage(bsym, imports):
     tensors = bsym.args
     names = ", ".join(prettyprint(t, imports) for t in tensors)
@@ -214,7 +225,7 @@ for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
-    "check_grad_mode": _check_grad_mode, "check_arg_count": _check_arg_count,
+    "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,

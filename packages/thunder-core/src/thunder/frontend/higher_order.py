@@ -165,8 +165,10 @@ def autograd_function_lookaside(cls):
 
     def apply(*wargs, **wkwargs):
         from thunder.core.trace import get_tracectx
+        from thunder.frontend.autocast import refuse_under_autocast
         from thunder.interpreter.wrapped import computed
 
+        refuse_under_autocast(f"{cls.__name__}.apply (a torch.autograd.Function)")
         args = [w.value for w in wargs]
         kwargs = {k: w.value for k, w in wkwargs.items()}
         trace = get_tracectx()
@@ -212,8 +214,10 @@ def checkpoint_lookaside(fn_w, *args_w, _trace_with=None, **kwargs_w):
     once (through the interpreter, so what it reads is checked) only to learn the outputs' metadata."""
     from thunder.core.symbol import BoundSymbol
     from thunder.core.trace import get_tracectx
+    from thunder.frontend.autocast import refuse_under_autocast
     from thunder.interpreter.wrapped import computed
 
+    refuse_under_autocast("torch.utils.checkpoint.checkpoint")
     trace = get_tracectx()
     trace.push_scope()
     try:
@@ -322,8 +326,10 @@ def while_loop_lookaside(cond_w, body_w, carried_w):
     from thunder.core.symbol import BoundSymbol, Symbol
     from thunder.core.trace import get_tracectx
     from thunder.extend import get_executor
+    from thunder.frontend.autocast import refuse_under_autocast
     from thunder.interpreter.wrapped import computed
 
+    refuse_under_autocast("torch while_loop")
     carried = carried_w.value
     leaves, spec = tree_flatten(carried)
     outputs = tree_unflatten([x.replace() if isinstance(x, TensorProxy) else x for x in leaves], spec)

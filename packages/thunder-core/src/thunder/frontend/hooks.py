@@ -15,6 +15,7 @@ from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_n
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
+from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
@@ -249,6 +250,7 @@ class JitHooks(Hooks):
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
+        self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -306,6 +308,9 @@ class JitHooks(Hooks):
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
             return _set_grad_enabled
+        autocast = autocast_lookaside(self.autocast, fn)
+        if autocast is not None:
+            return autocast
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
@@ -332,6 +337,8 @@ class JitHooks(Hooks):
 
     # outside values ------------------------------------------------------------------------------
     def on_input(self, value, provenance):
+        if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
+            self.autocast.begin(get_tracectx())
         if self.side_effects.is_written(provenance):
             return value  # the program reads back what it wrote: not an input
         if type(value) in MUTATING_METHODS:

@@ -9,6 +9,7 @@ from thunder.core import dtypes, prims
 from thunder.core.prims import AnyProxy
 from thunder.core.proxies import NumberProxy
 from thunder.core.trace import TraceCtx, get_tracectx, tracectx
+from thunder.frontend.autocast import check_autocast_state
 from thunder.frontend.paths import PathReacher
 from thunder.interpreter import Provenance
 
@@ -82,6 +83,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             if computation is not None:
                 # grad mode decides what autograd records and what in-place updates of leaves may do
                 prims.check_grad_mode(computation.grad_enabled)
+                # the caller's autocast decides which casts the trace recorded
+                check_autocast_state()
 
         parents = set()
         for r in records:
