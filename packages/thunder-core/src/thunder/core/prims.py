@@ -403,6 +403,25 @@ def _index_meta(a, indices):
 make_prim("index", _index_meta)
 
 
+# Scatters: the gradients of the gathers above (take, take_along_axis, index) accumulate into zeros.
+def _scatter_meta(a, dim, index, source):
+    check(isinstance(index, TensorProxy) and dtypes.is_integer_dtype(index.dtype),
+          "prims scatters take an integer index tensor", IndexError)
+    check(source.dtype is a.dtype, lambda: f"scatter of {source.dtype} values into a {a.dtype} tensor")
+    canonicalize_dim(a.ndim, dim)
+    return a.replace()
+
+
+def _index_put_meta(a, indices, values, accumulate):
+    check(values.dtype is a.dtype, lambda: f"index_put of {values.dtype} values into a {a.dtype} tensor")
+    return a.replace()
+
+
+make_prim("index_add", _scatter_meta)  # out = a; out.index_select(dim, index) += source (index 1-D)
+make_prim("scatter_add", _scatter_meta)  # out = a; out[.., index[i], ..] += source[i] along dim
+make_prim("index_put", _index_put_meta)  # out = a; out[indices] = (or +=) values; indices as for prims.index
+
+
 # ---------------------------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------------------------

@@ -57,6 +57,10 @@ def index(a, indices):
     return a[tuple(slice(None) if i is None else i for i in indices)]
 
 
+def index_put(a, indices, values, accumulate):
+    return torch.index_put(a, tuple(indices), values, accumulate=accumulate)
+
+
 def sum_prim(a, dims):
     return torch.sum(a, dims) if dims else a.clone()
 

@@ -42,6 +42,7 @@ class Executor:
     def __init__(self, name: str, *, priority: int = 0, version: str | None = None):
         self.name, self.priority, self.version = name, priority, version
         self.implmap: dict[str, ImplInfo] = {}
+        self.grad_rules: dict = {}  # symbol id -> gradient rule used when this executor runs the symbol
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -73,6 +74,11 @@ class Executor:
         sym_id = sym if isinstance(sym, str) else sym.id
         self.implmap[sym_id] = ImplInfo(op, checker=checker, execution_transform=execution_transform)
 
+    def register_grad_rule(self, sym: Symbol | str, rule) -> None:
+        """A gradient rule (see :mod:`thunder.grad`) for a symbol this executor claims: used instead of the
+        built-in rule whenever this executor can run the bound symbol (e.g. a fused attention backward)."""
+        self.grad_rules[sym if isinstance(sym, str) else sym.id] = rule
+
     def register_copy_lowering(self, *, copy_to_out: Symbol, copy: Symbol | None = None) -> None:
         """How this executor performs ``prims.copy_to_out_`` (and ``prims.copy_``): see the
         ``thunder_register_copy_lowering`` hook."""
@@ -103,7 +109,9 @@ class Executor:
         impl = self.implmap[bsym.sym.id]
         if impl.symbol is not None:
             args, kwargs = self.translate_args(bsym.args, bsym.kwargs)
-            return [BoundSymbol(impl.symbol, args, kwargs, bsym.output, (), bsym.source)]
+            # a symbol that is its own implementation keeps what it carries for readers (an island's call)
+            subsymbols = bsym.subsymbols if impl.symbol is bsym.sym else ()
+            return [BoundSymbol(impl.symbol, args, kwargs, bsym.output, subsymbols, bsym.source)]
         return _run_execution_transform(impl.execution_transform, bsym)
 
 

@@ -33,11 +33,13 @@ class CacheEntry:
     computation, its epilogue (None when there are no writes to replay), and the traces that made them."""
 
     __slots__ = ("prologue", "computation", "epilogue", "prologue_traces", "computation_traces", "epilogue_traces",
-                 "compile_seconds")
+                 "backward_traces", "saved_for_backward", "compile_seconds")
 
     def __init__(self, prologue, computation, epilogue, prologue_traces, computation_traces, epilogue_traces,
-                 compile_seconds):
+                 compile_seconds, backward_traces=(), saved_for_backward=()):
         self.prologue, self.computation, self.epilogue = prologue, computation, epilogue
         self.prologue_traces, self.computation_traces = prologue_traces, computation_traces
         self.epilogue_traces = epilogue_traces
+        # with inputs that require grad: the backward traces and the proxies the forward saves for them
+        self.backward_traces, self.saved_for_backward = backward_traces, saved_for_backward
         self.compile_seconds = compile_seconds

@@ -18,8 +18,12 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
+from thunder.frontend.autograd_function import differentiable_computation
+from thunder.transforms.autograd import requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
+from thunder.transforms.pipeline import lower, prepare
+from thunder.transforms.remat import rematerialize
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
 
@@ -44,6 +48,18 @@ class CompileStats:
     @property
     def last_prologue_traces(self) -> list[TraceCtx]:
         return list(self.last_entry.prologue_traces) if self.last_entry else []
+
+    @property
+    def last_backward_traces(self) -> list[TraceCtx]:
+        """Empty when the call needed no backward (no input requires grad, or grad mode was off)."""
+        return list(self.last_entry.backward_traces) if self.last_entry else []
+
+    @property
+    def last_saved_for_backward_bytes(self) -> int:
+        """Bytes of the tensors the last call's forward saves for backward (sizes as traced)."""
+        from thunder.transforms.autograd import saved_bytes
+
+        return saved_bytes(self.last_entry.saved_for_backward) if self.last_entry else 0
 
     @property
     def last_epilogue_traces(self) -> list[TraceCtx]:
@@ -121,10 +137,16 @@ class ThunderFunction:
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         interpreted = time.perf_counter()
         traces = [computation]
-        from thunder.transforms.pipeline import run_pipeline
-
-        traces += run_pipeline(computation, self.executors, self.transforms,
-                               check_inplace=not self.disable_inplace_copy_check)
+        traces += prepare(computation)
+        backward_traces, split = [], None
+        if requires_grad(traces[-1]):
+            split = rematerialize(split_forward_backward(traces[-1], self.executors))
+            traces.append(split.forward)
+            traces += lower(split.forward, self.executors, self.transforms,
+                            check_inplace=not self.disable_inplace_copy_check)
+            backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
+        else:
+            traces += lower(traces[-1], self.executors, self.transforms, check_inplace=not self.disable_inplace_copy_check)
         final = traces[-1]
         updated_inputs = _updated_inputs(final)
         if updated_inputs:
@@ -141,10 +163,15 @@ class ThunderFunction:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
         prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
         prologue_fn = prologue_traces[-1].python_callable()
-        computation_fn = final.python_callable()
+        if split is None:
+            computation_fn = final.python_callable()
+        else:
+            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
+                                                        split, len(final.args))
         seconds = time.perf_counter() - start
         epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
-        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds)
+        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
+                           backward_traces, tuple(split.saved) if split is not None else ())
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)

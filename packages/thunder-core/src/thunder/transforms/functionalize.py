@@ -18,6 +18,7 @@ from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
+from thunder.extend import swap_proxies
 
 __all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
 
@@ -109,7 +110,10 @@ class _State:
             self.update(out, self.read(computed), bsym, bsym.kwargs.get("grad_enabled", True))
             return
         args, kwargs = self.swap(bsym.args), self.swap(bsym.kwargs)
-        emitted = bsym.replace(args=args, kwargs=kwargs)
+        # the decomposition reads the same values: rename them there too (autograd differentiates it)
+        renamed = {old.name: new for old, new in zip(bsym.flat_args, tree_flatten((args, kwargs))[0])
+                   if isinstance(old, Proxy) and new is not old}
+        emitted = swap_proxies(bsym, renamed) if renamed else bsym
         self.trace.bound_symbols.append(emitted)
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)

@@ -9,23 +9,36 @@ from thunder.transforms.del_last_used import del_last_used
 from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.functionalize import check_inplace_copies, functionalize
 
-__all__ = ["run_pipeline"]
+__all__ = ["run_pipeline", "prepare", "lower"]
 
 
 def run_pipeline(trace, executors, user_transforms=(), *, check_inplace: bool = True) -> list:
     """Returns the traces produced after ``trace``, the last one being what runs."""
+    traces = prepare(trace)
+    return traces + lower(traces[-1] if traces else trace, executors, user_transforms, check_inplace=check_inplace)
+
+
+def prepare(trace) -> list:
+    """The executor-independent transforms: functionalization, dead-code elimination, CSE."""
+    traces = []
+    t = functionalize(trace)  # first: CSE and DCE assume values never change
+    if t is not trace:
+        traces.append(t)
+    t = dce(t)
+    traces.append(t)
+    traces.append(cse(t))
+    return traces
+
+
+def lower(trace, executors, user_transforms=(), *, check_inplace: bool = True) -> list:
+    """Executor dispatch and the clean-ups after it; the last trace returned is what runs."""
     traces = []
 
     def step(t):
         traces.append(t)
         return t
 
-    t = functionalize(trace)  # first: CSE and DCE assume values never change
-    if t is not trace:
-        step(t)
-    t = step(dce(t))
-    t = step(cse(t))
-    t = step(dispatch_to_executors(t, executors))
+    t = step(dispatch_to_executors(trace, executors))
     if any(isinstance(p, NumberProxy) for p in t.args):
         t = step(cse(t, numbers_only=True))  # sizes recomputed by several decompositions
     for transform in user_transforms:

@@ -1,0 +1,87 @@
+"""Running a forward/backward split under PyTorch's autograd.
+
+The compiled forward runs inside one ``torch.autograd.Function`` whose backward is the compiled
+backward trace, so ``.backward()``, ``torch.autograd.grad``, accumulation into ``.grad``,
+``retain_graph`` and the saved-tensor checks (an input modified in place after the call) all behave
+as PyTorch defines them for any autograd node.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core.pytree import tree_unflatten
+
+__all__ = ["differentiable_computation"]
+
+
+class _Compiled:
+    """What the autograd node needs of one cache entry."""
+
+    __slots__ = ("forward", "backward", "nargs", "differentiable_inputs", "differentiable_outputs",
+                 "nondifferentiable_outputs")
+
+    def __init__(self, forward, backward, nargs, differentiable_inputs, differentiable_outputs, n_outputs):
+        self.forward, self.backward, self.nargs = forward, backward, nargs
+        self.differentiable_inputs = tuple(differentiable_inputs)
+        self.differentiable_outputs = tuple(differentiable_outputs)
+        self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
+
+
+class ThunderAutogradFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, compiled: _Compiled, *args):
+        flat_out, saved = compiled.forward(*args)
+        tensors, others = [], []
+        for s in saved:
+            if isinstance(s, torch.Tensor):
+                tensors.append(s)
+                others.append(None)
+            else:
+                others.append(s)
+        ctx.save_for_backward(*tensors)
+        ctx.others = others
+        ctx.compiled = compiled
+        nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
+        if nondiff:
+            ctx.mark_non_differentiable(*nondiff)
+        return tuple(flat_out)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *cotangents):
+        compiled = ctx.compiled
+        it = iter(ctx.saved_tensors)
+        saved = [next(it) if o is None else o for o in ctx.others]
+        grads = compiled.backward(*saved, *(cotangents[i] for i in compiled.differentiable_outputs))
+        result = [None] * (compiled.nargs + 1)
+        for i, g in zip(compiled.differentiable_inputs, grads):
+            result[i + 1] = g
+        return tuple(result)
+
+
+def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
+    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
+    n_outputs = len(split.forward.output[0])
+    compiled = _Compiled(forward_fn, backward_fn, nargs, split.differentiable_inputs, split.differentiable_outputs,
+                         n_outputs)
+    spec = split.output_spec
+    apply = ThunderAutogradFunction.apply
+    # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
+    # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
+    names = {p.name: i for i, p in enumerate(split.forward.args)}
+    passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
+                        if getattr(p, "name", None) in names)
+
+    if not passthrough:
+        def computation(*args):
+            return tree_unflatten(apply(compiled, *args), spec)
+    else:
+        def computation(*args):
+            flat = list(apply(compiled, *args))
+            for k, i in passthrough:
+                flat[k] = args[i]
+            return tree_unflatten(flat, spec)
+
+    computation.compiled = compiled
+    return computation

@@ -1,0 +1,43 @@
+"""The table of gradient rules, keyed by symbol id (``prims.sin``, ``ltorch.softmax``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable"]
+
+grad_rules: dict[str, Callable] = {}
+_loaded = False
+
+
+def register_grad(*symbols) -> Callable:
+    """``@register_grad(prims.sin)`` (symbols or ids): the decorated function is their gradient rule."""
+
+    def decorator(rule: Callable) -> Callable:
+        for sym in symbols:
+            grad_rules[sym if isinstance(sym, str) else sym.id] = rule
+        return rule
+
+    return decorator
+
+
+def grad_rule(sym_id: str) -> Callable | None:
+    _load_builtin_rules()
+    return grad_rules.get(sym_id)
+
+
+def _load_builtin_rules() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import thunder.grad.prim_rules  # noqa: F401
+        import thunder.grad.torch_rules  # noqa: F401
+
+
+# Symbols whose outputs never carry gradients even when their inputs do (``detach``): recorded as they
+# are, their outputs are constants to the backward.
+nondifferentiable: set[str] = set()
+
+
+def register_nondifferentiable(*symbols) -> None:
+    nondifferentiable.update(s if isinstance(s, str) else s.id for s in symbols)

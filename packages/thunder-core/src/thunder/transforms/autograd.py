@@ -1,0 +1,450 @@
+"""Autograd through traces: a computation trace becomes a forward trace and a backward trace.
+
+The forward trace computes the outputs and what backward needs (the *saved* values); the backward
+trace maps the saved values and one cotangent per differentiable output to the gradients of the
+inputs that require grad. Each bound symbol is differentiated by the first of:
+
+1. a gradient rule an executor registered for it (when that executor can run it),
+2. a rule in :mod:`thunder.grad` (every prim has one; torch-language symbols may have fused rules),
+3. its decomposition, symbol by symbol,
+4. PyTorch's autograd, for a symbol with neither (:mod:`thunder.grad.torch_island`).
+
+Symbols whose inputs carry no gradient, or that run under ``torch.no_grad()`` inside the program,
+are copied to the forward trace unchanged.
+"""
+
+from __future__ import annotations
+
+from thunder.core import dtypes, prims
+from thunder.core.errors import UnsupportedError
+from thunder.core.prims import AnyProxy
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.symbol import BoundSymbol
+from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
+from thunder.extend import swap_proxies
+from thunder.grad.registry import grad_rule, nondifferentiable
+
+__all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
+
+
+class ForwardBackward:
+    """The split of one computation trace.
+
+    ``forward(*args) -> (flat outputs, saved)``; ``backward(*saved, *cotangents) -> gradients``, one
+    cotangent per output in ``differentiable_outputs`` (positions in the flat outputs) and one gradient
+    per input in ``differentiable_inputs`` (positions in the computation's arguments).
+    """
+
+    __slots__ = ("forward", "backward", "saved", "output_spec", "differentiable_outputs", "differentiable_inputs")
+
+    def __init__(self, forward, backward, saved, output_spec, differentiable_outputs, differentiable_inputs):
+        self.forward, self.backward, self.saved = forward, backward, saved
+        self.output_spec = output_spec
+        self.differentiable_outputs, self.differentiable_inputs = differentiable_outputs, differentiable_inputs
+
+    @property
+    def saved_bytes(self) -> int:
+        return saved_bytes(self.saved)
+
+
+def _differentiable_dtype(p) -> bool:
+    return isinstance(p, TensorProxy) and (dtypes.is_float_dtype(p.dtype) or dtypes.is_complex_dtype(p.dtype))
+
+
+def requires_grad(trace: TraceCtx) -> bool:
+    """Whether calling ``trace`` needs a backward: grad mode on and some input requiring grad."""
+    return trace.grad_enabled and any(_differentiable_dtype(a) and a.requires_grad for a in trace.args)
+
+
+def saved_bytes(saved) -> int:
+    """Bytes of the tensors saved for backward (each distinct tensor once), at the sizes seen when tracing."""
+    from thunder.core.proxies import pyval
+
+    total, seen = 0, set()
+    for p in saved:
+        if isinstance(p, TensorProxy) and p.name not in seen:
+            seen.add(p.name)
+            n = 1
+            for d in p.shape:
+                n *= int(pyval(d))
+            total += n * p.dtype.itemsize
+    return total
+
+
+def _same_shape(x, y) -> bool:
+    return len(x) == len(y) and all(a is b or (isinstance(a, int) and isinstance(b, int) and a == b) or
+                                    isinstance(a, NumberProxy) or isinstance(b, NumberProxy) for a, b in zip(x, y))
+
+
+def _pairs(arg, grad, out: list) -> None:
+    """(proxy, gradient) pairs of an argument tree and the gradient tree a rule returned for it."""
+    if grad is None:
+        return
+    if isinstance(arg, TensorProxy):
+        out.append((arg, grad))
+    elif isinstance(arg, (tuple, list)) and isinstance(grad, (tuple, list)):
+        for a, g in zip(arg, grad):
+            _pairs(a, g, out)
+
+
+def _bind_names(bsym: BoundSymbol, names: dict) -> list:
+    """Arguments of ``bsym`` by its meta's parameter names, paired with a rule's ``{name: gradient}``."""
+    import inspect
+
+    bound = inspect.signature(bsym.sym.meta).bind(*bsym.args, **bsym.kwargs)
+    out: list = []
+    for name, grad in names.items():
+        _pairs(bound.arguments.get(name), grad, out)
+    return out
+
+
+class _Differentiator:
+    def __init__(self, trace: TraceCtx, executors, target: TraceCtx | None = None):
+        self.trace, self.executors = trace, executors
+        self.fw = from_trace(trace) if target is None else target  # where the forward computation is recorded
+        self.active: set[str] = set()
+        self.env: dict[str, Proxy] = {}  # original name -> the proxy now holding that value
+        self.rename: dict[str, Proxy] = {}  # name a rule made -> the original output it stands for
+        self.tape: list = []  # (bound symbol, outputs, backprop(cotangents) -> [(proxy, grad)])
+        self.grad_enabled = trace.grad_enabled
+        self.recomputing = False  # inside a recomputation in backward: composites are decomposed right away
+        for a in trace.args:
+            if _differentiable_dtype(a) and a.requires_grad:
+                self._refuse_complex(a, None)
+                self.active.add(a.name)
+
+    # forward --------------------------------------------------------------------------------------
+    def emit(self, bsym: BoundSymbol) -> None:
+        self.fw.scopes[-1].append(bsym)
+
+    def visit(self, bsym: BoundSymbol, source=None) -> None:
+        b = swap_proxies(bsym, self.env) if self.env else bsym
+        if b.source is None and source is not None:
+            b = b.replace(source=source)
+        sid = b.sym.id
+        if sid == "prims.set_grad_enabled":
+            self.emit(b)
+            self.grad_enabled = bool(b.args[0])
+            return
+        if sid in ("prims.copy_", "prims.copy_to_out_") and b.kwargs["out"].name in self.active:
+            self._copy(b)
+            return
+        inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
+        outputs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
+        if not inputs or not outputs or not self.grad_enabled or sid in nondifferentiable:
+            self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
+            return
+        for p in inputs:
+            self._refuse_complex(p, b)
+        rule = self._rule(b)
+        if rule is not None:
+            self._apply_rule(b, rule)
+        elif b.subsymbols and not self.recomputing and _cheap(b):
+            self._recompute_in_backward(b)
+        elif b.subsymbols:
+            for sub in b.subsymbols:
+                self.visit(sub, b.source)
+        else:
+            self._island(b)
+
+    def _refuse_complex(self, p, b) -> None:
+        if dtypes.is_complex_dtype(p.dtype):
+            where = f" ({b.sym.id} at {b.source})" if b is not None and b.source is not None else ""
+            raise UnsupportedError(
+                f"thunder's autograd does not differentiate complex tensors yet: {p.name} is {p.dtype}{where}; "
+                "call the function under torch.no_grad(), or with inputs that do not require grad"
+            )
+
+    def _rule(self, b: BoundSymbol):
+        for ex in self.executors:
+            rule = ex.grad_rules.get(b.sym.id) if getattr(ex, "grad_rules", None) else None
+            if rule is not None and ex.can_execute(b):
+                return rule
+        return grad_rule(b.sym.id)
+
+    def _copy(self, b: BoundSymbol) -> None:
+        out = b.kwargs["out"]
+        if not (b.kwargs.get("grad_enabled", True) and self.grad_enabled):
+            # a write through .data or under no_grad: autograd does not see it, so the updated tensor is
+            # still the input to autograd: gradients of later reads flow to it
+            self.emit(b)
+            updated = list(b.flat_proxy_outs)
+            self.active.update(o.name for o in updated)
+            self.tape.append((b, updated, lambda cots: [(out, c) for c in cots if c is not None]))
+            return
+        arg = next((a for a in self.trace.args if a.name == out.name), None)
+        if arg is not None and arg.outside is not None and arg.outside("is_leaf"):
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")  # eager's
+        where = f" at {b.source}" if b.source is not None else ""
+        raise UnsupportedError(
+            f"an in-place update of {out.name}, which requires grad, while gradients are recorded{where}: "
+            "thunder's autograd does not differentiate in-place updates of inputs yet; update a clone, or do "
+            "the update under torch.no_grad()"
+        )
+
+    def _apply_rule(self, b: BoundSymbol, rule) -> None:
+        scope = self.fw.push_scope()
+        try:
+            out, backward = rule(*b.args, **b.kwargs)
+        finally:
+            self.fw.pop_scope()
+        made = {o.name for s in scope for o in s.flat_proxy_outs}
+        new_flat = tree_flatten(out)[0]
+        old_flat = b.flat_outs
+        if len(new_flat) != len(old_flat):
+            raise AssertionError(f"the grad rule of {b.sym.id} returned {len(new_flat)} outputs, the symbol has "
+                                 f"{len(old_flat)}")
+        aliased = set()
+        for new, old in zip(new_flat, old_flat):
+            if isinstance(new, Proxy) and isinstance(old, Proxy) and new.name != old.name:
+                if new.name in made:
+                    self.rename[new.name] = old
+                else:  # the rule returned an existing value: later reads of old read it
+                    self.env[old.name] = new
+                    aliased.add(old.name)
+        rename = {k: v for k, v in self.rename.items() if k in made}
+        for s in scope:
+            s = swap_proxies(s, rename) if rename else s
+            self.emit(s if s.source is not None else s.replace(source=b.source))
+        outs = [o for o in old_flat if isinstance(o, Proxy)]
+        self.active.update(o.name for o in outs if _differentiable_dtype(o) and o.name not in aliased)
+
+        def backprop(cotangents):
+            cotangents = [None if o.name in aliased else c for o, c in zip(outs, cotangents)]
+            if all(c is None for c in cotangents):
+                return []
+            cotangents = [_zeros(o) if c is None and _differentiable_dtype(o) else c for o, c in zip(outs, cotangents)]
+            grads = backward(*cotangents)
+            pairs: list = []
+            if isinstance(grads, dict):
+                pairs = _bind_names(b, grads)
+            else:
+                _pairs(b.args, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,), pairs)
+            return pairs
+
+        self.tape.append((b, outs, backprop))
+
+    def _island(self, b: BoundSymbol) -> None:
+        from thunder.grad.torch_island import backward_symbol, island_symbol
+
+        inputs, seen = [], set()
+        for p in b.flat_proxy_args:
+            if p.name not in seen:
+                seen.add(p.name)
+                inputs.append(p)
+        differentiable = tuple(isinstance(p, TensorProxy) and p.name in self.active for p in inputs)
+        trace_inputs = {a.name for a in self.trace.args}
+        sym = island_symbol(b, inputs, differentiable,
+                            tuple(p.name in trace_inputs for p, d in zip(inputs, differentiable) if d))
+        with tracectx(self.fw):
+            graph = AnyProxy(self.fw.make_unique_name(f"{b.sym.name}_graph"))
+        self.emit(BoundSymbol(sym, tuple(inputs), {}, (b.output, graph), (b,), b.source))  # b: printed as a comment
+        outs = list(b.flat_proxy_outs)
+        self.active.update(o.name for o in outs if _differentiable_dtype(o))
+        leaves = [p for p, d in zip(inputs, differentiable) if d]
+
+        def backprop(cotangents):
+            if all(c is None for c in cotangents):
+                return []
+            by_name = {o.name: c for o, c in zip(outs, cotangents)}
+            flat_cots = [by_name.get(o.name) if isinstance(o, Proxy) else None for o in b.flat_outs]
+            grads = tuple(TensorProxy(shape=p.shape, dtype=p.dtype, device=p.device) for p in leaves)
+            from thunder.core.trace import get_tracectx
+
+            get_tracectx().scopes[-1].append(
+                BoundSymbol(backward_symbol(), (graph, tuple(flat_cots)), {}, grads, (), b.source))
+            return list(zip(leaves, grads))
+
+        self.tape.append((b, outs, backprop))
+
+    def _recompute_in_backward(self, b: BoundSymbol) -> None:
+        """A composite of cheap prims runs as itself in the forward (one call); its backward recomputes the
+        decomposition from the composite's inputs and differentiates that, so nothing inside it is saved."""
+        self.emit(b)
+        outs = list(b.flat_proxy_outs)
+        self.active.update(o.name for o in outs if _differentiable_dtype(o))
+        inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
+
+        def backprop(cotangents):
+            if all(c is None for c in cotangents):
+                return []
+            from thunder.core.trace import get_tracectx
+
+            bw = get_tracectx()
+            # fresh names for everything the decomposition defines: the backward may also hold the originals
+            fresh = {}
+            for sub in _walk(b.subsymbols):
+                for o in sub.flat_proxy_outs:
+                    if isinstance(o, TensorProxy) and o.name not in fresh:
+                        fresh[o.name] = TensorProxy(bw.make_unique_name(f"{o.name}_r"), shape=o.shape, dtype=o.dtype,
+                                                    device=o.device)
+            inner = _Differentiator.__new__(_Differentiator)
+            inner.trace, inner.executors, inner.fw = self.trace, self.executors, bw
+            # one rename table for all: names the inner rules make are renamed in the whole backward
+            inner.active, inner.env, inner.rename, inner.tape = {p.name for p in inputs}, {}, self.rename, []
+            inner.grad_enabled, inner.recomputing = True, True
+            for sub in b.subsymbols:
+                inner.visit(swap_proxies(sub, fresh), b.source)
+            cots = {}
+            for o, c in zip(outs, cotangents):
+                if c is not None:
+                    inner._accumulate(cots, fresh.get(o.name, o), c, b)
+            inner.run_tape(cots)
+            return [(p, cots[p.name]) for p in inputs if p.name in cots]
+
+        self.tape.append((b, outs, backprop))
+
+    # backward -------------------------------------------------------------------------------------
+    def run_tape(self, cotangents: dict) -> None:
+        """Propagates ``cotangents`` (name -> cotangent) back through the recorded symbols, in place."""
+        for b, outs, backprop in reversed(self.tape):
+            cots = [cotangents.get(o.name) for o in outs]
+            for proxy, grad in backprop(cots):
+                if grad is not None and proxy.name in self.active:
+                    self._accumulate(cotangents, proxy, grad, b)
+
+    def build_backward(self, flat_out: list) -> tuple[TraceCtx, list, list]:
+        bw = TraceCtx("backward")
+        bw.names = set(self.fw.names)
+        bw._counters = dict(self.fw._counters)
+        cotangents: dict[str, TensorProxy] = {}
+        cot_args, positions = [], []
+        with tracectx(bw):
+            inputs = {a.name for a in self.trace.args}
+            for i, p in enumerate(flat_out):
+                # an input returned as it is goes back to the caller as that very tensor, outside the node
+                if isinstance(p, TensorProxy) and p.name in self.active and p.name not in inputs:
+                    c = TensorProxy(bw.make_unique_name(f"grad_{p.name}"), shape=p.shape, dtype=p.dtype,
+                                    device=p.device)
+                    cot_args.append(c)
+                    positions.append(i)
+                    self._accumulate(cotangents, p, c, None)
+            self.run_tape(cotangents)
+        grads = tuple(cotangents.get(a.name) if isinstance(a, TensorProxy) and a.name in self.active else None
+                      for a in self.trace.args)
+        differentiable_inputs = [i for i, a in enumerate(self.trace.args)
+                                 if isinstance(a, TensorProxy) and a.name in self.active]
+        bw.output = tuple(grads[i] for i in differentiable_inputs)
+        if self.rename:
+            bw.bound_symbols = [swap_proxies(s, self.rename) for s in bw.bound_symbols]
+            bw.output = tuple(self.rename.get(g.name, g) if isinstance(g, Proxy) else g for g in bw.output)
+        # what backward reads from the forward: the saved values
+        defined = {c.name for c in cot_args}
+        saved, seen = [], set()
+        for s in bw.bound_symbols:
+            for p in s.flat_proxy_args:
+                if p.name not in defined and p.name not in seen:
+                    seen.add(p.name)
+                    saved.append(p)
+            defined.update(o.name for o in s.flat_proxy_outs)
+        for g in bw.output:
+            if isinstance(g, Proxy) and g.name not in defined and g.name not in seen:
+                seen.add(g.name)
+                saved.append(g)
+        bw.args = saved + cot_args
+        return bw, positions, differentiable_inputs
+
+    def _accumulate(self, cotangents: dict, proxy: TensorProxy, grad, b) -> None:
+        if not isinstance(grad, TensorProxy) or grad.dtype is not proxy.dtype or not _same_shape(grad.shape,
+                                                                                                  proxy.shape):
+            what = b.sym.id if b is not None else "the output"
+            got = grad.type_string() if isinstance(grad, TensorProxy) else type(grad).__name__
+            raise AssertionError(f"internal error: the grad rule of {what} returned a {got} gradient for "
+                                 f"{proxy.name} ({proxy.type_string()}); please file an issue")
+        prev = cotangents.get(proxy.name)
+        cotangents[proxy.name] = grad if prev is None else prims.add(prev, grad)
+
+
+# Prims cheap enough to recompute in backward: elementwise, shape, reductions and gathers (memory-bound, no
+# randomness, no side effects). Matmuls are not: recomputing one costs as much as the forward did.
+_CHEAP_PRIMS = frozenset({
+    "prims.convert_element_type", "prims.broadcast_in_dim", "prims.reshape", "prims.transpose", "prims.squeeze",
+    "prims.slice", "prims.cat", "prims.flip", "prims.where", "prims.full", "prims.iota", "prims.sum", "prims.prod",
+    "prims.amax", "prims.amin", "prims.var", "prims.argmax", "prims.argmin", "prims.take", "prims.take_along_axis",
+    "prims.index", "prims.device_put", "prims.true_divide_numbers",
+})
+
+
+def _walk(bsyms):
+    for b in bsyms:
+        yield b
+        yield from _walk(b.subsymbols)
+
+
+def _cheap(b: BoundSymbol) -> bool:
+    for sub in _walk(b.subsymbols):
+        if sub.subsymbols:
+            continue
+        tags = sub.sym.tags
+        if "side_effect" in tags or "random" in tags:
+            return False
+        if not (sub.sym.is_prim and ("elementwise" in tags or sub.sym.id in _CHEAP_PRIMS)):
+            return False
+    return True
+
+
+def _hoist_numbers(fw: TraceCtx, trace: TraceCtx, needed: list, defined: set) -> None:
+    """Sizes computed inside a decomposition that the forward runs as one call (``ltorch.view``'s inferred
+    dim, with symbolic values) but that backward reads: their definitions are added to the forward."""
+    if not needed:
+        return
+    makers = {}
+    for b in _walk(trace.bound_symbols):
+        if b.sym.is_prim and not b.subsymbols:
+            for o in b.flat_proxy_outs:
+                if isinstance(o, NumberProxy):
+                    makers.setdefault(o.name, b)
+
+    def define(p) -> None:
+        if p.name in defined:
+            return
+        maker = makers.get(p.name)
+        if maker is None:
+            raise AssertionError(f"internal error: backward reads the number {p.name}, defined nowhere in the forward")
+        for a in maker.flat_proxy_args:
+            if isinstance(a, NumberProxy):
+                define(a)
+        fw.bound_symbols.append(maker)
+        defined.update(o.name for o in maker.flat_proxy_outs)
+
+    for p in needed:
+        define(p)
+
+
+def _zeros(p: TensorProxy) -> TensorProxy:
+    return prims.full(p.shape, 0, device=p.device, dtype=p.dtype)
+
+
+def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
+    """The forward and backward traces of ``trace`` (functional, before executor dispatch)."""
+    import time
+
+    start = time.perf_counter_ns()
+    d = _Differentiator(trace, executors)
+    with tracectx(d.fw):
+        for bsym in trace.bound_symbols:
+            d.visit(bsym)
+    flat_out, spec = tree_flatten(trace.output)
+    flat_out = [d.env.get(p.name, p) if isinstance(p, Proxy) else p for p in flat_out]
+    bw, positions, differentiable_inputs = d.build_backward(flat_out)
+    fw_defined = {a.name for a in trace.args} | {o.name for s in d.fw.bound_symbols for o in s.flat_proxy_outs}
+    _hoist_numbers(d.fw, trace, [p for p in bw.args if isinstance(p, NumberProxy) and p.name not in fw_defined],
+                   fw_defined)
+    for p in bw.args[:len(bw.args) - len(positions)]:
+        if p.name not in fw_defined:
+            makers = [f"{b.sym.id} (inside {parent.sym.id})" for parent in trace.bound_symbols
+                      for b in _walk(parent.subsymbols) if any(o.name == p.name for o in b.flat_proxy_outs)]
+            raise AssertionError(f"internal error: backward reads {p.name}, which the forward trace does not define "
+                                 f"at its top level (made by {', '.join(makers) or 'nothing'}); please file an issue")
+    saved = bw.args[:len(bw.args) - len(positions)]
+    d.fw.output = (tuple(flat_out), tuple(saved))
+    seconds = (time.perf_counter_ns() - start) / 1e9
+    d.fw.provenance = TraceProvenance("Forward of the autograd split (outputs, values saved for backward)", seconds)
+    bw.provenance = TraceProvenance("Backward of the autograd split (gradients of the inputs that require grad)",
+                                    seconds)
+    return ForwardBackward(d.fw, bw, saved, spec, positions, differentiable_inputs)
+
+
+def unflatten_output(flat, spec):
+    return tree_unflatten(list(flat), spec)
