@@ -1,0 +1,115 @@
+"""The ``triton`` fusion executor: claims fusible prims during dispatch, then groups them into regions,
+each run by one generated Triton kernel (``regions`` forms them, ``codegen`` writes the kernel)."""
+
+from __future__ import annotations
+
+import weakref
+
+from thunder.core.proxies import pyval
+from thunder.core.trace import get_tracectx
+from thunder.extend import FusionExecutor
+from thunder_triton import claims
+
+__all__ = ["TritonExecutor", "COPY_TO_OUT"]
+
+COPY_TO_OUT = "prims.copy_to_out_"
+
+
+class TritonExecutor(FusionExecutor):
+    def __init__(self):
+        super().__init__("triton", priority=50, version=_triton_version())
+        # grad mode at the point of dispatch, per trace being dispatched (set_grad_enabled changes it)
+        self._grad_mode: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def availability(self) -> tuple[bool, str]:
+        try:
+            import triton  # noqa: F401
+        except Exception as e:  # never raise: a missing runtime only makes the executor unavailable
+            return False, f"triton is not installed ({type(e).__name__}: {e}); pip install triton"
+        if claims.interpreting():
+            return True, ""
+        try:
+            import torch
+
+            if not torch.cuda.is_available():
+                return False, ("no CUDA device: Triton kernels need a GPU (TRITON_INTERPRET=1 runs them on CPU "
+                               "tensors with Triton's interpreter, slowly)")
+        except Exception as e:
+            return False, f"cannot query CUDA: {type(e).__name__}: {e}"
+        return True, ""
+
+    # claiming ------------------------------------------------------------------------------------
+    def _grad_enabled(self) -> bool:
+        trace = get_tracectx()
+        if trace is None:
+            return True
+        if trace not in self._grad_mode:
+            self._grad_mode[trace] = trace.grad_enabled
+        return self._grad_mode[trace]
+
+    def can_execute(self, bsym) -> bool:
+        # Dispatch asks executors in trace order, so grad-mode changes are seen where they happen.
+        if bsym.sym.id == "prims.set_grad_enabled":
+            trace = get_tracectx()
+            if trace is not None:
+                self._grad_mode[trace] = bool(pyval(bsym.args[0]))
+            return False
+        grad_enabled = self._grad_enabled()
+        if bsym.sym.id == COPY_TO_OUT:
+            return COPY_TO_OUT in self.implmap and _copy_ok(bsym, grad_enabled)
+        if bsym.sym.is_prim:
+            return claims.claimable_prim(bsym, grad_enabled)
+        found = False
+        for leaf in claims.leaves(bsym):
+            if claims.claimable_prim(leaf, grad_enabled):
+                found = True
+            elif not claims.is_number_prim(leaf):
+                return False
+        return found
+
+    def lower(self, bsym):
+        if bsym.sym.id == COPY_TO_OUT:
+            return [bsym.replace(sym=claims.claim_symbol(bsym.sym, self), subsymbols=())]
+        lowered = []
+        grad_enabled = self._grad_enabled()
+        for leaf in claims.leaves(bsym):
+            if claims.claimable_prim(leaf, grad_enabled):
+                lowered.append(leaf.replace(sym=claims.claim_symbol(leaf.sym, self), subsymbols=(),
+                                            source=leaf.source or bsym.source))
+            else:  # size arithmetic: runs in Python before the kernel
+                lowered.extend(_fallback_lower(leaf.replace(source=leaf.source or bsym.source)))
+        return lowered
+
+    # fusion --------------------------------------------------------------------------------------
+    def fusion_pass(self, trace):
+        from thunder_triton.regions import fuse
+
+        return fuse(self, trace)
+
+
+def _copy_ok(bsym, grad_enabled: bool) -> bool:
+    out = bsym.kwargs["out"]
+    if not (claims._device_ok(out) and claims.rules.fusible_dtype(out.dtype)):
+        return False
+    # an update of a tensor that autograd must see stays an eager copy (as in the torch executor's folding)
+    return not (out.requires_grad and bsym.kwargs.get("grad_enabled", True) and grad_enabled)
+
+
+def _fallback_lower(bsym) -> list:
+    """Lowers ``bsym`` with the python executor, else the torch executor (what dispatch would have chosen)."""
+    from thunder.extend import get_executor
+
+    for name in ("python", "torch"):
+        ex = get_executor(name)
+        if ex is not None and ex.can_execute(bsym):
+            return ex.lower(bsym)
+    raise RuntimeError(f"thunder_triton: no executor can run {bsym.sym.id}")
+
+
+def _triton_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("triton")
+    except Exception:
+        return None

@@ -1,0 +1,28 @@
+"""Registers the ``triton`` executor with thunder through the plugin hooks (entry-point group ``thunder``).
+
+Importing this module never imports triton: the executor reports itself unavailable, with the reason,
+when triton or a device it can run on is missing.
+"""
+
+from __future__ import annotations
+
+from thunder.plugins import hookimpl
+from thunder_triton.executor import TritonExecutor
+
+ex = TritonExecutor()
+
+
+@hookimpl
+def thunder_executors():
+    return [ex]
+
+
+@hookimpl
+def thunder_register_copy_lowering(get_executor):
+    from thunder.core.prims import all_prims
+    from thunder_triton.claims import claim_symbol
+
+    # The copy is claimed as a marker; the fusion pass folds it into the kernel computing the copied value
+    # (a store straight into ``out``) or gives it back to the torch executor's copy.
+    copy_to_out = claim_symbol(all_prims["copy_to_out_"], ex)
+    get_executor("triton").register_copy_lowering(copy_to_out=copy_to_out)
