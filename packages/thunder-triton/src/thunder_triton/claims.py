@@ -15,7 +15,7 @@ from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.core.symbol import Symbol
 from thunder_triton import rules
 
-__all__ = ["interpreting", "prim_name", "claimable_prim", "leaves", "is_number_prim", "MAX_PERSISTENT_REDUCTION"]
+__all__ = ["interpreting", "device_ok", "prim_name", "claimable_prim", "leaves", "is_number_prim", "MAX_PERSISTENT_REDUCTION"]
 
 # A reduced row is held in registers (one pass over memory); longer static rows are left to PyTorch.
 MAX_PERSISTENT_REDUCTION = 16384
@@ -50,7 +50,7 @@ def _tensors(bsym) -> list[TensorProxy]:
     return [p for p in (*bsym.flat_proxy_args, *bsym.flat_proxy_outs) if isinstance(p, TensorProxy)]
 
 
-def _device_ok(t: TensorProxy) -> bool:
+def device_ok(t: TensorProxy) -> bool:
     # the interpreter reads host memory; compiled kernels need CUDA memory
     return t.device.type == ("cpu" if interpreting() else "cuda")
 
@@ -101,16 +101,13 @@ CHECKERS = {
 }
 
 
-def claimable_prim(bsym, grad_enabled: bool) -> bool:
+def claimable_prim(bsym) -> bool:
     name = prim_name(bsym)
     checker = CHECKERS.get(name)
     if checker is None:
         return False
     tensors = _tensors(bsym)
-    if not tensors or not all(_device_ok(t) and rules.fusible_dtype(t.dtype) for t in tensors):
-        return False
-    # Until autograd runs through traces, eager autograd records the executed ops: a kernel would hide them.
-    if grad_enabled and any(t.requires_grad for t in tensors):
+    if not tensors or not all(device_ok(t) and rules.fusible_dtype(t.dtype) for t in tensors):
         return False
     return checker(bsym, name)
 

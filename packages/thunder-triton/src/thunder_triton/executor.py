@@ -3,10 +3,6 @@ each run by one generated Triton kernel (``regions`` forms them, ``codegen`` wri
 
 from __future__ import annotations
 
-import weakref
-
-from thunder.core.proxies import pyval
-from thunder.core.trace import get_tracectx
 from thunder.extend import FusionExecutor
 from thunder_triton import claims
 
@@ -18,8 +14,6 @@ COPY_TO_OUT = "prims.copy_to_out_"
 class TritonExecutor(FusionExecutor):
     def __init__(self):
         super().__init__("triton", priority=50, version=_triton_version())
-        # grad mode at the point of dispatch, per trace being dispatched (set_grad_enabled changes it)
-        self._grad_mode: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def availability(self) -> tuple[bool, str]:
         try:
@@ -39,29 +33,17 @@ class TritonExecutor(FusionExecutor):
         return True, ""
 
     # claiming ------------------------------------------------------------------------------------
-    def _grad_enabled(self) -> bool:
-        trace = get_tracectx()
-        if trace is None:
-            return True
-        if trace not in self._grad_mode:
-            self._grad_mode[trace] = trace.grad_enabled
-        return self._grad_mode[trace]
-
+    # Kernels are invisible to PyTorch's autograd, which is fine: a trace that needs gradients is split by
+    # thunder's autograd into forward and backward traces (run inside one torch.autograd.Function), and
+    # both are dispatched here like any other trace.
     def can_execute(self, bsym) -> bool:
-        # Dispatch asks executors in trace order, so grad-mode changes are seen where they happen.
-        if bsym.sym.id == "prims.set_grad_enabled":
-            trace = get_tracectx()
-            if trace is not None:
-                self._grad_mode[trace] = bool(pyval(bsym.args[0]))
-            return False
-        grad_enabled = self._grad_enabled()
         if bsym.sym.id == COPY_TO_OUT:
-            return COPY_TO_OUT in self.implmap and _copy_ok(bsym, grad_enabled)
+            return COPY_TO_OUT in self.implmap and _copy_ok(bsym)
         if bsym.sym.is_prim:
-            return claims.claimable_prim(bsym, grad_enabled)
+            return claims.claimable_prim(bsym)
         found = False
         for leaf in claims.leaves(bsym):
-            if claims.claimable_prim(leaf, grad_enabled):
+            if claims.claimable_prim(leaf):
                 found = True
             elif not claims.is_number_prim(leaf):
                 return False
@@ -71,9 +53,8 @@ class TritonExecutor(FusionExecutor):
         if bsym.sym.id == COPY_TO_OUT:
             return [bsym.replace(sym=claims.claim_symbol(bsym.sym, self), subsymbols=())]
         lowered = []
-        grad_enabled = self._grad_enabled()
         for leaf in claims.leaves(bsym):
-            if claims.claimable_prim(leaf, grad_enabled):
+            if claims.claimable_prim(leaf):
                 lowered.append(leaf.replace(sym=claims.claim_symbol(leaf.sym, self), subsymbols=(),
                                             source=leaf.source or bsym.source))
             else:  # size arithmetic: runs in Python before the kernel
@@ -87,12 +68,12 @@ class TritonExecutor(FusionExecutor):
         return fuse(self, trace)
 
 
-def _copy_ok(bsym, grad_enabled: bool) -> bool:
+def _copy_ok(bsym) -> bool:
     out = bsym.kwargs["out"]
-    if not (claims._device_ok(out) and claims.rules.fusible_dtype(out.dtype)):
+    if not (claims.device_ok(out) and claims.rules.fusible_dtype(out.dtype)):
         return False
     # an update of a tensor that autograd must see stays an eager copy (as in the torch executor's folding)
-    return not (out.requires_grad and bsym.kwargs.get("grad_enabled", True) and grad_enabled)
+    return not (out.requires_grad and bsym.kwargs.get("grad_enabled", True))
 
 
 def _fallback_lower(bsym) -> list:
