@@ -4,6 +4,7 @@
     nox -s interpreter    # the interpreter's torch-free tests on Python 3.10, 3.11, 3.12 and 3.13
     nox -s demo           # jit a small GPT on CPU and compare with eager
     nox -s benchmarks     # cache-hit overhead and trace time, written to benchmarks/results/
+    nox -s triton         # the Triton executor's tests on CPU tensors under TRITON_INTERPRET=1
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests"]
+nox.options.sessions = ["interpreter", "tests", "triton"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -23,6 +24,8 @@ nox.options.default_venv_backend = "venv"
 TORCH = os.environ.get("THUNDER_TORCH_REQUIREMENT", "torch==2.13.0")
 CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
+TRITON_PLUGIN = "packages/thunder-triton"
+TRITON = os.environ.get("THUNDER_TRITON_REQUIREMENT", "triton==3.9.0")  # requires no torch: cannot replace the pin
 # torch's OpInfo database (torch.testing._internal) imports these
 OPINFO_REQUIREMENTS = ("expecttest", "numpy")
 
@@ -105,3 +108,14 @@ def benchmarks(session: nox.Session) -> None:
     _install_core(session)
     session.run("python", "benchmarks/overhead.py", *session.posargs)
     session.run("python", "benchmarks/optimizer_step.py")
+
+
+@nox.session(python="3.11")
+def triton(session: nox.Session) -> None:
+    """The Triton executor (packages/thunder-triton): its kernels run on CPU tensors with Triton's interpreter
+    (TRITON_INTERPRET=1), compared with eager PyTorch. The GPU benchmark is benchmarks/triton_block.py."""
+    _install_core(session, *OPINFO_REQUIREMENTS)
+    session.install(TRITON)
+    session.install("--no-deps", "-e", TRITON_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", f"{TRITON_PLUGIN}/tests", *session.posargs,
+                env={"TRITON_INTERPRET": "1"})
