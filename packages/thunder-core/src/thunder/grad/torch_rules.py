@@ -10,9 +10,12 @@ from __future__ import annotations
 from thunder import torch as ltorch
 from thunder.core import prims
 from thunder.core.proxies import TensorProxy
-from thunder.grad.registry import register_grad
+from thunder.grad.registry import register_grad, register_nondifferentiable
 
 __all__ = []
+
+# ``detach`` is an alias autograd does not track
+register_nondifferentiable(ltorch.detach)
 
 
 def _tensor(x) -> bool:
@@ -48,9 +51,8 @@ def _softmax_grad(a, dim, dtype=None):
     out = ltorch.softmax(a, dim, dtype=dtype)
 
     def backward(g):
-        # y * (g - sum(g * y)), in the output's dtype, then back to the input's
-        gy = ltorch.mul(g, out)
-        ga = ltorch.sub(gy, ltorch.mul(out, ltorch.sum(gy, dim, keepdim=True)))
+        # y * (g - sum(g * y)) in this order, as PyTorch's kernel computes it, in the output's dtype
+        ga = ltorch.mul(out, ltorch.sub(g, ltorch.sum(ltorch.mul(g, out), dim, keepdim=True)))
         return {"a": _cast(ga, a.dtype)}
 
     return out, backward

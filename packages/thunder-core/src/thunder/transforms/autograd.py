@@ -65,10 +65,10 @@ def saved_bytes(saved) -> int:
     for p in saved:
         if isinstance(p, TensorProxy) and p.name not in seen:
             seen.add(p.name)
-            n = 1
+            n = p.dtype.bytes
             for d in p.shape:
                 n *= int(pyval(d))
-            total += n * p.dtype.itemsize
+            total += n
     return total
 
 
@@ -234,9 +234,11 @@ class _Differentiator:
                 seen.add(p.name)
                 inputs.append(p)
         differentiable = tuple(isinstance(p, TensorProxy) and p.name in self.active for p in inputs)
-        trace_inputs = {a.name for a in self.trace.args}
-        sym = island_symbol(b, inputs, differentiable,
-                            tuple(p.name in trace_inputs for p, d in zip(inputs, differentiable) if d))
+        # None (no gradient, as in eager) only for an input this island alone reads; anything else has other
+        # gradient contributions or feeds further backward computation, so it gets zeros
+        sole = {a.name for a in self.trace.args} - {p.name for s in self.trace.bound_symbols if s is not b
+                                                     for p in s.flat_proxy_args}
+        sym = island_symbol(b, inputs, differentiable, tuple(p.name in sole for p, d in zip(inputs, differentiable) if d))
         with tracectx(self.fw):
             graph = AnyProxy(self.fw.make_unique_name(f"{b.sym.name}_graph"))
         self.emit(BoundSymbol(sym, tuple(inputs), {}, (b.output, graph), (b,), b.source))  # b: printed as a comment
@@ -264,7 +266,9 @@ class _Differentiator:
         self.emit(b)
         outs = list(b.flat_proxy_outs)
         self.active.update(o.name for o in outs if _differentiable_dtype(o))
-        inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
+        # each input once: its cotangent below already sums every use inside the decomposition
+        inputs = list({p.name: p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active}
+                      .values())
 
         def backprop(cotangents):
             if all(c is None for c in cotangents):

@@ -11,7 +11,7 @@ from thunder.extend import swap_proxies
 __all__ = ["cse"]
 
 
-def _key(bsym, rename: dict):
+def _key(bsym, rename: dict, grad_enabled: bool):
     def freeze(x):
         if isinstance(x, Proxy):
             return ("proxy", rename.get(x.name, x).name)
@@ -27,7 +27,8 @@ def _key(bsym, rename: dict):
             return ("id", id(x))
         return (type(x).__name__, x)
 
-    return (bsym.sym.id, freeze(bsym.args), freeze(bsym.kwargs))
+    # the grad mode is part of the value: a tensor computed under no_grad is not one autograd records
+    return (bsym.sym.id, freeze(bsym.args), freeze(bsym.kwargs), grad_enabled)
 
 
 def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
@@ -41,15 +42,18 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
         # tensors the program hands out (returned, stored by the epilogue) keep their identity: two equal
         # computations there are two tensors, as in eager (merging would alias, e.g. two optimizer states)
         escaping = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, TensorProxy)}
+        grad_enabled = trace.grad_enabled
         for bsym in trace.bound_symbols:
             if rename:
                 bsym = swap_proxies(bsym, rename)
+            if bsym.sym.id == "prims.set_grad_enabled":
+                grad_enabled = bool(bsym.args[0])
             outs = bsym.flat_proxy_outs
             if not outs or {"random", "side_effect"} & set(bsym.sym.tags) or any(o.name in escaping for o in outs) or (
                     numbers_only and not all(isinstance(o, NumberProxy) for o in outs)):
                 kept.append(bsym)
                 continue
-            key = _key(bsym, rename)
+            key = _key(bsym, rename, grad_enabled)
             earlier = seen.get(key)
             if earlier is None:
                 seen[key] = bsym

@@ -1,0 +1,5 @@
+"""Tools that explain what thunder did: what a call saved for backward, and more."""
+
+from thunder.examine.saved import SavedForBackward, saved_for_backward
+
+__all__ = ["saved_for_backward", "SavedForBackward"]

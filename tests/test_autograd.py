@@ -1,0 +1,228 @@
+"""Autograd through traces: thunder's own forward/backward split behaves like eager autograd."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+
+
+def _leaves(*shapes, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(*s, generator=g, requires_grad=True) for s in shapes]
+
+
+def _clone_leaves(xs):
+    return [x.detach().clone().requires_grad_(x.requires_grad) for x in xs]
+
+
+def test_backward_traces_exist_and_gradients_match():
+    def f(a, b):
+        return (a * b + a).sin().sum(-1)
+
+    a, b = _leaves((3, 4), (3, 4))
+    ea, eb = _clone_leaves([a, b])
+    jf = thunder.jit(f)
+    jf(a, b).sum().backward()
+    f(ea, eb).sum().backward()
+    torch.testing.assert_close(a.grad, ea.grad)
+    torch.testing.assert_close(b.grad, eb.grad)
+    bw = thunder.last_backward_traces(jf)
+    assert bw, "a call with inputs that require grad has a backward trace"
+    src = str(bw[-1])
+    assert src.startswith("# Constructed by") and "def backward(" in src and "torch.cos(" in src
+    # the forward runs no prim the torch executor could have run as one call
+    assert "torch.sin(" in str(thunder.last_traces(jf)[-1])
+
+
+def test_autograd_grad_non_scalar_outputs_with_given_cotangents():
+    def f(x, w):
+        y = x @ w
+        return y.tanh(), y.relu()
+
+    x, w = _leaves((4, 5), (5, 3))
+    ex, ew = _clone_leaves([x, w])
+    g1, g2 = torch.randn(4, 3), torch.randn(4, 3)
+    got = torch.autograd.grad(thunder.jit(f)(x, w), (x, w), (g1, g2))
+    want = torch.autograd.grad(f(ex, ew), (ex, ew), (g1, g2))
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+
+
+def test_only_some_outputs_used_and_integer_outputs():
+    def f(x):
+        values, indices = x.max(dim=-1)
+        return values * 2, indices, (x > 0), x.exp()
+
+    (x,) = _leaves((3, 4))
+    (ex,) = _clone_leaves([x])
+    v, i, mask, e = thunder.jit(f)(x)
+    ev, ei, emask, ee = f(ex)
+    assert not i.requires_grad and not mask.requires_grad and i.dtype == torch.int64 and mask.dtype == torch.bool
+    torch.testing.assert_close(i, ei)
+    v.sum().backward()  # the other differentiable output (exp) is not used
+    ev.sum().backward()
+    torch.testing.assert_close(x.grad, ex.grad)
+
+
+def test_gradients_accumulate_across_calls_and_retain_graph():
+    lin = torch.nn.Linear(4, 3)
+    ref = torch.nn.Linear(4, 3)
+    ref.load_state_dict(lin.state_dict())
+    jlin = thunder.jit(lin)
+    x = torch.randn(2, 4)
+    for _ in range(2):  # .grad accumulates over calls, as in eager
+        jlin(x).pow(2).sum().backward()
+        ref(x).pow(2).sum().backward()
+    torch.testing.assert_close(lin.weight.grad, ref.weight.grad)
+    torch.testing.assert_close(lin.bias.grad, ref.bias.grad)
+
+    loss, eloss = jlin(x).sum(), ref(x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()  # a second backward through the same graph works with retain_graph
+    eloss.backward(retain_graph=True)
+    eloss.backward()
+    torch.testing.assert_close(lin.weight.grad, ref.weight.grad)
+
+    loss = jlin(x).exp().sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()  # freed, as in eager
+
+
+def test_saved_input_modified_in_place_after_the_call_is_detected():
+    def f(a, b):
+        return (a * b).sum()
+
+    a, b = _leaves((3,), (3,))
+    c = b.detach()
+    out = thunder.jit(f)(a, c.requires_grad_(False))
+    c.add_(1)  # a saved tensor changed before backward: PyTorch's version check fires, as in eager
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_grad_mode_and_requires_grad_select_cache_entries():
+    lin = torch.nn.Linear(4, 4)
+    jlin = thunder.jit(lin)
+    x = torch.randn(2, 4)
+    out = jlin(x)
+    assert out.requires_grad and thunder.last_backward_traces(jlin)
+    with torch.no_grad():
+        out = jlin(x)
+    assert not out.requires_grad and not thunder.last_backward_traces(jlin)
+    with torch.inference_mode():
+        out = jlin(x)
+    assert not out.requires_grad
+    lin.bias.requires_grad_(False)
+    jlin(x).sum().backward()
+    assert lin.bias.grad is None and lin.weight.grad is not None
+    bw = str(thunder.last_backward_traces(jlin)[-1])
+    assert "return (" in bw
+    # grad on with weights, no_grad, bias frozen: three entries (inference mode shares no_grad's)
+    assert thunder.cache_misses(jlin) == 3
+    lin.bias.requires_grad_(True)
+    jlin(x)
+    assert thunder.cache_misses(jlin) == 3  # the first entry again
+
+
+def test_no_grad_region_inside_the_function():
+    def f(x, w):
+        with torch.no_grad():
+            scale = (x * w).abs().max()
+        return x * w / scale
+
+    x, w = _leaves((3, 3), (3, 3))
+    ex, ew = _clone_leaves([x, w])
+    thunder.jit(f)(x, w).sum().backward()
+    f(ex, ew).sum().backward()
+    torch.testing.assert_close(x.grad, ex.grad)
+    torch.testing.assert_close(w.grad, ew.grad)
+
+
+def test_detach_stops_gradients():
+    def f(x):
+        return x * x.detach()
+
+    (x,) = _leaves((4,))
+    (ex,) = _clone_leaves([x])
+    thunder.jit(f)(x).sum().backward()
+    f(ex).sum().backward()
+    torch.testing.assert_close(x.grad, ex.grad)
+
+
+def test_unused_input_gets_no_gradient_and_returned_input_is_the_same_tensor():
+    def f(x, unused):
+        return x, x * 2
+
+    x, u = _leaves((3,), (3,))
+    same, doubled = thunder.jit(f)(x, u)
+    assert same is x
+    doubled.sum().backward()
+    assert u.grad is None
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0))
+
+
+def test_opaque_ops_are_differentiated_by_pytorch():
+    def f(x):
+        return torch.special.xlogy(x, x.abs() + 1).sum()
+
+    (x,) = _leaves((5,))
+    (ex,) = _clone_leaves([x])
+    with pytest.warns(Warning):
+        jf = thunder.jit(f)
+        jf(x).backward()
+    f(ex).backward()
+    torch.testing.assert_close(x.grad, ex.grad)
+    assert "with_torch_autograd" in str(thunder.last_traces(jf)[-1])
+
+
+def test_dropout_masks_are_saved_not_redrawn():
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) * 3
+
+    (x,) = _leaves((64,))
+    (ex,) = _clone_leaves([x])
+    torch.manual_seed(5)
+    out = thunder.jit(f)(x)
+    out.sum().backward()
+    torch.manual_seed(5)
+    eout = f(ex)
+    eout.sum().backward()
+    torch.testing.assert_close(out, eout)
+    torch.testing.assert_close(x.grad, ex.grad)
+
+
+def test_in_place_update_of_a_leaf_that_requires_grad_fails_as_in_eager():
+    def g(w):
+        return w.add_(1)
+
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        thunder.jit(g)(torch.randn(3, requires_grad=True))
+
+    def h(w):
+        w.mul_(2)
+        return w.sum()
+
+    nonleaf = torch.randn(3, requires_grad=True) * 1
+    with pytest.raises(UnsupportedError, match="in-place update of w"):
+        thunder.jit(h)(nonleaf)
+
+
+def test_saved_bytes_are_reported():
+    mlp = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
+    jm = thunder.jit(mlp)
+    jm(torch.randn(8, 16)).sum().backward()
+    stats = thunder.compile_stats(jm)
+    assert stats.last_saved_for_backward_bytes > 0
+    report = thunder.examine.saved_for_backward(jm)
+    assert report.total_bytes == stats.last_saved_for_backward_bytes
+    assert "bytes saved for backward" in str(report)
+
+
+def test_complex_inputs_that_require_grad_are_refused_clearly():
+    x = torch.randn(3, dtype=torch.complex64, requires_grad=True)
+    with pytest.raises(UnsupportedError, match="complex"):
+        thunder.jit(lambda x: (x * x).abs().sum())(x)
