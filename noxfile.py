@@ -108,6 +108,7 @@ def benchmarks(session: nox.Session) -> None:
     _install_core(session)
     session.run("python", "benchmarks/overhead.py", *session.posargs)
     session.run("python", "benchmarks/optimizer_step.py")
+    session.run("python", "benchmarks/saved_for_backward.py")
 
 
 @nox.session(python="3.11")
