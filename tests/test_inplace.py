@@ -300,12 +300,23 @@ def test_updates_through_select_narrow_unbind_diagonal_as_strided():
 
 def test_update_of_an_opaque_result_is_refused_not_wrong():
     def f(x):
-        y = torch.fliplr(x)  # runs as an opaque call: thunder cannot tell whether it is a view
+        y = x.unfold(0, 2, 1)  # runs as an opaque call whose aten schema says it may return a view of x
         y.add_(1)
         return x
 
     with pytest.raises(UnsupportedError, match="opaque PyTorch call"):
-        thunder.jit(f)(torch.randn(2, 2))
+        thunder.jit(f)(torch.randn(3, 2))
+
+
+def test_update_of_an_opaque_result_that_is_never_a_view():
+    def f(x):
+        y = torch.fliplr(x)  # an opaque call whose aten schema returns a new tensor
+        y.add_(1)
+        return x, y
+
+    x = torch.randn(2, 2)
+    actual, expected = thunder.jit(f)(x.clone()), f(x.clone())
+    torch.testing.assert_close(actual, expected)
 
 
 def test_batchnorm_statistics_update_even_when_the_output_is_unused():

@@ -45,9 +45,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['signal.windows.cosine', 'signal.windows
 _R12 = 'torch Python code calls methods of a dtype it got from a proxy (thunder dtype, not torch.dtype)'
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.mean', 'masked.std', 'masked.var'], _R12))
 
-_R14 = 'scaled_dot_product_attention with dropout_p > 0 is not supported yet'
-EXPECTED_FAILURES.update(dict.fromkeys(['nn.functional.scaled_dot_product_attention'], _R14))
-
 _R15 = "uses a tensor's value for control flow"
 EXPECTED_FAILURES.update(dict.fromkeys(['tensor_split'], _R15))
 

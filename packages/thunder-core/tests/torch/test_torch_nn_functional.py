@@ -144,12 +144,12 @@ def test_nn_functional_error(name):
     check_raises(exc, fn, *args)
 
 
-def test_sdpa_dropout_is_a_clear_error():
+def test_sdpa_dropout_is_the_random_symbol():
     from thunder.frontend.simple_trace import trace_program
 
-    # (F.dropout in training mode is supported: tests/torch/test_torch_random.py)
-    with pytest.raises(NotImplementedError, match="dropout_p"):
-        trace_program(lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.1), (f32(1, 2, 3),))
+    # it runs as PyTorch's own call, drawing eager's dropout mask (tests/torch/test_torch_model_idioms.py)
+    trace = trace_program(lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.1), (f32(1, 2, 3),))
+    assert "ltorch.scaled_dot_product_attention_dropout(" in str(trace)
 
 
 def test_inplace_activations_are_a_clear_error():

@@ -121,9 +121,10 @@ def _output_string(out) -> str | None:
         return out.name
     if isinstance(out, (tuple, list)):
         inner = [_output_string(o) for o in out]
-        if any(s is None for s in inner) or not inner:
-            return None  # constants among outputs: nothing to bind
-        body = ", ".join(inner)
+        if all(s is None for s in inner):
+            return None  # only constants: nothing to bind
+        # a constant among proxies (multi_head_attention_forward's ``(out, None)``) is unpacked into ``_``
+        body = ", ".join("_" if s is None else s for s in inner)
         return f"({body},)" if len(inner) == 1 else f"({body})"
     return None
 

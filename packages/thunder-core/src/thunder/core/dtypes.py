@@ -25,6 +25,26 @@ class dtype:
     def __repr__(self) -> str:
         return f"dtypes.{self.name}"
 
+    # A proxy's dtype is a thunder dtype, and user code compares it with torch's (``x.dtype == torch.float16``,
+    # ``mask.dtype != torch.bool``, ``{torch.float32: ...}[x.dtype]``): it must take eager's branch, so a dtype
+    # equals its torch counterpart and hashes like it. Among thunder dtypes equality is identity.
+    def __eq__(self, other):
+        if isinstance(other, dtype):
+            return self is other
+        if _is_torch_dtype(other):
+            return to_torch_dtype(self) is other
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        try:
+            return hash(to_torch_dtype(self))
+        except ImportError:  # without torch there is nothing to equal
+            return id(self) >> 4
+
     def __reduce__(self):
         return (to_dtype, (self.name,))
 
@@ -78,34 +98,46 @@ def corresponding_complex_dtype(d):
     return {float32: complex64, float64: complex128, float16: complex32, bfloat16: complex64, float: complex}.get(d, d)
 
 
-_torch_pairs: dict | None = None
+_to_torch: dict | None = None
+_from_torch: dict | None = None
 
 
-def _pairs() -> dict:
-    # torch is imported lazily so that importing dtypes stays cheap and torch-free.
-    global _torch_pairs
-    if _torch_pairs is None:
+def _tables() -> tuple[dict, dict]:
+    # torch is imported lazily so that importing dtypes stays cheap and torch-free. Two tables, since a dtype
+    # and its torch counterpart are equal keys.
+    global _to_torch, _from_torch
+    if _to_torch is None:
         import torch
 
-        _torch_pairs = {
-            bool8: torch.bool, uint8: torch.uint8, int8: torch.int8, int16: torch.int16, int32: torch.int32,
-            int64: torch.int64, bfloat16: torch.bfloat16, float16: torch.float16, float32: torch.float32,
-            float64: torch.float64, complex32: torch.complex32, complex64: torch.complex64, complex128: torch.complex128,
-            bool: torch.bool, int: torch.int64, float: torch.float32, complex: torch.complex64,
-        }
-        _torch_pairs.update({v: k for k, v in list(_torch_pairs.items()) if isinstance(k, dtype)})
-    return _torch_pairs
+        pairs = ((bool8, torch.bool), (uint8, torch.uint8), (int8, torch.int8), (int16, torch.int16),
+                 (int32, torch.int32), (int64, torch.int64), (bfloat16, torch.bfloat16), (float16, torch.float16),
+                 (float32, torch.float32), (float64, torch.float64), (complex32, torch.complex32),
+                 (complex64, torch.complex64), (complex128, torch.complex128))
+        # keyed by identity: a dtype hashes like its torch counterpart, which needs this very table
+        _from_torch = {id(t): d for d, t in pairs}
+        _to_torch = {id(d): t for d, t in pairs}
+        for number_type, torch_dtype in ((bool, torch.bool), (int, torch.int64), (float, torch.float32),
+                                         (complex, torch.complex64)):
+            _to_torch[id(number_type)] = torch_dtype
+    return _to_torch, _from_torch
+
+
+def _is_torch_dtype(x) -> bool:
+    return type(x).__name__ == "dtype" and type(x).__module__ == "torch"
 
 
 def to_torch_dtype(d):
     """Thunder dtype (or Python number type, or torch dtype, or None) -> torch dtype (or None)."""
     if d is None:
         return None
-    return _pairs()[d] if isinstance(d, dtype) or d in (bool, int, float, complex) else d
+    return _tables()[0][id(d)] if isinstance(d, dtype) or d in (bool, int, float, complex) else d
 
 
 def from_torch_dtype(td) -> dtype:
-    return _pairs()[td]
+    try:
+        return _tables()[1][id(td)]
+    except KeyError:
+        raise KeyError(td) from None
 
 
 def to_dtype(x) -> dtype | type | None:

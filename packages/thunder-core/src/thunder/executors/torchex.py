@@ -163,6 +163,7 @@ DIRECT_RANDOM = {
     "rand_like": "torch.rand_like", "randn_like": "torch.randn_like", "randint_like": "torch.randint_like",
     "bernoulli": "torch.bernoulli", "multinomial": "torch.multinomial", "normal": "torch.normal",
     "poisson": "torch.poisson", "dropout": "torch.nn.functional.dropout",
+    "scaled_dot_product_attention_dropout": "torch.nn.functional.scaled_dot_product_attention",
 }
 
 

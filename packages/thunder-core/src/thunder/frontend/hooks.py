@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import math
 import types
+import weakref
 
 import torch
 import torch.utils.checkpoint
@@ -189,12 +190,13 @@ def _out_variant(sym):
 
 
 def _module_call(module_call_wrapped, self_w, *args, **kwargs):
-    """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret it."""
+    """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret the
+    implementation that runs them (``_call_impl``: interpreting ``__call__`` itself would come back here)."""
     m = self_w.value
     if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
             or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks
             or torch.nn.modules.module._global_backward_hooks or torch.nn.modules.module._global_backward_pre_hooks):
-        return call_wrapped(module_call_wrapped, self_w, *args, **kwargs)
+        return call_wrapped(torch.nn.Module._call_impl, self_w, *args, **kwargs)
     return call_wrapped(type(m).forward, self_w, *args, **kwargs)
 
 
@@ -304,6 +306,8 @@ class JitHooks(Hooks):
             return mutation
         if fn is builtins.isinstance:
             return _isinstance
+        if type(fn) is weakref.ReferenceType:
+            return lambda: self._module_state_as_proxy(fn())
         if fn in _MATH_ON_NUMBERS:
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
@@ -421,6 +425,16 @@ class JitHooks(Hooks):
                 x = self.on_input(x, provenance)
             resolved.append(x)
         return tree_unflatten(resolved, spec)
+
+    def _module_state_as_proxy(self, value):
+        """A parameter or buffer of the jitted module reached without provenance (through a weak reference, as
+        nn.LSTM checks whether its flat weights changed) is the proxy of its attribute path, so the program sees
+        the same object as when it reads the attribute."""
+        if isinstance(value, torch.Tensor):
+            provenance = self._module_state_paths().get(id(value))
+            if provenance is not None:
+                return self.on_input(value, provenance)
+        return value
 
     def _module_state_paths(self) -> dict:
         if self._state_paths is None:

@@ -204,13 +204,16 @@ def _repeat_heads(x, n):
     return shape_ops.reshape(expanded, (*batch, h * n, s, e))
 
 
-@torchsymbol(F.scaled_dot_product_attention, method=())
+# With dropout_p > 0 (training BERT, GPT-2), F.scaled_dot_product_attention is the random symbol of
+# thunder.torch.randomness instead, which runs as PyTorch's own call (same seed, same dropout mask).
+@torchsymbol(method=())
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     check(query.dtype is key.dtype is value.dtype, lambda: f"Expected query, key, and value to have the same dtype, "
           f"but got query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
-    check(dropout_p == 0.0, "scaled_dot_product_attention with dropout_p > 0 needs random numbers, which thunder does "
-          "not support yet (randomness support comes later); pass dropout_p=0.0", NotImplementedError)
+    check(dropout_p == 0.0, "thunder.torch.scaled_dot_product_attention has no dropout; "
+          "torch.nn.functional.scaled_dot_product_attention with dropout_p > 0 is thunder.torch.randomness's",
+          NotImplementedError)
     _check_float(query, "scaled_dot_product_attention")
     if enable_gqa:
         hq, hk = query.shape[-3], key.shape[-3]

@@ -33,7 +33,7 @@ from thunder.core.symbol import Symbol
 
 __all__ = [
     "OpaqueFallbackWarning", "opaque_symbol", "call_opaque", "opaque_method", "opaque_lookaside", "meta_outputs",
-    "importable_path", "is_random", "opaque_symbols", "on_new_opaque_symbol", "OPAQUE_ID_PREFIX",
+    "importable_path", "is_random", "may_return_view", "opaque_symbols", "on_new_opaque_symbol", "OPAQUE_ID_PREFIX",
 ]
 
 OPAQUE_ID_PREFIX = "ltorch.opaque."
@@ -141,6 +141,30 @@ def is_random(fn) -> bool:
             torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
     except Exception:
         return False
+
+
+def _aten_packet(fn):
+    if isinstance(fn, torch._ops.OpOverload):
+        return fn.overloadpacket
+    if isinstance(fn, torch._ops.OpOverloadPacket):
+        return fn
+    name = _short_name(fn)
+    return getattr(torch.ops.aten, name, None) if name else None
+
+
+def may_return_view(fn) -> bool:
+    """Whether an output of ``fn`` may share memory with an input, by its aten schema (a ``Tensor(a)`` return
+    that is not an ``out=`` argument). Without a schema we cannot know, so: yes. An in-place update of such an
+    output would have to reach the input, which thunder cannot see through an opaque call."""
+    packet = _aten_packet(fn)
+    if packet is None:
+        return True
+    try:
+        schemas = [getattr(packet, o)._schema for o in packet.overloads()]
+    except Exception:
+        return True
+    return not schemas or any(r.alias_info is not None and not r.alias_info.is_write
+                              for schema in schemas for r in schema.returns)
 
 
 def _check_not_inplace(fn, kwargs) -> None:
@@ -292,6 +316,8 @@ def opaque_symbol(fn) -> Symbol:
     # An opaque op may update some of its arguments inside the call (batch_norm's running statistics): it is
     # never dropped for an unused result nor merged with an equal call.
     tags = ("random", "side_effect") if is_random(fn) else ("side_effect",)
+    if may_return_view(fn):
+        tags += ("may_return_view",)
     # Printed (before dispatch) as thunder.torch.opaque.<attr>(...), which this module binds below.
     sym = Symbol(attr, meta, id=f"{OPAQUE_ID_PREFIX}{qualified}", module="thunder.torch.opaque", alias="opaque",
                  tags=tags)

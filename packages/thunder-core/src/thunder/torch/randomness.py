@@ -69,3 +69,26 @@ def _dropout(input, p=0.5, training=True, inplace=False):
 
 torch_function_table[F.dropout] = _dropout
 torch_function_table[torch.dropout] = lambda input, p, train: _dropout(input, p, train)
+
+
+@torchsymbol(tags=RANDOM_TAGS)
+def scaled_dot_product_attention_dropout(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                         scale=None, enable_gqa=False):
+    """Attention with dropout on the attention weights; runs as ``F.scaled_dot_product_attention`` itself."""
+    kwargs = dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    return meta_outputs(F.scaled_dot_product_attention, (query, key, value), kwargs,
+                        what="torch.nn.functional.scaled_dot_product_attention")
+
+
+def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                  enable_gqa=False):
+    from thunder.torch.nn_functional import scaled_dot_product_attention
+
+    check(0.0 <= pyval(dropout_p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {dropout_p}",
+          ValueError)
+    attention = scaled_dot_product_attention if dropout_p == 0.0 else scaled_dot_product_attention_dropout
+    return attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                     enable_gqa=enable_gqa)
+
+
+torch_function_table[F.scaled_dot_product_attention] = _scaled_dot_product_attention

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 
 from thunder.core import prims
+from thunder.core.dtypes import to_torch_dtype
+from thunder.core.proxies import torch_function_table
 from thunder.torch.registry import register_method
 
 
@@ -35,3 +37,17 @@ def element_size(a) -> int:
 register_method("is_complex", is_complex, torch.is_complex, torch.Tensor.is_complex)
 register_method("is_floating_point", is_floating_point, torch.is_floating_point, torch.Tensor.is_floating_point)
 register_method("element_size", element_size, torch.Tensor.element_size)
+
+
+# torch.finfo(x.dtype): a proxy's dtype is a thunder dtype, which PyTorch's constructors do not accept. The limits
+# depend on the dtype only, which the trace fixes, so they are plain Python numbers.
+def finfo(type=None):
+    return torch.finfo() if type is None else torch.finfo(to_torch_dtype(type))
+
+
+def iinfo(type):
+    return torch.iinfo(to_torch_dtype(type))
+
+
+torch_function_table[torch.finfo] = finfo
+torch_function_table[torch.iinfo] = iinfo

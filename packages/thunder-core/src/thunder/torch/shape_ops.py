@@ -279,7 +279,14 @@ def cat(tensors, dim=0):
         dtype = promote_types(dtype, t_.dtype)
     from thunder.torch.elementwise import convert
 
-    return prims.cat([convert(t_, dtype) for t_ in tensors], dim)
+    # PyTorch's legacy rule: 1-D empty tensors (``torch.tensor([])``, the start of transformers' key/value cache)
+    # are skipped whatever the other tensors' rank; they still take part in type promotion.
+    joined = [t_ for t_ in tensors if not _is_legacy_empty(t_)] or [tensors[0]]
+    return prims.cat([convert(t_, dtype) for t_ in joined], dim)
+
+
+def _is_legacy_empty(t) -> bool:
+    return t.ndim == 1 and t.shape[0] == 0
 
 
 @torchsymbol(torch.stack, method=())

@@ -16,7 +16,7 @@ from thunder.core import prims
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
-from thunder.core.symbol import BoundSymbol
+from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import swap_proxies
 
@@ -72,7 +72,7 @@ class _State:
         self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
         self.views: dict[str, _View] = {}
-        self.producers: dict[str, str] = {}  # raw name -> id of the symbol that made it
+        self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
@@ -117,7 +117,7 @@ class _State:
         self.trace.bound_symbols.append(emitted)
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)
-            self.producers[o.name] = bsym.sym.id
+            self.producers[o.name] = bsym.sym
         if _is_view(bsym):
             base = bsym.args[0]
             self.raw.setdefault(base.name, base)
@@ -132,10 +132,10 @@ class _State:
     # updating --------------------------------------------------------------------------------------
     def update(self, target: Proxy, value: Proxy, where: BoundSymbol, grad_enabled: bool = True) -> None:
         producer = self.producers.get(target.name)
-        if producer is not None and producer.startswith("ltorch.opaque."):
+        if producer is not None and "may_return_view" in producer.tags:
             where_txt = f" (at {where.source})" if where.source is not None else ""
             raise UnsupportedError(
-                f"an in-place update of the result of {producer.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
+                f"an in-place update of the result of {producer.id.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
                 "an opaque PyTorch call: thunder cannot tell whether it is a view of its input; clone it first"
             )
         self.raw.setdefault(target.name, target)
