@@ -28,6 +28,11 @@ TRITON_PLUGIN = "packages/thunder-triton"
 TRITON = os.environ.get("THUNDER_TRITON_REQUIREMENT", "triton==3.9.0")  # requires no torch: cannot replace the pin
 # torch's OpInfo database (torch.testing._internal) imports these
 OPINFO_REQUIREMENTS = ("expecttest", "numpy")
+# litgpt for its GPT (tests/test_training_models.py), installed with --no-deps: its requirements would replace the
+# pinned torch. litgpt.model imports lightning (and it lightning_utilities, torchmetrics) and psutil; PyYAML, tqdm,
+# packaging, fsspec and typing_extensions come with transformers and torch.
+LITGPT_REQUIREMENTS = ("litgpt==0.5.13", "lightning==2.6.6", "lightning-utilities==0.15.3", "torchmetrics==1.9.0",
+                       "psutil==7.2.2")
 
 
 INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -64,6 +69,7 @@ def tests(session: nox.Session) -> None:
     """Unit tests of every package and the cross-package tests, with the example plugin installed."""
     _install_core(session, *OPINFO_REQUIREMENTS, "transformers")  # transformers: real models (no torch dependency)
     session.install("--no-deps", "-e", EXAMPLE_PLUGIN)
+    session.install("--no-deps", *LITGPT_REQUIREMENTS)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
 
