@@ -10,6 +10,7 @@ import math
 from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import Proxy, type_string
+from thunder.core.trace import TraceCtx
 
 __all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace", "ObjectRef", "Construct"]
 
@@ -47,6 +48,8 @@ class _Imports:
 def prettyprint(x, imports: _Imports | None = None) -> str:
     if isinstance(x, Proxy):
         return x.name
+    if isinstance(x, TraceCtx):  # a sub-trace: printed as a nested def just before the call that takes it
+        return x.fn_name
     if isinstance(x, ObjectRef):
         if imports is not None:
             imports.ctx[x.name] = x.obj
@@ -152,11 +155,14 @@ def _meta_comment(out) -> str:
 def bsym_lines(bsym, printed_sources: set, *, with_subsymbols: bool, imports: _Imports | None = None,
                indent: str = "  ") -> list[str]:
     imports = imports if imports is not None else _Imports()
+    lines = []
+    for sub in bsym.subtraces:
+        lines += [indent + line for line in subtrace_lines(sub, with_subsymbols=with_subsymbols, imports=imports)]
     if bsym.sym.python_printer is not None:
-        return [indent + line for line in bsym.sym.python_printer(bsym, imports)]
+        return lines + [indent + line for line in bsym.sym.python_printer(bsym, imports)]
     call = _call_string(bsym, imports)
     out = _output_string(bsym.output)
-    lines = [f"{indent}{out + ' = ' if out else ''}{call}{_meta_comment(bsym.output)}"]
+    lines.append(f"{indent}{out + ' = ' if out else ''}{call}{_meta_comment(bsym.output)}")
     if with_subsymbols:
         for sub in bsym.subsymbols:
             lines += [indent + "  # " + line.strip() for line in bsym_lines(sub, printed_sources, with_subsymbols=True,
@@ -168,8 +174,15 @@ def _source_comment(loc) -> str:
     return f"  # {loc.filename}:{loc.lineno}: \t{loc.line}" if loc.line else f"  # {loc.filename}:{loc.lineno}"
 
 
-def _body_and_imports(trace, *, with_subsymbols: bool) -> tuple[list[str], _Imports]:
-    imports = _Imports()
+def subtrace_lines(trace, *, with_subsymbols: bool, imports: _Imports) -> list[str]:
+    """A sub-trace as a nested function: ``def true_branch(x, w):`` and its body, one level deeper."""
+    body, _ = _body_and_imports(trace, with_subsymbols=with_subsymbols, imports=imports)
+    params = ", ".join(p.name if isinstance(p, Proxy) else str(p) for p in trace.args)
+    return [f"def {trace.fn_name}({params}):", *body]
+
+
+def _body_and_imports(trace, *, with_subsymbols: bool, imports: _Imports | None = None) -> tuple[list[str], _Imports]:
+    imports = _Imports() if imports is None else imports
     if trace.decorators:
         imports.need("import torch")  # decorators are torch's (``@torch.autocast("cpu", enabled=False)``)
     lines: list[str] = []

@@ -4,6 +4,12 @@ Calling a symbol while tracing records a :class:`BoundSymbol` in the current tra
 computes output proxies; a non-prim symbol's meta is its decomposition, whose calls are recorded as
 the bound symbol's ``subsymbols``. Executor symbols (``executor`` set) stand for a concrete
 implementation: they print as a call to an importable function and are what final traces run.
+
+A higher-order bound symbol (``cond``, a loop, a traced ``autograd.Function``) carries *sub-traces*: closed
+traces (every value they read is one of their parameters) passed among its arguments, so grad rules and
+executor implementations receive them like any argument. ``bsym.subtraces`` lists them and
+``bsym.map_subtraces(fn)`` rebuilds the bound symbol with each one transformed; codegen prints each as a
+nested ``def`` whose name the printed call passes in its place.
 """
 
 from __future__ import annotations
@@ -11,12 +17,18 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy
 from thunder.core.pytree import tree_flatten
 
-__all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites"]
+__all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace"]
 
 # symbol id -> rewrite(symbol, args, kwargs) -> (args, kwargs): how calls the user's program makes itself are
 # changed before they are recorded, in traces recorded from user code (those with a tensor_resolver), never
 # inside a decomposition. Whatever a rewrite records (autocast's casts) lands in the trace before the call.
 call_rewrites: dict = {}
+
+
+def is_subtrace(x) -> bool:
+    from thunder.core.trace import TraceCtx
+
+    return isinstance(x, TraceCtx)
 
 
 class SourceLocation:
@@ -120,6 +132,21 @@ class BoundSymbol:
                   source=self.source)
         kw.update(changes)
         return BoundSymbol(**kw)
+
+    @property
+    def subtraces(self) -> tuple:
+        """The sub-traces among the arguments (branches, loop bodies), in argument order."""
+        return tuple(a for a in self.flat_args if is_subtrace(a))
+
+    def map_subtraces(self, fn) -> "BoundSymbol":
+        """This bound symbol with each sub-trace ``t`` replaced by ``fn(t)`` (itself when it has none)."""
+        if not self.subtraces:
+            return self
+        from thunder.core.pytree import tree_unflatten
+
+        leaves, spec = tree_flatten((self.args, self.kwargs))
+        args, kwargs = tree_unflatten([fn(x) if is_subtrace(x) else x for x in leaves], spec)
+        return self.replace(args=args, kwargs=kwargs)
 
     @property
     def flat_args(self) -> list:

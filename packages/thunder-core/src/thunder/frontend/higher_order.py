@@ -30,7 +30,8 @@ def cond_lookaside(pred_w: WrappedValue, true_fn_w, false_fn_w, operands_w=None,
                            f"{pred.type_string()}{user_location_suffix()}")
     from thunder.interpreter.wrapped import computed
 
-    branches = [_trace_branch(w, operands) for w in (true_fn_w, false_fn_w)]
+    branches = [_trace_branch(w, operands, name) for w, name in ((true_fn_w, "true_branch"),
+                                                                  (false_fn_w, "false_branch"))]
     t_leaves, t_spec = tree_flatten(branches[0].output)
     f_leaves, f_spec = tree_flatten(branches[1].output)
     if repr(t_spec) != repr(f_spec) or any(_meta(a) != _meta(b) for a, b in zip(t_leaves, f_leaves)):
@@ -38,7 +39,7 @@ def cond_lookaside(pred_w: WrappedValue, true_fn_w, false_fn_w, operands_w=None,
             "torch.cond: the branches must return the same structure and tensor metadata (shape, dtype, device), "
             f"as PyTorch requires{user_location_suffix()}"
         )
-    return computed(_record_cond(pred, operands, branches))
+    return computed(tree_unflatten(_record_cond(pred, operands, branches), t_spec))
 
 
 def _free_proxies(trace) -> list:
@@ -56,12 +57,12 @@ def _free_proxies(trace) -> list:
     return list(free.values())
 
 
-def _trace_branch(fn_w, operands):
+def _trace_branch(fn_w, operands, name: str = "branch"):
     """A branch as a sub-trace of its own, its operands as parameters (names shared with the outer trace)."""
     from thunder.core.trace import TraceCtx, get_tracectx, tracectx
 
     outer = get_tracectx()
-    sub = TraceCtx("branch")
+    sub = TraceCtx(outer.make_unique_name(name))
     sub.names = outer.names  # one namespace: the branch may read the outer trace's values
     sub.location_fn, sub.tensor_resolver = outer.location_fn, outer.tensor_resolver
     with tracectx(sub):
@@ -70,56 +71,75 @@ def _trace_branch(fn_w, operands):
     return sub
 
 
-_cond_count = [0]
+def close_subtraces(subtraces, exclude=()) -> list:
+    """Makes sub-traces closed: every outer value one of them reads (a parameter, an earlier result) becomes a
+    parameter of all of them, after their own. Returns those values, which the call passes."""
+    free: dict = {}
+    for t in subtraces:
+        for p in _free_proxies(t):
+            free.setdefault(p.name, p)
+    free = [p for p in free.values() if not any(p is o for o in exclude)]
+    for t in subtraces:
+        t.args = list(t.args) + free
+    return free
+
+
+def cond(pred, true_fn, false_fn, *operands):
+    """What ``thunder.cond`` runs: the taken branch's compiled sub-trace (a tuple of its flat outputs)."""
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
+_symbols: dict = {}
+
+
+def higher_order_symbol(name: str, tags=()):
+    """``thunder.<name>``: a symbol run by the torch executor as ``thunder.frontend.higher_order.<name>``, taking
+    its sub-traces (compiled) among its arguments."""
+    sym = _symbols.get(name)
+    if sym is None:
+        from thunder.core.symbol import Symbol
+        from thunder.extend import get_executor
+
+        torchex = get_executor("torch")
+        sym = Symbol(name, None, id=f"thunder.{name}", is_prim=True, executor=torchex,
+                     module="thunder.frontend.higher_order", alias="higher_order", tags=tags)
+        torchex.register_implementation(sym, sym)
+        _symbols[name] = sym
+    return sym
+
+
+def fresh_proxy(x, name=None):
+    """A new proxy with ``x``'s metadata (an output of a higher-order call); other values as they are."""
+    from thunder.core.proxies import NumberProxy, Proxy
+
+    if isinstance(x, TensorProxy):
+        return x.replace(name)
+    if isinstance(x, NumberProxy):
+        return type(x)(name, value=x.value, data_dependent=True)  # computed when the program runs
+    if isinstance(x, Proxy):
+        return type(x)(name)
+    return x
+
+
+_fresh = fresh_proxy
 
 
 def _record_cond(pred, operands, branches):
-    """One bound symbol running the taken branch's compiled sub-trace when the program runs."""
-    from thunder.core.symbol import BoundSymbol, Symbol
+    """One bound symbol ``thunder.cond(pred, true_branch, false_branch, *operands, *outer values)``."""
+    from thunder.core.symbol import BoundSymbol
     from thunder.core.trace import get_tracectx
-    from thunder.extend import get_executor
-    from thunder.interpreter.runtime import current_runtime
-    from thunder.transforms.pipeline import run_pipeline
 
-    free = {}
     for b in branches:
-        for p in _free_proxies(b):
-            free.setdefault(p.name, p)
-    free = [p for p in free.values() if not any(p is o for o in operands)]
-    compiled = []
-    for i, b in enumerate(branches):
-        b.args = list(b.args) + free
-        b.fn_name = "true_branch" if i == 0 else "false_branch"
-        compiled.append(run_pipeline(b, current_runtime().hooks.executors, check_inplace=False)[-1])
-    true_fn, false_fn = (t.python_callable() for t in compiled)
-
-    def run(pred, *args):
-        return tuple(tree_flatten(true_fn(*args) if pred else false_fn(*args))[0])
-
-    _cond_count[0] += 1
-    name = f"cond_{_cond_count[0]}"
-    sources = [str(t) for t in compiled]
-
-    def printer(bsym, imports):
-        from thunder.core.codegen import prettyprint
-
-        imports.ctx[name] = run
-        out = tree_flatten(bsym.output)[0]
-        lhs = f"({', '.join(o.name for o in out)},) = " if out else ""
-        comments = [f"# {line}" for src in sources for line in src.splitlines() if line and not line.startswith("#")]
-        return comments + [f"{lhs}{name}({', '.join(prettyprint(a, imports) for a in bsym.args)})"]
-
-    torchex = get_executor("torch")
-    sym = Symbol(name, None, id=f"thunder.cond.{name}", is_prim=True, executor=torchex, python_printer=printer)
-    torchex.register_implementation(sym, sym)
-    outputs = tree_unflatten([x.replace() if isinstance(x, TensorProxy) else x
-                              for x in tree_flatten(branches[0].output)[0]],
-                             tree_flatten(branches[0].output)[1])
-    out_leaves, out_spec = tree_flatten(outputs)
+        leaves, _ = tree_flatten(b.output)
+        b.output = tuple(leaves)
+    free = close_subtraces(branches, exclude=operands)
+    out_leaves, out_spec = tree_flatten(branches[0].output)
+    out_leaves = [_fresh(x) for x in out_leaves]
     trace = get_tracectx()
-    args = (pred, *[o for o in operands if hasattr(o, "name")], *free)
-    trace.scopes[-1].append(BoundSymbol(sym, args, {}, tuple(out_leaves), (), trace.current_location()))
-    return tree_unflatten(out_leaves, out_spec)
+    args = (pred, *branches, *[o for o in operands if hasattr(o, "name")], *free)
+    trace.scopes[-1].append(BoundSymbol(higher_order_symbol("cond"), args, {}, tuple(out_leaves), (),
+                                        trace.current_location()))
+    return out_leaves
 
 
 def _meta(x):

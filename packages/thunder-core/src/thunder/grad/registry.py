@@ -30,6 +30,7 @@ def _load_builtin_rules() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
+        import thunder.grad.higher_order_rules  # noqa: F401
         import thunder.grad.prim_rules  # noqa: F401
         import thunder.grad.torch_rules  # noqa: F401
 

@@ -1,5 +1,6 @@
 """Common-subexpression elimination: a bound symbol equal to an earlier one (same symbol, same
-arguments) reuses the earlier outputs. Random ops and ops with side effects are never merged."""
+arguments) reuses the earlier outputs. Random ops and ops with side effects are never merged. Each
+sub-trace (a cond's branch, a loop's body) is cleaned on its own: nothing is merged across its boundary."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
         for bsym in trace.bound_symbols:
             if rename:
                 bsym = swap_proxies(bsym, rename)
+            bsym = bsym.map_subtraces(lambda t: cse(t, numbers_only=numbers_only))
             if bsym.sym.id == "prims.set_grad_enabled":
                 grad_enabled = bool(bsym.args[0])
             outs = bsym.flat_proxy_outs

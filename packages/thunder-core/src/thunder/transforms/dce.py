@@ -1,5 +1,6 @@
 """Dead-code elimination: drops bound symbols none of whose outputs are used, unless they have side
-effects (tagged ``side_effect``) or produce nothing (checks)."""
+effects (tagged ``side_effect``) or produce nothing (checks). The sub-traces of a kept bound symbol (a
+cond's branches, a loop's body) are cleaned the same way, their outputs being their boundary."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def dce(trace: TraceCtx) -> TraceCtx:
             outs = bsym.flat_proxy_outs
             needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs))
             if needed:
-                kept.append(bsym)
+                kept.append(bsym.map_subtraces(dce))
                 live.update(a.name for a in bsym.flat_proxy_args)
                 # a symbolic dim of a kept tensor is defined in the trace, never popping up from nowhere
                 live.update(d.name for o in outs if isinstance(o, TensorProxy) for d in o.shape

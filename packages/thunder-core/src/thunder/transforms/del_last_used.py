@@ -1,5 +1,5 @@
 """Frees each intermediate right after its last use, by inserting ``del`` statements, so peak
-memory is what the program needs rather than everything it ever computed."""
+memory is what the program needs rather than everything it ever computed. Inside each sub-trace too."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def del_last_used(trace: TraceCtx) -> TraceCtx:
                     dying.append(p)
             if dying:
                 new_bsyms.append(DEL.bind(*dict((p.name, p) for p in dying).values(), output=None))
-            new_bsyms.append(bsym)
+            new_bsyms.append(bsym.map_subtraces(del_last_used))
         new = from_trace(trace)
         new.bound_symbols = new_bsyms[::-1]
         done(new)

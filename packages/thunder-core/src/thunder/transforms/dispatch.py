@@ -3,7 +3,9 @@
 For each bound symbol, the executors are asked in priority order; the first whose implementation
 accepts the arguments claims it and lowers it to its executor symbols. A symbol nobody claims is
 replaced by its subsymbols, which are tried the same way. Fusion executors then group what they
-claimed into regions (``FusionExecutor.fusion_pass``).
+claimed into regions (``FusionExecutor.fusion_pass``). Sub-traces (a cond's branches, a loop's body) are
+dispatched first, each as a computation of its own (fusion passes included), and stay arguments of the
+higher-order symbol that runs them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def tagged_symbol(sym: Symbol, tags) -> Symbol:
 
 
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
+    bsym = bsym.map_subtraces(lambda t: dispatch_to_executors(t, executors))
     for ex in executors:
         if ex.can_execute(bsym):
             # Sizes the decomposition computed may name the outputs' dims or later arguments: keep their

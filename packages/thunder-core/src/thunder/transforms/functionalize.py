@@ -53,6 +53,8 @@ class _View:
 
 
 def functionalize(trace: TraceCtx) -> TraceCtx:
+    if any(b.subtraces for b in trace.bound_symbols):
+        trace = _functionalize_subtraces(trace)
     if not any("inplace" in b.sym.tags for b in trace.bound_symbols):
         return trace
     with timed_transform("Functionalization (in-place updates become values)") as done:
@@ -62,6 +64,29 @@ def functionalize(trace: TraceCtx) -> TraceCtx:
             for bsym in trace.bound_symbols:
                 state.visit(bsym)
             state.finish(trace)
+        done(new)
+    return new
+
+
+def _functionalize_subtraces(trace: TraceCtx) -> TraceCtx:
+    """Each sub-trace (a cond's branch, a loop's body) made pure on its own; one that updates its inputs (the
+    operands, or outer values it reads) is refused, as PyTorch refuses it."""
+
+    def pure(sub: TraceCtx) -> TraceCtx:
+        f = functionalize(sub)
+        for b in f.bound_symbols:
+            if b.sym.id == "prims.copy_to_out_":
+                where = f" (at {b.source})" if b.source is not None else ""
+                raise UnsupportedError(
+                    f"an in-place update of {b.kwargs['out'].name}{where}, which {sub.fn_name} receives from outside: "
+                    "the body of a higher-order operator (torch.cond's branches, a loop's body) must not update its "
+                    "inputs, as PyTorch requires; update a clone"
+                )
+        return f
+
+    with timed_transform("Functionalization of sub-traces") as done:
+        new = from_trace(trace)
+        new.bound_symbols.extend(b.map_subtraces(pure) for b in trace.bound_symbols)
         done(new)
     return new
 
