@@ -94,7 +94,9 @@ def test_autograd_function_uses_the_users_backward():
     expected.backward()
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(jit_grad, x.grad)
-    assert "_Cube_apply(" in str(thunder.last_traces(jf)[-1])
+    assert "torch.pow(" in str(thunder.last_traces(jf)[-1])  # the user's forward, traced into the computation
+    assert "torch.mul(t" in str(thunder.last_backward_traces(jf)[-1])  # the user's backward, traced
+    assert ", 100)" in str(thunder.last_backward_traces(jf)[-1])
     with torch.no_grad():  # needs_input_grad is honoured: no grad, no backward
         torch.testing.assert_close(jf(x), f(x))
 
@@ -310,3 +312,55 @@ def test_cond_branches_must_not_update_their_inputs():
 
     with pytest.raises(Exception, match="must not update its inputs"):
         thunder.jit(f)(torch.ones(3))
+
+
+class _ScaledMatmul(torch.autograd.Function):
+    """Two outputs, a tensor kept as a ctx attribute, needs_input_grad consulted, a None gradient."""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.save_for_backward(a, b)
+        ctx.alpha, ctx.bias_like = alpha, b.sum(0)
+        out = a @ b
+        return out * alpha, out.relu()
+
+    @staticmethod
+    def backward(ctx, g_scaled, g_relu):
+        a, b = ctx.saved_tensors
+        g = g_scaled * ctx.alpha + g_relu * ((a @ b) > 0)
+        grad_a = g @ b.t() + ctx.bias_like.sum() if ctx.needs_input_grad[0] else None
+        grad_b = a.t() @ g if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None
+
+
+@pytest.mark.parametrize("b_requires_grad", [True, False])
+def test_autograd_function_forward_and_backward_traced(b_requires_grad):
+    def f(a, b):
+        scaled, relu = _ScaledMatmul.apply(a.tanh(), b, 0.5)
+        return scaled + relu
+
+    a = torch.randn(4, 3, requires_grad=True)
+    b = torch.randn(3, 5, requires_grad=b_requires_grad)
+    jf = _grads_match(f, (a, b))
+    backward = str(thunder.last_backward_traces(jf)[-1])
+    assert "torch.matmul" in backward and "island" not in backward and "torch_autograd" not in backward
+
+
+class _Untraceable(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        scale = float(g.sum().item() != 12345)  # needs a value: thunder cannot trace it
+        return g * 2 * scale
+
+
+def test_autograd_function_with_an_untraceable_backward_runs_under_pytorch():
+    def f(x):
+        return _Untraceable.apply(x.sin())
+
+    x = torch.randn(3, requires_grad=True)
+    with pytest.warns(UserWarning, match="_Untraceable.backward could not be traced"):
+        _grads_match(f, (x,))

@@ -159,9 +159,14 @@ class _TracingCtx:
     def __init__(self, args):
         self.needs_input_grad = tuple(isinstance(a, TensorProxy) and a.requires_grad for a in args)
         self.saved_tensors = ()
+        self.in_backward = False
 
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
+
+    @property
+    def saved_variables(self):
+        return self.saved_tensors
 
     def mark_dirty(self, *tensors):
         raise UnsupportedError("an autograd.Function that modifies its inputs in place (ctx.mark_dirty) is not "
@@ -178,36 +183,116 @@ _function_symbols: dict = {}
 
 
 def autograd_function_lookaside(cls):
-    """``MyFunction.apply(*args)`` runs as one call of the user's Function when the program runs, so
-    PyTorch's autograd uses the user's backward (with ``ctx.save_for_backward`` and
-    ``ctx.needs_input_grad`` as written). Its forward is traced once, on proxies, only to learn the
-    outputs' metadata; what it records is discarded."""
+    """``MyFunction.apply(*args)``: the user's forward is traced into the computation (its ops inlined when the
+    program runs) and the user's backward is traced into a sub-trace that thunder's autograd runs for the
+    gradients (``ctx.save_for_backward``, attributes set on ``ctx`` and ``ctx.needs_input_grad`` as written).
+    When the backward cannot be traced, the call runs as one call of the user's Function under PyTorch's
+    autograd instead, with a warning saying why."""
 
     def apply(*wargs, **wkwargs):
-        from thunder.core.trace import get_tracectx
         from thunder.frontend.autocast import refuse_under_autocast
         from thunder.interpreter.wrapped import computed
 
         refuse_under_autocast(f"{cls.__name__}.apply (a torch.autograd.Function)")
-        args = [w.value for w in wargs]
-        kwargs = {k: w.value for k, w in wkwargs.items()}
-        trace = get_tracectx()
-        trace.push_scope()
-        try:
-            outputs = cls.forward(_TracingCtx(args), *args, **kwargs)
-        finally:
-            trace.pop_scope()
-        from thunder.core.symbol import BoundSymbol
-
-        # recorded with the traced outputs: the call itself computes them when the program runs
-        trace.scopes[-1].append(BoundSymbol(_function_symbol(cls), tuple(args), kwargs, outputs, (),
-                                            trace.current_location()))
-        return computed(outputs)
+        if not wkwargs:
+            traced = _traced_function(cls, wargs)
+            if traced is not None:
+                return computed(traced)
+        return computed(_function_as_one_call(cls, wargs, wkwargs))
 
     return apply
 
 
-def _function_symbol(cls):
+class FunctionBackwardNotTraced(UserWarning):
+    """A torch.autograd.Function's backward could not be traced: the call runs under PyTorch's autograd."""
+
+
+def _traced_function(cls, wargs):
+    """The forward's sub-trace and the backward's, recorded as one ``cls.apply`` bound symbol; None (after a
+    warning) when the backward cannot be traced."""
+    import warnings
+
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import TraceCtx, get_tracectx, tracectx
+    from thunder.interpreter.wrapped import computed
+
+    outer = get_tracectx()
+    args = [w.value for w in wargs]
+    ctx = _TracingCtx(args)
+
+    def sub_trace(name):
+        t = TraceCtx(outer.make_unique_name(name))
+        t.names = outer.names
+        t.location_fn, t.tensor_resolver = outer.location_fn, outer.tensor_resolver
+        return t
+
+    forward = sub_trace(f"{cls.__name__}_forward")
+    with tracectx(forward):
+        outputs = call_wrapped(computed(cls.forward), computed(ctx), *wargs).value
+    out_leaves, out_spec = tree_flatten(outputs)
+    forward.output = tuple(out_leaves)
+    forward.args = [a for a in args if isinstance(a, TensorProxy)]
+    backward = sub_trace(f"{cls.__name__}_backward")
+    grads = [x.replace() if isinstance(x, TensorProxy) else None for x in out_leaves]
+    try:
+        with tracectx(backward):
+            ctx.in_backward = True
+            result = call_wrapped(computed(cls.backward), computed(ctx),
+                                  *[computed(g) for g in grads]).value
+        result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        if len(result) != len(args):
+            raise TypeError(f"backward returned {len(result)} gradients, forward takes {len(args)} arguments")
+    except Exception as e:  # noqa: BLE001  anything the interpreter cannot follow: PyTorch runs the Function
+        warnings.warn(f"{cls.__qualname__}.backward could not be traced ({type(e).__name__}: {e}); the call runs as "
+                      "one call of the Function under PyTorch's autograd", FunctionBackwardNotTraced, stacklevel=2)
+        return None
+    backward.output = tuple(g for a, g in zip(args, result) if isinstance(a, TensorProxy))
+    backward.args = [g for g in grads if g is not None]
+    close_subtraces([forward])
+    free_bw = _free_proxies(backward)
+    backward.args = free_bw + backward.args
+    # what the backward reads of the forward's values (saved tensors, tensors kept on ctx) is returned by the
+    # forward's sub-trace too, after the outputs
+    made = {o.name for b in forward.bound_symbols for o in b.flat_proxy_outs}
+    forward.output = (*out_leaves, *(p for p in free_bw if p.name in made))
+    sym = _function_symbol(cls, traced=True)
+    outer.scopes[-1].append(BoundSymbol(sym, (forward, backward, *forward.args), {"outputs": len(out_leaves)},
+                                        tuple(out_leaves), tuple(forward.bound_symbols), outer.current_location()))
+    return tree_unflatten(out_leaves, out_spec)
+
+
+def _function_as_one_call(cls, wargs, wkwargs):
+    """The Function as one opaque call (PyTorch's autograd runs the user's backward); its forward is traced once,
+    in a discarded scope, only for the outputs' metadata."""
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import get_tracectx
+
+    args = [w.value for w in wargs]
+    kwargs = {k: w.value for k, w in wkwargs.items()}
+    trace = get_tracectx()
+    trace.push_scope()
+    try:
+        outputs = cls.forward(_TracingCtx(args), *args, **kwargs)
+    finally:
+        trace.pop_scope()
+    # recorded with the traced outputs: the call itself computes them when the program runs
+    trace.scopes[-1].append(BoundSymbol(_function_symbol(cls), tuple(args), kwargs, outputs, (),
+                                        trace.current_location()))
+    return outputs
+
+
+def _function_symbol(cls, traced: bool = False):
+    if traced:  # forward inlined (its subsymbols), backward a sub-trace run by the grad rule
+        sym = _function_symbols.get((cls, "traced"))
+        if sym is None:
+            from thunder.core.symbol import Symbol
+            from thunder.grad.higher_order_rules import autograd_function_grad
+            from thunder.grad.registry import grad_rules
+
+            sym = Symbol(f"{cls.__name__}_apply", None, id=f"thunder.autograd_function.{cls.__module__}.{cls.__qualname__}")
+            grad_rules[sym.id] = autograd_function_grad
+            _function_symbols[(cls, "traced")] = sym
+        return sym
     sym = _function_symbols.get(cls)
     if sym is None:
         from thunder.core.symbol import Symbol

@@ -132,3 +132,33 @@ def _cond_grad(pred, true_branch, false_branch, *operands):
 def _placeholder(trace: TraceCtx, like):
     """A parameter a branch's backward receives but does not read (a value only the other branch uses)."""
     return _fresh(like, trace.make_unique_name("unused")) if isinstance(like, Proxy) else Proxy(trace.make_unique_name("unused"))
+
+
+def _inline(sub: TraceCtx, values: list):
+    """Records ``sub``'s bound symbols in the current trace with its parameters bound to ``values``; returns its
+    output. Its own values keep their names (unique: sub-traces draw names from the trace they were made in)."""
+    from thunder.extend import swap_proxies
+
+    mapping = {p.name: v for p, v in zip(sub.args, values) if isinstance(p, Proxy)}
+    trace = get_tracectx()
+    for b in sub.bound_symbols:
+        trace.scopes[-1].append(swap_proxies(b, mapping) if mapping else b)
+    return tuple(mapping.get(x.name, x) if isinstance(x, Proxy) else x for x in sub.output)
+
+
+def autograd_function_grad(forward, backward, *args, outputs: int):
+    """A ``torch.autograd.Function`` traced by thunder: the user's forward, then the user's backward (traced).
+    ``forward`` returns the Function's ``outputs`` flat outputs, then what ``backward`` reads of its values."""
+    outputs = _inline(forward, list(args))[:outputs]
+    renamed = {p.name: a for p, a in zip(forward.args, args) if isinstance(p, Proxy)}
+    n_saved = len(backward.args) - sum(isinstance(o, TensorProxy) for o in outputs)
+    saved = [renamed.get(p.name, p) for p in backward.args[:n_saved]]
+
+    def backprop(*cotangents):
+        cots = [c if c is not None else _zeros_like(o) for o, c in zip(
+            (o for o in outputs if isinstance(o, TensorProxy)), cotangents)]
+        grads = _inline(backward, [*saved, *cots])
+        n_inputs = len(backward.output)
+        return (None, None, *grads, *(None,) * (len(args) - n_inputs))
+
+    return outputs, backprop
