@@ -58,7 +58,8 @@ def index(a, indices):
 
 
 def index_put(a, indices, values, accumulate):
-    return torch.index_put(a, tuple(indices), values, accumulate=accumulate)
+    # aten's index_put takes None for a full slice (prims.index's indices); torch.index_put does not
+    return torch.ops.aten.index_put.default(a, list(indices), values, accumulate)
 
 
 def sum_prim(a, dims):

@@ -153,20 +153,24 @@ _binary_rule(prims.remainder, lambda g, a, b, out: (
 
 def _pow_grads(g, a, b, out):
     def ga():
-        # b * a**(b - 1), and 0 where b == 0 (PyTorch's convention, also for a == 0)
+        # b * a**(b - 1), and 0 where b == 0 (PyTorch's convention, also for a == 0, where the formula is 0 * inf)
+        if not _tensor(b) and b == 0:
+            return zeros_like(g)
         d = prims.mul(b, prims.pow(a, prims.sub(b, 1.0)))
-        d = prims.where(prims.eq(b, 0.0), 0.0, d) if _tensor(b) else (d if b != 0 else prims.mul(d, 0.0))
+        if _tensor(b):
+            d = prims.where(prims.eq(b, 0.0), 0.0, d)
         return prims.mul(g, d)
 
     def gb():
         # out * log(a), and 0 where a == 0 and b >= 0
+        if not _tensor(a):  # a number base: its log is a number (log(0) = -inf, log of a negative = nan)
+            log_a = math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+            d = prims.mul(out, log_a)
+            if a == 0:
+                d = prims.where(prims.ge(b, 0.0), 0.0, d)
+            return prims.mul(g, d)
         d = prims.mul(out, prims.log(a))
-        mask = prims.bitwise_and(prims.eq(a, 0.0), prims.ge(b, 0.0)) if _tensor(a) else None
-        if mask is not None:
-            d = prims.where(mask, 0.0, d)
-        elif a == 0:
-            d = prims.where(prims.ge(b, 0.0), 0.0, d)
-        return prims.mul(g, d)
+        return prims.mul(g, prims.where(prims.bitwise_and(prims.eq(a, 0.0), prims.ge(b, 0.0)), 0.0, d))
 
     return ga, gb
 
@@ -326,7 +330,14 @@ def _take_grad(a, indices, dim):
 @register_grad(prims.take_along_axis)
 def _take_along_axis_grad(a, indices, dim):
     out = prims.take_along_axis(a, indices, dim)
-    return out, lambda g: (prims.scatter_add(zeros_like(a), canonicalize_dim(a.ndim, dim), indices, g), None, None)
+
+    def backward(g):
+        # take_along_axis (torch.take_along_dim) reads negative indices from the end; scatter_add does not
+        d = canonicalize_dim(a.ndim, dim)
+        index = prims.where(prims.lt(indices, 0), prims.add(indices, a.shape[d]), indices)
+        return prims.scatter_add(zeros_like(a), d, index, g), None, None
+
+    return out, backward
 
 
 @register_grad(prims.index)
