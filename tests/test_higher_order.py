@@ -364,3 +364,69 @@ def test_autograd_function_with_an_untraceable_backward_runs_under_pytorch():
     x = torch.randn(3, requires_grad=True)
     with pytest.warns(UserWarning, match="_Untraceable.backward could not be traced"):
         _grads_match(f, (x,))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_long_loops_run_their_body_sub_trace_in_a_loop(reverse):
+    from torch._higher_order_ops import map as hop_map
+    from torch._higher_order_ops import scan
+
+    from thunder.frontend.higher_order import UNROLL_LIMIT
+
+    torch.manual_seed(0)
+    n = UNROLL_LIMIT * 4
+    xs, y = torch.randn(n, 3, requires_grad=True), torch.randn(3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+
+    def mapped(xs, y):
+        return hop_map(lambda x, y: x.sin() + y * w, xs, y)
+
+    jm = _grads_match(mapped, (xs, y), (w,))
+
+    def scanned(init, xs):
+        carry, ys = scan(lambda c, x: (c * w + x, (c * x).sum(-1)), init, xs, reverse=reverse)
+        return ys.sum() + carry.sum()
+
+    init = torch.zeros(3, requires_grad=True)
+    _grads_match(scanned, (init, xs), (w,))
+    with torch.no_grad():  # the body traced once, run by the loop: the printed program has one body
+        jm(xs, y)
+        text = str(thunder.last_traces(jm)[-1])
+    assert "def map_body(" in text and text.count("torch.sin(") == 1 and "higher_order.scan(map_body" in text
+
+
+def test_while_loop_body_and_cond_are_sub_traces_and_misuse_is_reported():
+    from torch._higher_order_ops import while_loop
+
+    def f(i, x):
+        return while_loop(lambda i, x: i < 5, lambda i, x: (i + 1, x * 2), (i, x))
+
+    jf = thunder.jit(f)
+    for i0 in (0, 3, 7):
+        for got, want in zip(jf(torch.tensor(i0), torch.ones(2)), f(torch.tensor(i0), torch.ones(2))):
+            torch.testing.assert_close(got, want)
+    text = str(thunder.last_traces(jf)[-1])
+    assert "def while_cond(" in text and "def while_body(" in text
+    assert "higher_order.while_loop(while_cond, while_body" in text
+
+    def grows(x):
+        return while_loop(lambda x: x.sum() < 5, lambda x: (torch.cat([x, x]),), (x,))
+
+    with pytest.raises(Exception, match=r"while_loop: the body's result must keep .*test_higher_order.py"):
+        thunder.jit(grows)(torch.ones(2))
+
+    def float_cond(x):
+        return while_loop(lambda x: x.sum(), lambda x: (x * 2,), (x,))
+
+    with pytest.raises(Exception, match="while_loop: the cond function must return a boolean tensor"):
+        thunder.jit(float_cond)(torch.ones(2))
+
+
+def test_scan_misuse_names_the_operator_and_the_line():
+    from torch._higher_order_ops import scan
+
+    def bad(init, xs):
+        return scan(lambda c, x: (c.sum(), x), init, xs)
+
+    with pytest.raises(Exception, match=r"scan: the carry .* must keep .*test_higher_order.py"):
+        thunder.jit(bad)(torch.zeros(3), torch.randn(20, 3))

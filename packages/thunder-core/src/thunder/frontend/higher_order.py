@@ -375,11 +375,90 @@ def _stack(trees, dim):
     return tree_unflatten([_ltorch("stack")([f[0][k] for f in flat], dim) for k in range(len(flat[0][0]))], spec)
 
 
-def _length(tree, dim) -> int:
+def _length(tree, dim, op: str) -> int:
     leaves, _ = tree_flatten(tree)
     if not leaves or not all(isinstance(x, TensorProxy) for x in leaves):
-        raise UnsupportedError(f"the loop's inputs must be tensors{user_location_suffix()}")
-    return int(leaves[0].shape[dim])  # unrolled: a symbolic length becomes a constraint
+        raise UnsupportedError(f"{op}: the inputs to loop over must be tensors{user_location_suffix()}")
+    lengths = {int(x.shape[dim]) for x in leaves}  # a symbolic length becomes a constraint
+    if len(lengths) != 1:
+        raise UnsupportedError(f"{op}: the inputs to loop over must have the same length along dim {dim}"
+                               f"{user_location_suffix()}")
+    return lengths.pop()
+
+
+# Loops of more than UNROLL_LIMIT iterations run as a Python loop over the body's sub-trace (traced once);
+# shorter ones are unrolled through the interpreter, which lets every transform and fusion see across
+# iterations at no cost in compile time worth the name.
+UNROLL_LIMIT = 8
+
+
+def _body_trace(fn_w, params, name):
+    """``fn`` traced once on ``params`` (fresh proxies) as a closed sub-trace; its flat output is a tuple."""
+    from thunder.core.trace import TraceCtx, get_tracectx, tracectx
+    from thunder.interpreter.wrapped import computed
+
+    outer = get_tracectx()
+    sub = TraceCtx(outer.make_unique_name(name))
+    sub.names = outer.names
+    sub.location_fn, sub.tensor_resolver = outer.location_fn, outer.tensor_resolver
+    with tracectx(sub):
+        values = [tree_unflatten([fresh_proxy(x) for x in tree_flatten(p)[0]], tree_flatten(p)[1]) for p in params]
+        out = call_wrapped(fn_w, *[computed(v) for v in values]).value
+    sub.args = [x for v in values for x in tree_flatten(v)[0] if hasattr(x, "name")]
+    return sub, out
+
+
+def _check_tensors(what: str, tree) -> None:
+    leaves, _ = tree_flatten(tree)
+    if not all(isinstance(x, TensorProxy) for x in leaves):
+        kinds = ", ".join(sorted({type(x).__name__ for x in leaves if not isinstance(x, TensorProxy)}))
+        raise UnsupportedError(f"{what} must be tensors (got {kinds}){user_location_suffix()}")
+
+
+def _same_metadata(what: str, got, expected) -> None:
+    g, gs = tree_flatten(got)
+    e, es = tree_flatten(expected)
+    if repr(gs) != repr(es) or any(_meta(a) != _meta(b) for a, b in zip(g, e)):
+        raise UnsupportedError(f"{what} must keep the structure and tensor metadata (shape, dtype, device) of its "
+                               f"input, as PyTorch requires{user_location_suffix()}")
+
+
+def scan(body, init, xs, consts, dim=0, reverse=False):
+    """What ``thunder.scan`` runs: ``body(*carry, *slices of xs, *consts) -> (*carry, *ys)``, the ys stacked."""
+    import torch
+
+    carry, n_carry = tuple(init), len(init)
+    n = xs[0].shape[dim]
+    ys = []
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        out = body(*carry, *(x.select(dim, i) for x in xs), *consts)
+        carry = out[:n_carry]
+        ys.append(out[n_carry:])
+    if reverse:
+        ys.reverse()
+    n_y = len(ys[0]) if ys else 0
+    return (*carry, *(torch.stack([y[k] for y in ys], dim) for k in range(n_y)))
+
+
+def _record_scan(body, init_leaves, xs_leaves, ys_leaves, dim, reverse):
+    """One ``thunder.scan`` bound symbol; returns (carry outputs, stacked ys)."""
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import get_tracectx
+
+    consts = close_subtraces([body])
+    n = xs_leaves[0].shape[dim]
+    carry_out = [fresh_proxy(x) for x in init_leaves]
+    ys_out = []
+    for y in ys_leaves:
+        shape = list(y.shape)
+        shape.insert(dim % (len(shape) + 1), n)
+        ys_out.append(y.replace(shape=tuple(shape)))
+    trace = get_tracectx()
+    trace.scopes[-1].append(BoundSymbol(higher_order_symbol("scan"), (body, tuple(init_leaves), tuple(xs_leaves),
+                                                                      tuple(consts)),
+                                        {"dim": dim, "reverse": reverse}, (*carry_out, *ys_out), (),
+                                        trace.current_location()))
+    return carry_out, ys_out
 
 
 def map_lookaside(f_w, xs_w, *args_w):
@@ -387,8 +466,35 @@ def map_lookaside(f_w, xs_w, *args_w):
     from thunder.interpreter.wrapped import computed
 
     xs = xs_w.value
-    outs = [call_wrapped(f_w, computed(_slices(xs, 0, i)), *args_w).value for i in range(_length(xs, 0))]
-    return computed(_stack(outs, 0))
+    n = _length(xs, 0, "map")
+    if n <= UNROLL_LIMIT:
+        outs = [call_wrapped(f_w, computed(_slices(xs, 0, i)), *args_w).value for i in range(n)]
+        return computed(_stack(outs, 0))
+    xs_leaves, xs_spec = tree_flatten(xs)
+    x0 = tree_unflatten([x.replace(shape=tuple(x.shape[1:])) for x in xs_leaves], xs_spec)
+    body, out = _map_body(f_w, x0, [w.value for w in args_w])
+    _check_tensors("map: the function's outputs", out)
+    out_leaves, out_spec = tree_flatten(out)
+    body.output = tuple(out_leaves)
+    _, ys = _record_scan(body, [], xs_leaves, out_leaves, 0, False)
+    return computed(tree_unflatten(ys, out_spec))
+
+
+def _map_body(f_w, x0, args):
+    """map's body: the slice is a parameter; the extra arguments are outer values the body reads."""
+    from thunder.core.trace import TraceCtx, get_tracectx, tracectx
+    from thunder.interpreter.wrapped import computed
+
+    outer = get_tracectx()
+    sub = TraceCtx(outer.make_unique_name("map_body"))
+    sub.names = outer.names
+    sub.location_fn, sub.tensor_resolver = outer.location_fn, outer.tensor_resolver
+    with tracectx(sub):
+        leaves, spec = tree_flatten(x0)
+        x = tree_unflatten([fresh_proxy(v) for v in leaves], spec)
+        out = call_wrapped(f_w, computed(x), *[computed(a) for a in args]).value
+    sub.args = list(tree_flatten(x)[0])
+    return sub, out
 
 
 def scan_lookaside(combine_w, init_w, xs_w, dim=0, reverse=False):
@@ -397,7 +503,23 @@ def scan_lookaside(combine_w, init_w, xs_w, dim=0, reverse=False):
 
     dim, reverse = getattr(dim, "value", dim), getattr(reverse, "value", reverse)
     xs, carry = xs_w.value, init_w
-    order = range(_length(xs, dim))
+    n = _length(xs, dim, "scan")
+    if n > UNROLL_LIMIT:
+        init = init_w.value
+        _check_tensors("scan: the initial carry", init)
+        xs_leaves, xs_spec = tree_flatten(xs)
+        x0 = tree_unflatten([x.replace(shape=tuple(s for k, s in enumerate(x.shape) if k != dim % x.ndim))
+                             for x in xs_leaves], xs_spec)
+        body, out = _body_trace(combine_w, [init, x0], "scan_body")
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise UnsupportedError(f"scan: the combine function must return (next carry, output){user_location_suffix()}")
+        _same_metadata("scan: the carry the combine function returns", out[0], init)
+        _check_tensors("scan: the combine function's outputs", out[1])
+        y_leaves, y_spec = tree_flatten(out[1])
+        body.output = (*tree_flatten(out[0])[0], *y_leaves)
+        carry_out, ys = _record_scan(body, tree_flatten(init)[0], xs_leaves, y_leaves, dim, reverse)
+        return computed((tree_unflatten(carry_out, tree_flatten(init)[1]), tree_unflatten(ys, y_spec)))
+    order = range(n)
     ys = []
     for i in (reversed(order) if reverse else order):
         carry_value, y = call_wrapped(combine_w, carry, computed(_slices(xs, dim, i))).value
@@ -409,12 +531,13 @@ def scan_lookaside(combine_w, init_w, xs_w, dim=0, reverse=False):
 
 
 def associative_scan_lookaside(combine_w, xs_w, dim, reverse=False, combine_mode=None):
-    """torch._higher_order_ops.associative_scan: an inclusive scan, evaluated left to right."""
+    """torch._higher_order_ops.associative_scan: an inclusive scan, evaluated left to right (always unrolled:
+    a combine function may be evaluated in any association order, which a tree or a loop would change)."""
     from thunder.interpreter.wrapped import computed
 
     dim, reverse = getattr(dim, "value", dim), getattr(reverse, "value", reverse)
     xs = xs_w.value
-    order = list(range(_length(xs, dim)))
+    order = list(range(_length(xs, dim, "associative_scan")))
     if reverse:
         order.reverse()
     acc, outs = None, {}
@@ -425,29 +548,39 @@ def associative_scan_lookaside(combine_w, xs_w, dim, reverse=False, combine_mode
     return computed(_stack([outs[i] for i in range(len(order))], dim))
 
 
+def while_loop(cond_fn, body_fn, carried, consts):
+    """What ``thunder.while_loop`` runs: the body's sub-trace while the cond's returns true."""
+    carried = tuple(carried)
+    while cond_fn(*carried, *consts)[0]:
+        carried = tuple(body_fn(*carried, *consts))
+    return carried
+
+
 def while_loop_lookaside(cond_w, body_w, carried_w):
-    """torch._higher_order_ops.while_loop: runs as PyTorch's while_loop when the program runs (the number of
-    iterations depends on the data); its carried values keep their metadata, as PyTorch requires."""
-    from thunder.core.symbol import BoundSymbol, Symbol
+    """torch._higher_order_ops.while_loop: its cond and body are sub-traces (traced once each) run by a Python loop
+    when the program runs (the number of iterations depends on the data); the carried values keep their
+    metadata, as PyTorch requires. Forward only, as PyTorch."""
+    from thunder.core.symbol import BoundSymbol
     from thunder.core.trace import get_tracectx
-    from thunder.extend import get_executor
-    from thunder.frontend.autocast import refuse_under_autocast
     from thunder.interpreter.wrapped import computed
 
-    refuse_under_autocast("torch while_loop")
     carried = carried_w.value
+    if not isinstance(carried, (tuple, list)):
+        raise UnsupportedError(f"while_loop: the carried values must be a tuple or list{user_location_suffix()}")
+    _check_tensors("while_loop: the carried values", carried)
+    cond, pred = _body_trace(cond_w, list(carried), "while_cond")
+    if not (isinstance(pred, TensorProxy) and pred.numel() == 1 and pred.dtype.kind == "bool"):
+        raise UnsupportedError("while_loop: the cond function must return a boolean tensor with one element"
+                               f"{user_location_suffix()}")
+    cond.output = (pred,)
+    body, new = _body_trace(body_w, list(carried), "while_body")
+    _same_metadata("while_loop: the body's result", tuple(new), tuple(carried))
+    body.output = tuple(tree_flatten(tuple(new))[0])
+    consts = close_subtraces([cond, body])
     leaves, spec = tree_flatten(carried)
-    outputs = tree_unflatten([x.replace() if isinstance(x, TensorProxy) else x for x in leaves], spec)
-    if not _while_loop:
-        torchex = get_executor("torch")
-        sym = Symbol("while_loop", None, id="torch._higher_order_ops.while_loop", is_prim=True, executor=torchex,
-                     module="torch._higher_order_ops", tags=("side_effect",))
-        torchex.register_implementation(sym, sym)
-        _while_loop.append(sym)
+    outputs = [fresh_proxy(x) for x in leaves]
     trace = get_tracectx()
-    trace.scopes[-1].append(BoundSymbol(_while_loop[0], (cond_w.value, body_w.value, carried), {},
-                                        outputs, (), trace.current_location()))
-    return computed(outputs)
-
-
-_while_loop = []
+    trace.scopes[-1].append(BoundSymbol(higher_order_symbol("while_loop", tags=("side_effect",)),
+                                        (cond, body, tuple(leaves), tuple(consts)), {}, tuple(outputs), (),
+                                        trace.current_location()))
+    return computed(tree_unflatten(outputs, spec))
