@@ -346,6 +346,14 @@ class _Differentiator:
             if isinstance(g, Proxy) and g.name not in defined and g.name not in seen:
                 seen.add(g.name)
                 saved.append(g)
+        # sizes read inside decompositions (``reshape(t, -1)`` computes ``s2 * s3``) come out when the backward
+        # is dispatched: they are saved too
+        inner_defined = {o.name for s in _walk(bw.bound_symbols) for o in s.flat_proxy_outs} | defined
+        for s in _walk(bw.bound_symbols):
+            for p in s.flat_proxy_args:
+                if isinstance(p, NumberProxy) and p.name not in inner_defined and p.name not in seen:
+                    seen.add(p.name)
+                    saved.append(p)
         bw.args = saved + cot_args
         return bw, positions, differentiable_inputs
 

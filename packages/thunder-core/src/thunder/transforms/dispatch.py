@@ -80,6 +80,12 @@ def dispatch_to_executors(trace: TraceCtx, executors) -> TraceCtx:
         with tracectx(new):
             for bsym in trace.bound_symbols:
                 _lower(bsym, executors, new.bound_symbols)
+        # a size the trace receives as an argument (a backward gets the forward's sizes) is not computed again
+        # from values it does not have
+        given = {p.name for p in trace.args if isinstance(p, NumberProxy)}
+        if given:
+            new.bound_symbols = [b for b in new.bound_symbols if not b.flat_proxy_outs or not all(
+                isinstance(o, NumberProxy) and o.name in given for o in b.flat_proxy_outs)]
         for ex in executors:
             if isinstance(ex, FusionExecutor):
                 new = ex.fusion_pass(new)
