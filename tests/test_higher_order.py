@@ -430,3 +430,36 @@ def test_scan_misuse_names_the_operator_and_the_line():
 
     with pytest.raises(Exception, match=r"scan: the carry .* must keep .*test_higher_order.py"):
         thunder.jit(bad)(torch.zeros(3), torch.randn(20, 3))
+
+
+def test_docs_worked_example_a_transform_that_rewrites_inside_branches():
+    from thunder.core.trace import from_trace
+    from thunder.extend import get_executor
+
+    cos = get_executor("torch").register_operator("torch.cos")
+
+    def count_ops(trace, counts=None):
+        counts = {} if counts is None else counts
+        for bsym in trace.bound_symbols:
+            counts[bsym.sym.name] = counts.get(bsym.sym.name, 0) + 1
+            for sub in bsym.subtraces:
+                count_ops(sub, counts)
+        return counts
+
+    def sin_to_cos(trace):
+        new = from_trace(trace)
+        for bsym in trace.bound_symbols:
+            bsym = bsym.map_subtraces(sin_to_cos)
+            if bsym.sym.printed_name == "torch.sin":
+                bsym = bsym.replace(sym=cos)
+            new.bound_symbols.append(bsym)
+        return new
+
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda a: a.sin() * 2, lambda a: a.cos(), (x,))
+
+    jf = thunder.jit(f, transforms=[sin_to_cos])
+    x = torch.ones(3)
+    torch.testing.assert_close(jf(x), x.cos() * 2)
+    counts = count_ops(thunder.last_traces(jf)[-1])
+    assert counts["cos"] == 2 and "sin" not in counts and counts["cond"] == 1
