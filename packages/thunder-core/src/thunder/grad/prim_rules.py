@@ -143,9 +143,18 @@ _binary_rule(prims.sub, lambda g, a, b, out: (lambda: g, lambda: prims.neg(g)))
 _binary_rule(prims.mul, lambda g, a, b, out: (lambda: prims.mul(g, b), lambda: prims.mul(g, a)))
 _binary_rule(prims.div, lambda g, a, b, out: (lambda: prims.div(g, b),
                                               lambda: prims.neg(prims.div(prims.mul(g, out), b))))
-_binary_rule(prims.atan2, lambda g, a, b, out: (
-    lambda: prims.div(prims.mul(g, b), prims.add(prims.mul(a, a), prims.mul(b, b))),
-    lambda: prims.div(prims.neg(prims.mul(g, a)), prims.add(prims.mul(a, a), prims.mul(b, b)))))
+
+
+def _atan2_grads(g, a, b, out):
+    # g * b / (a^2 + b^2) and -g * a / (a^2 + b^2), 0 where the denominator is 0 (PyTorch gives 0 at the origin)
+    def recip():
+        denom = prims.add(prims.mul(a, a), prims.mul(b, b))
+        return prims.where(prims.eq(denom, 0.0), 0.0, prims.reciprocal(denom))
+
+    return (lambda: prims.mul(prims.mul(g, b), recip()), lambda: prims.mul(prims.neg(prims.mul(g, a)), recip()))
+
+
+_binary_rule(prims.atan2, _atan2_grads)
 _binary_rule(prims.fmod, lambda g, a, b, out: (lambda: g, lambda: prims.neg(prims.mul(g, prims.trunc(prims.div(a, b))))))
 _binary_rule(prims.remainder, lambda g, a, b, out: (
     lambda: g, lambda: prims.neg(prims.mul(g, prims.floor(prims.div(a, b))))))
