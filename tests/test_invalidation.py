@@ -141,3 +141,15 @@ def test_user_exceptions_propagate_unchanged():
         thunder.jit(f)(torch.ones(2))
     with pytest.raises(KeyError):
         thunder.jit(lambda x: {}["missing"])(torch.ones(1))
+
+
+def test_nested_lists_of_numbers_are_checked_by_value():
+    def f(x, idx):
+        return x[idx]  # the index goes whole to the indexing op: its values must be checked
+
+    jf = thunder.jit(f)
+    x = torch.randn(4, 4, 4)
+    first, second = ([0, 2, 3], [1, 3, 3], [0, 0, 2]), ([0, 0, 3], [1, 1, 3], [0, 0, 2])
+    torch.testing.assert_close(jf(x, first), f(x, first))
+    torch.testing.assert_close(jf(x, second), f(x, second))
+    assert thunder.cache_misses(jf) == 2

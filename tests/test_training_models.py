@@ -125,8 +125,6 @@ def test_gpt2_with_dropout():
     assert "ltorch.scaled_dot_product_attention_dropout(" in str(thunder.last_traces(jm)[0])
 
 
-@pytest.mark.xfail(strict=True, reason="thunder's autograd (transforms/autograd.py): the embedding's backward ignores "
-                   "padding_idx (BERT's word embeddings have padding_idx=0, whose row must get no gradient)")
 def test_bert_masked_lm_with_padding():
     model = _hf("BertConfig", "BertForMaskedLM", vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
                 num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)

@@ -26,6 +26,11 @@ __all__ = ["JitHooks", "source_location"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
+
+
+def _all_literals(value, depth: int = 0) -> bool:
+    return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
+                             for v in value)
 _IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
 
 
@@ -384,8 +389,8 @@ class JitHooks(Hooks):
         elif type(value) in (list, tuple):
             # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
             # length was baked into unrolled iteration, and the items used are reached on their own.
-            literal = all(type(v) in _CONTAINED_LITERALS for v in value)
-            self.records.append(InputRecord(provenance, value, "literal" if literal else "len"))
+            # Nested containers of literals count too: an index like ([0, 2], [1, 3]) goes whole to native code.
+            self.records.append(InputRecord(provenance, value, "literal" if _all_literals(value) else "len"))
         elif provenance.kind == "fn" or type(value) in (dict, set) or _is_bound_method(value):
             # the jitted callable itself; dicts and sets, whose items are reached (or mutated) one by one;
             # bound methods, remade on each read
