@@ -76,11 +76,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def opinfo(session: nox.Session) -> None:
-    """PyTorch's OpInfo database through thunder.jit vs eager, every dtype variant; prints the figure
-    "N of M OpInfos pass forward in float32 (K through torch-language symbols, F through the opaque fallback)"."""
+    """PyTorch's OpInfo database through thunder.jit vs eager, every dtype variant, forward and gradients; prints
+    "N of M OpInfos pass forward in float32 (K through torch-language symbols, F through the opaque fallback)" and
+    "N of M differentiable OpInfos match eager gradients (K by thunder's rules, I through the PyTorch-autograd fallback)"."""
     _install_core(session, *OPINFO_REQUIREMENTS)
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{CORE}/tests/torch/test_opinfo_conformance.py",
-                *session.posargs)
+                f"{CORE}/tests/grad/test_grad_conformance.py", *session.posargs)
 
 
 @nox.session(python=False)
