@@ -11,7 +11,6 @@ import datetime
 import json
 import pathlib
 import platform
-import statistics
 import sys
 import time
 

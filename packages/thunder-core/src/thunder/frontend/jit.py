@@ -13,12 +13,12 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.extend import get_executor, resolve_executors
+from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
-from thunder.frontend.autograd_function import differentiable_computation
 from thunder.transforms.autograd import requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
