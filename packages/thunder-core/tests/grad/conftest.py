@@ -1,16 +1,10 @@
 import os
 import sys
 
-# Run from the source tree (thunder-core need not be installed); an explicit PYTHONPATH wins.
-_here = os.path.dirname(os.path.abspath(__file__))
-for _p in (os.path.join(_here, "..", "..", "src"), os.path.join(_here, "..", "torch")):
-    _p = os.path.abspath(_p)
-    if _p not in sys.path:
-        sys.path.append(_p)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: heavy variants (OpInfo conformance in more dtypes); nox -s opinfo runs them")
+# the OpInfo helpers (opinfo_db, opinfo_expected_failures) live beside the forward conformance test
+_torch_tests = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "torch"))
+if _torch_tests not in sys.path:
+    sys.path.append(_torch_tests)
 
 
 def pytest_terminal_summary(terminalreporter):

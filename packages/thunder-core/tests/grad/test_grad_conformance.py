@@ -21,36 +21,20 @@ strict: a listed op that passes fails the test, so the list only shrinks.
 from __future__ import annotations
 
 import itertools
-import os
 import warnings
 
 import pytest
 import torch
 from grad_expected_failures import EXPECTED_FAILURES
+from opinfo_db import OPS, RANDOM, UNINITIALIZED, declared_tolerance
 from opinfo_expected_failures import EXPECTED_FAILURES as FORWARD_FAILURES
 
 import thunder
 from thunder.torch.opaque import OpaqueFallbackWarning
 
-if os.environ.get("CI"):  # in CI a missing test dependency is an install bug, not a reason to skip
-    from torch.testing._internal.common_methods_invocations import op_db
-else:
-    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
-from torch.testing._internal.common_device_type import toleranceOverride  # noqa: E402
-
 # random ops draw numbers (their gradients are tested in the model and random tests); uninitialized
 # outputs have no values to differentiate
-NOT_COMPARABLE = {
-    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal", "normal.in_place",
-    "normal.number_mean", "uniform", "randn", "randn_like", "rand_like", "randint", "randint_like",
-    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
-    "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
-    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
-}
-
-
-def op_key(op) -> str:
-    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+NOT_COMPARABLE = RANDOM | UNINITIALIZED
 
 
 def grad_dtype(op):
@@ -61,7 +45,6 @@ def grad_dtype(op):
     return None
 
 
-OPS = {op_key(op): op for op in op_db}
 DIFFERENTIABLE = [k for k, op in OPS.items() if op.supports_autograd and k not in NOT_COMPARABLE
                   and k not in FORWARD_FAILURES and grad_dtype(op) is not None]
 
@@ -73,10 +56,9 @@ def tolerance(op, dtype) -> dict:
     """The OpInfo's tolerance overrides, at least a floor per dtype: a backward formula may be written in
     another (equally exact) order than eager's, so gradients are compared a little more loosely than values."""
     atol, rtol = {torch.float64: (1e-7, 1e-7), torch.float32: (1e-5, 1.3e-5)}[dtype]
-    for info in op.decorators or ():
-        for d in getattr(info, "decorators", ()) or ():
-            if isinstance(d, toleranceOverride) and dtype in d.d:
-                atol, rtol = max(atol, d.d[dtype].atol), max(rtol, d.d[dtype].rtol)
+    declared = declared_tolerance(op, dtype)
+    if declared is not None:
+        atol, rtol = max(atol, declared[0]), max(rtol, declared[1])
     return {"atol": atol, "rtol": rtol}
 
 

@@ -1,14 +1,4 @@
-import os
 import sys
-
-# Run from the source tree (thunder-core need not be installed); an explicit PYTHONPATH wins.
-_src = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-if _src not in sys.path:
-    sys.path.append(_src)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: heavy variants (OpInfo conformance in more dtypes); nox -s opinfo runs them")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -15,38 +15,19 @@ is strict: a listed op that passes fails the test, so the list only shrinks.
 from __future__ import annotations
 
 import itertools
-import os
 import warnings
 
 import pytest
 import torch
+from opinfo_db import OPS, RANDOM, UNINITIALIZED, declared_tolerance
 from opinfo_expected_failures import EXPECTED_FAILURES
 
 import thunder
 from thunder.torch.opaque import OpaqueFallbackWarning
 
-if os.environ.get("CI"):  # in CI a missing test dependency is an install bug, not a reason to skip
-    from torch.testing._internal.common_methods_invocations import op_db
-else:
-    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
-from torch.testing._internal.common_device_type import toleranceOverride  # noqa: E402
-
-RANDOM = {
-    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal", "normal.in_place",
-    "normal.number_mean", "uniform", "randn", "randn_like", "rand_like", "randint", "randint_like",
-    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
-    "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
-}
-UNINITIALIZED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
-
 OTHER_DTYPES = (torch.float64, torch.bfloat16, torch.int64, torch.bool)
 
 
-def op_key(op) -> str:
-    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
-
-
-OPS = {op_key(op): op for op in op_db}
 DETERMINISTIC = [k for k in OPS if k not in RANDOM and k not in UNINITIALIZED]
 NONDETERMINISTIC = [k for k in OPS if k in RANDOM or k in UNINITIALIZED]
 
@@ -65,12 +46,8 @@ def first_dtype(op):
 
 
 def tolerance(op, dtype) -> dict:
-    atol = rtol = None
-    for info in op.decorators or ():
-        for d in getattr(info, "decorators", ()) or ():
-            if isinstance(d, toleranceOverride) and dtype in d.d:
-                t = d.d[dtype]
-                atol, rtol = max(atol or 0, t.atol), max(rtol or 0, t.rtol)
+    declared = declared_tolerance(op, dtype)
+    atol, rtol = declared if declared is not None else (None, None)
     if dtype is torch.bfloat16:
         atol, rtol = max(atol or 0, 1e-2), max(rtol or 0, 1.6e-2)
     return {} if atol is None else {"atol": atol, "rtol": rtol}

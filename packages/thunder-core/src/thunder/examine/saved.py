@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.proxies import TensorProxy
 
 __all__ = ["SavedForBackward", "saved_for_backward"]
 
@@ -24,14 +24,9 @@ class SavedForBackward:
 
 def saved_for_backward(jfn) -> SavedForBackward:
     from thunder.frontend.api import compile_stats
+    from thunder.transforms.autograd import tensor_bytes
 
     entry = compile_stats(jfn).last_entry
-    entries, seen = [], set()
-    for p in entry.saved_for_backward if entry is not None else ():
-        if isinstance(p, TensorProxy) and p.name not in seen:
-            seen.add(p.name)
-            n = p.dtype.bytes
-            for d in p.shape:
-                n *= int(pyval(d))
-            entries.append((p.name, p.type_string(), n))
-    return SavedForBackward(entries)
+    saved = entry.saved_for_backward if entry is not None else ()
+    return SavedForBackward([(p.name, p.type_string(), tensor_bytes(p)) for p in {p.name: p for p in saved}.values()
+                             if isinstance(p, TensorProxy)])

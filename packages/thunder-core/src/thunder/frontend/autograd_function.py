@@ -31,29 +31,21 @@ class _Compiled:
 class ThunderAutogradFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, compiled: _Compiled, *args):
-        flat_out, saved = compiled.forward(*args)
-        tensors, others = [], []
-        for s in saved:
-            if isinstance(s, torch.Tensor):
-                tensors.append(s)
-                others.append(None)
-            else:
-                others.append(s)
-        ctx.save_for_backward(*tensors)
-        ctx.others = others
+        flat_out, saved_tensors, saved_others = compiled.forward(*args)
+        ctx.save_for_backward(*saved_tensors)
+        ctx.saved_others = saved_others
         ctx.compiled = compiled
         nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
         if nondiff:
             ctx.mark_non_differentiable(*nondiff)
-        return tuple(flat_out)
+        return flat_out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
         compiled = ctx.compiled
-        it = iter(ctx.saved_tensors)
-        saved = [next(it) if o is None else o for o in ctx.others]
-        grads = compiled.backward(*saved, *(cotangents[i] for i in compiled.differentiable_outputs))
+        grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others,
+                                  *(cotangents[i] for i in compiled.differentiable_outputs))
         result = [None] * (compiled.nargs + 1)
         for i, g in zip(compiled.differentiable_inputs, grads):
             result[i + 1] = g

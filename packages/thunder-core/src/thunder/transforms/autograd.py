@@ -18,8 +18,8 @@ from __future__ import annotations
 from thunder.core import dtypes, prims
 from thunder.core.errors import UnsupportedError
 from thunder.core.prims import AnyProxy
-from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
+from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
@@ -31,7 +31,8 @@ __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
 class ForwardBackward:
     """The split of one computation trace.
 
-    ``forward(*args) -> (flat outputs, saved)``; ``backward(*saved, *cotangents) -> gradients``, one
+    ``forward(*args) -> (flat outputs, saved tensors, other saved values)``;
+    ``backward(*saved, *cotangents) -> gradients``, with ``saved`` the tensors then the other values, one
     cotangent per output in ``differentiable_outputs`` (positions in the flat outputs) and one gradient
     per input in ``differentiable_inputs`` (positions in the computation's arguments).
     """
@@ -43,10 +44,6 @@ class ForwardBackward:
         self.output_spec = output_spec
         self.differentiable_outputs, self.differentiable_inputs = differentiable_outputs, differentiable_inputs
 
-    @property
-    def saved_bytes(self) -> int:
-        return saved_bytes(self.saved)
-
 
 def _differentiable_dtype(p) -> bool:
     return isinstance(p, TensorProxy) and (dtypes.is_float_dtype(p.dtype) or dtypes.is_complex_dtype(p.dtype))
@@ -57,19 +54,31 @@ def requires_grad(trace: TraceCtx) -> bool:
     return trace.grad_enabled and any(_differentiable_dtype(a) and a.requires_grad for a in trace.args)
 
 
-def saved_bytes(saved) -> int:
-    """Bytes of the tensors saved for backward (each distinct tensor once), at the sizes seen when tracing."""
-    from thunder.core.proxies import pyval
+def order_saved(saved) -> list:
+    """Tensors first: the forward returns them apart from the other saved values (numbers, an island's graph), so
+    the autograd node hands them to ``save_for_backward`` as they come, with no sorting on each call."""
+    return [p for p in saved if isinstance(p, TensorProxy)] + [p for p in saved if not isinstance(p, TensorProxy)]
 
-    total, seen = 0, set()
-    for p in saved:
-        if isinstance(p, TensorProxy) and p.name not in seen:
-            seen.add(p.name)
-            n = p.dtype.bytes
-            for d in p.shape:
-                n *= int(pyval(d))
-            total += n
-    return total
+
+def forward_output(flat_out, saved) -> tuple:
+    """The forward trace's output for ``saved`` in :func:`order_saved` order."""
+    n = sum(isinstance(p, TensorProxy) for p in saved)
+    return tuple(flat_out), tuple(saved[:n]), tuple(saved[n:])
+
+
+def tensor_bytes(p) -> int:
+    """Bytes of a tensor proxy at the sizes seen when tracing (0 for anything else)."""
+    if not isinstance(p, TensorProxy):
+        return 0
+    n = p.dtype.bytes
+    for d in p.shape:
+        n *= int(pyval(d))
+    return n
+
+
+def saved_bytes(saved) -> int:
+    """Bytes of the tensors saved for backward, each distinct tensor once."""
+    return sum(tensor_bytes(p) for p in {p.name: p for p in saved}.values())
 
 
 def _same_shape(x, y) -> bool:
@@ -100,15 +109,32 @@ def _bind_names(bsym: BoundSymbol, names: dict) -> list:
 
 
 class _Differentiator:
-    def __init__(self, trace: TraceCtx, executors, target: TraceCtx | None = None):
+    def __init__(self, trace: TraceCtx, executors, *, recompute_into: "_Differentiator | None" = None,
+                 active=()):
+        """``recompute_into``: the differentiator whose backward is being recorded; this one recomputes a
+        composite's decomposition there (its forward is recorded into that backward trace) from ``active``."""
         self.trace, self.executors = trace, executors
-        self.fw = from_trace(trace) if target is None else target  # where the forward computation is recorded
-        self.active: set[str] = set()
         self.env: dict[str, Proxy] = {}  # original name -> the proxy now holding that value
-        self.rename: dict[str, Proxy] = {}  # name a rule made -> the original output it stands for
         self.tape: list = []  # (bound symbol, outputs, backprop(cotangents) -> [(proxy, grad)])
+        self.recomputing = recompute_into is not None  # then composites are decomposed right away
+        # depth of the symbol being visited (0: top level); an island at the top level may give None gradients
+        self.depth = 1 if self.recomputing else 0
+        if self.recomputing:
+            from thunder.core.trace import get_tracectx
+
+            self.fw, self.active, self.grad_enabled = get_tracectx(), set(active), True
+            # one rename table for all: names the inner rules make are renamed in the whole backward
+            self.rename, self.readers = recompute_into.rename, recompute_into.readers
+            return
+        self.fw = from_trace(trace)  # where the forward computation is recorded
+        self.active: set[str] = set()
+        self.rename: dict[str, Proxy] = {}  # name a rule made -> the original output it stands for
         self.grad_enabled = trace.grad_enabled
-        self.recomputing = False  # inside a recomputation in backward: composites are decomposed right away
+        # input name -> how many top-level symbols read it
+        self.readers: dict[str, int] = {}
+        for s in trace.bound_symbols:
+            for name in {p.name for p in s.flat_proxy_args}:
+                self.readers[name] = self.readers.get(name, 0) + 1
         for a in trace.args:
             if _differentiable_dtype(a) and a.requires_grad:
                 self._refuse_complex(a, None)
@@ -143,8 +169,10 @@ class _Differentiator:
         elif b.subsymbols and not self.recomputing and _cheap(b):
             self._recompute_in_backward(b)
         elif b.subsymbols:
+            self.depth += 1
             for sub in b.subsymbols:
                 self.visit(sub, b.source)
+            self.depth -= 1
         else:
             self._island(b)
 
@@ -214,7 +242,10 @@ class _Differentiator:
             cotangents = [None if o.name in aliased else c for o, c in zip(outs, cotangents)]
             if all(c is None for c in cotangents):
                 return []
-            cotangents = [_zeros(o) if c is None and _differentiable_dtype(o) else c for o, c in zip(outs, cotangents)]
+            from thunder.grad.prim_rules import zeros_like  # the rules load when first differentiating
+
+            cotangents = [zeros_like(o) if c is None and _differentiable_dtype(o) else c
+                          for o, c in zip(outs, cotangents)]
             grads = backward(*cotangents)
             pairs: list = []
             if isinstance(grads, dict):
@@ -236,9 +267,10 @@ class _Differentiator:
         differentiable = tuple(isinstance(p, TensorProxy) and p.name in self.active for p in inputs)
         # None (no gradient, as in eager) only for an input this island alone reads; anything else has other
         # gradient contributions or feeds further backward computation, so it gets zeros
-        sole = {a.name for a in self.trace.args} - {p.name for s in self.trace.bound_symbols if s is not b
-                                                     for p in s.flat_proxy_args}
-        sym = island_symbol(b, inputs, differentiable, tuple(p.name in sole for p, d in zip(inputs, differentiable) if d))
+        inputs_of_trace = {a.name for a in self.trace.args}
+        sole = tuple(self.depth == 0 and p.name in inputs_of_trace and self.readers.get(p.name) == 1
+                     for p, d in zip(inputs, differentiable) if d)
+        sym = island_symbol(b, inputs, differentiable, sole)
         with tracectx(self.fw):
             graph = AnyProxy(self.fw.make_unique_name(f"{b.sym.name}_graph"))
         self.emit(BoundSymbol(sym, tuple(inputs), {}, (b.output, graph), (b,), b.source))  # b: printed as a comment
@@ -283,11 +315,7 @@ class _Differentiator:
                     if isinstance(o, TensorProxy) and o.name not in fresh:
                         fresh[o.name] = TensorProxy(bw.make_unique_name(f"{o.name}_r"), shape=o.shape, dtype=o.dtype,
                                                     device=o.device)
-            inner = _Differentiator.__new__(_Differentiator)
-            inner.trace, inner.executors, inner.fw = self.trace, self.executors, bw
-            # one rename table for all: names the inner rules make are renamed in the whole backward
-            inner.active, inner.env, inner.rename, inner.tape = {p.name for p in inputs}, {}, self.rename, []
-            inner.grad_enabled, inner.recomputing = True, True
+            inner = _Differentiator(self.trace, self.executors, recompute_into=self, active=(p.name for p in inputs))
             for sub in b.subsymbols:
                 inner.visit(swap_proxies(sub, fresh), b.source)
             cots = {}
@@ -424,10 +452,6 @@ def _hoist_numbers(fw: TraceCtx, trace: TraceCtx, needed: list, defined: set) ->
         define(p)
 
 
-def _zeros(p: TensorProxy) -> TensorProxy:
-    return prims.full(p.shape, 0, device=p.device, dtype=p.dtype)
-
-
 def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
     """The forward and backward traces of ``trace`` (functional, before executor dispatch)."""
     import time
@@ -449,14 +473,12 @@ def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
                       for b in _walk(parent.subsymbols) if any(o.name == p.name for o in b.flat_proxy_outs)]
             raise AssertionError(f"internal error: backward reads {p.name}, which the forward trace does not define "
                                  f"at its top level (made by {', '.join(makers) or 'nothing'}); please file an issue")
-    saved = bw.args[:len(bw.args) - len(positions)]
-    d.fw.output = (tuple(flat_out), tuple(saved))
+    saved = order_saved(bw.args[:len(bw.args) - len(positions)])
+    bw.args = saved + bw.args[len(bw.args) - len(positions):]
+    d.fw.output = forward_output(flat_out, saved)
     seconds = (time.perf_counter_ns() - start) / 1e9
     d.fw.provenance = TraceProvenance("Forward of the autograd split (outputs, values saved for backward)", seconds)
     bw.provenance = TraceProvenance("Backward of the autograd split (gradients of the inputs that require grad)",
                                     seconds)
     return ForwardBackward(d.fw, bw, saved, spec, positions, differentiable_inputs)
 
-
-def unflatten_output(flat, spec):
-    return tree_unflatten(list(flat), spec)

@@ -9,20 +9,19 @@ Repeated to a fixed point, this turns chains like ``gelu(linear(x))`` into one s
 
 from __future__ import annotations
 
-from thunder.core.proxies import Proxy, TensorProxy, pyval
+from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.trace import TraceProvenance, from_trace
-from thunder.transforms.autograd import _CHEAP_PRIMS, ForwardBackward, _cheap
+from thunder.transforms.autograd import (
+    _CHEAP_PRIMS,
+    ForwardBackward,
+    _cheap,
+    forward_output,
+    order_saved,
+    saved_bytes,
+    tensor_bytes,
+)
 
 __all__ = ["rematerialize"]
-
-
-def _bytes(p) -> int:
-    if not isinstance(p, TensorProxy):
-        return 0
-    n = p.dtype.bytes
-    for d in p.shape:
-        n *= int(pyval(d))
-    return n
 
 
 def _recomputable(b) -> bool:
@@ -55,9 +54,9 @@ def rematerialize(split: ForwardBackward) -> ForwardBackward:
             if b is None or not _recomputable(b):
                 continue
             reads = {p.name: p for p in b.flat_proxy_args}
-            extra = sum(_bytes(p) for n, p in reads.items() if n not in names and n not in inputs)
+            extra = sum(tensor_bytes(p) for n, p in reads.items() if n not in names and n not in inputs)
             outs = {o.name for o in b.flat_proxy_outs}
-            freed = sum(_bytes(p) for p in saved if p.name in outs)
+            freed = sum(tensor_bytes(p) for p in saved if p.name in outs)
             if extra >= freed:
                 continue
             first_use = next(i for i, s in enumerate(body) if any(p.name in outs for p in s.flat_proxy_args))
@@ -68,14 +67,15 @@ def rematerialize(split: ForwardBackward) -> ForwardBackward:
             break
     if len(saved) == len(split.saved) and all(a is b for a, b in zip(saved, split.saved)):
         return split
+    saved = order_saved(saved)
     new_bw = from_trace(bw)
     new_bw.bound_symbols = body
     new_bw.args = saved + list(cotangents)
     new_fw = from_trace(fw)
     new_fw.bound_symbols = list(fw.bound_symbols)
-    new_fw.output = (fw.output[0], tuple(saved))
+    new_fw.output = forward_output(fw.output[0], saved)
     seconds = (time.perf_counter_ns() - start) / 1e9
-    before, after = sum(map(_bytes, split.saved)), sum(map(_bytes, saved))
+    before, after = saved_bytes(split.saved), saved_bytes(saved)
     what = f"Rematerialization (saved for backward: {before} -> {after} bytes)"
     new_fw.provenance = TraceProvenance(what, seconds)
     new_bw.provenance = TraceProvenance(what, seconds)
