@@ -6,30 +6,52 @@ numbers, then the domain sizes (ints, or the values of IntegerProxy sizes under 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from thunder.core import dtypes
 from thunder_triton.claims import interpreting
 from thunder_triton.regions import REDUCED
 
-__all__ = ["RegionLauncher", "block_sizes"]
+__all__ = ["RegionLauncher", "block_sizes", "launch_options", "observe_launches"]
+
+# Called with (launcher, kernel arguments, the launch options a GPU would use) at every launch; see observe_launches.
+_observers: list = []
+
+
+@contextmanager
+def observe_launches(observer):
+    """Calls ``observer(launcher, args, gpu_options)`` at every region launch while the block runs (how the
+    ahead-of-time check in ``thunder_triton.aot`` learns what a GPU would compile)."""
+    _observers.append(observer)
+    try:
+        yield observer
+    finally:
+        _observers.remove(observer)
 
 
 def _next_pow2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-def block_sizes(xnumel: int, rnumel: int | None) -> tuple[int, int | None, int]:
+def block_sizes(xnumel: int, rnumel: int | None, *, interpreter: bool) -> tuple[int, int | None, int]:
     """(XBLOCK, RBLOCK, num_warps). The interpreter runs each program in numpy, so it gets large blocks;
     on a GPU a block is a few thousand elements spread over the warps."""
-    budget = 1 << 16 if interpreting() else 4096
+    budget = 1 << 16 if interpreter else 4096
     if rnumel is None:
-        xblock = min(_next_pow2(xnumel), 1024 if not interpreting() else budget)
+        xblock = min(_next_pow2(xnumel), budget if interpreter else 1024)
         return xblock, None, 4
     rblock = _next_pow2(rnumel)
     xblock = max(1, min(_next_pow2(xnumel), budget // rblock))
     elements = xblock * rblock
     return xblock, rblock, 4 if elements <= 2048 else (8 if elements <= 8192 else 16)
+
+
+def launch_options(xnumel: int, rnumel: int | None, *, interpreter: bool) -> dict:
+    """The kernel's constexpr block sizes and ``num_warps``, as keyword arguments of a launch."""
+    xblock, rblock, num_warps = block_sizes(xnumel, rnumel, interpreter=interpreter)
+    return dict(XBLOCK=xblock, num_warps=num_warps) | ({} if rblock is None else dict(RBLOCK=rblock))
 
 
 def _strides(t: torch.Tensor, dim_map, level_dims) -> list[int]:
@@ -85,12 +107,11 @@ class RegionLauncher:
         if xnumel == 0 or (r is not None and sizes[r] == 0 and not outs):
             return results
         rnumel = sizes[r] if r is not None else None
-        xblock, rblock, num_warps = block_sizes(xnumel, rnumel)
-        grid = ((xnumel + xblock - 1) // xblock,)
-        extra = dict(XBLOCK=xblock, num_warps=num_warps)
-        tail = [xnumel]
-        if r is not None:
-            extra["RBLOCK"] = rblock
-            tail.append(rnumel)
-        self.kernel[grid](*tensors, *outs, *scalars, *sizes, *strides, *tail, **extra)
+        args = [*tensors, *outs, *scalars, *sizes, *strides, xnumel] + ([] if r is None else [rnumel])
+        interpreter = interpreting()
+        options = launch_options(xnumel, rnumel, interpreter=interpreter)
+        for observe in _observers:
+            observe(self, args, options if not interpreter else launch_options(xnumel, rnumel, interpreter=False))
+        grid = ((xnumel + options["XBLOCK"] - 1) // options["XBLOCK"],)
+        self.kernel[grid](*args, **options)
         return results
