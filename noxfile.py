@@ -4,7 +4,8 @@
     nox -s interpreter    # the interpreter's torch-free tests on Python 3.10, 3.11, 3.12 and 3.13
     nox -s demo           # jit a small GPT on CPU and compare with eager
     nox -s benchmarks     # cache-hit overhead and trace time, written to benchmarks/results/
-    nox -s triton         # the Triton executor's tests on CPU tensors under TRITON_INTERPRET=1
+    nox -s triton         # the Triton executor's tests on CPU tensors under TRITON_INTERPRET=1, and every kernel
+                          # they launch compiled ahead of time for sm_90 (H100/H200)
 """
 
 from __future__ import annotations
@@ -120,8 +121,16 @@ def benchmarks(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def triton(session: nox.Session) -> None:
-    """The Triton executor (packages/thunder-triton): its kernels run on CPU tensors with Triton's interpreter
-    (TRITON_INTERPRET=1), compared with eager PyTorch. The GPU benchmark is benchmarks/triton_block.py."""
+    """The Triton executor (packages/thunder-triton), without a GPU. Checks two things:
+
+    1. its kernels compute what eager PyTorch computes: they run on CPU tensors with Triton's interpreter
+       (TRITON_INTERPRET=1), forward and backward, in float32, float16 and bfloat16;
+    2. every kernel those tests launched compiles for an H100/H200 (sm_90) ahead of time, as a GPU launch with
+       the same arguments and the GPU's block sizes would compile it, down to a cubin with the triton wheel's
+       ptxas, and fits sm_90's shared memory and registers (test_sm90_compile.py). Prints
+       "N kernels compiled for sm_90 (...)"; a kernel the compiler rejects fails the session.
+
+    On a machine with a CUDA GPU the same tests run real kernels on CUDA tensors instead: benchmarks/gpu_session.sh."""
     _install_core(session, *OPINFO_REQUIREMENTS)
     session.install(TRITON)
     session.install("--no-deps", "-e", TRITON_PLUGIN)

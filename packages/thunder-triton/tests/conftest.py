@@ -1,6 +1,7 @@
 """The Triton executor's tests run where the kernels can run: on CUDA tensors with real kernels when a GPU is
 present, else on CPU tensors with Triton's interpreter (``TRITON_INTERPRET=1``, what ``nox -s triton`` and CI
-do). Without triton, only the availability tests run.
+do). Tests take the ``device`` fixture, parametrized over both: the one this process cannot run is skipped
+with the reason. Without triton, only the availability tests run.
 
 Under the interpreter, every kernel the tests launch is also compiled ahead of time for an H100/H200 (sm_90):
 ``KernelRecorder`` notes each distinct launch as a GPU would compile it, and
@@ -49,11 +50,19 @@ def pytest_unconfigure(config):
     stack = config.stash.get(_OBSERVING, None)
     if stack is not None:
         stack.close()
+    recorder = config.stash.get(RECORDER, None)
+    if recorder is not None and recorder.pool is not None:
+        recorder.pool.close()  # the check did not collect the results (stopped early): no compiling after exit
 
 
 @pytest.hookimpl(trylast=True)  # after deselection (-k, -m), so the ordering sees the final list
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker(RUNS_LAST) is not None)  # stable: the rest keep order
+    recorder = config.stash.get(RECORDER, None)
+    if recorder is not None and items and items[-1].get_closest_marker(RUNS_LAST):
+        from thunder_triton.aot import CompilerPool
+
+        recorder.pool = CompilerPool(recorder.target)  # the sm_90 check will run: compile while the tests run
 
 
 @pytest.fixture
@@ -65,6 +74,23 @@ def triton_ex():
     if not ok:
         pytest.skip(f"triton executor unavailable: {reason}")
     return ex
+
+
+@pytest.fixture(params=["cpu", "cuda"])
+def device(request) -> torch.device:
+    """Where the test's tensors live: CPU under the interpreter, CUDA with real kernels (one per process:
+    Triton chooses the interpreter when it is imported)."""
+    if request.param == "cpu" and not interpreting():
+        pytest.skip("kernels run on the GPU in this process; CPU tensors need TRITON_INTERPRET=1")
+    if request.param == "cuda" and interpreting():
+        pytest.skip("TRITON_INTERPRET=1 runs kernels on CPU tensors" if torch.cuda.is_available()
+                    else "no CUDA device: real kernels need a GPU")
+    return torch.device(request.param)
+
+
+@pytest.fixture(params=[torch.float32, torch.float16, torch.bfloat16], ids=str)
+def dtype(request) -> torch.dtype:
+    return request.param
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
 """PyTorch's OpInfos of elementwise, reduction and normalization ops through the Triton executor vs eager
-(float32, small samples: the interpreter is slow). Every sample must match eager; every op listed must put
-at least one of its samples into a Triton kernel."""
+(small samples: the interpreter is slow; float32, and on a GPU also float16 and bfloat16). Every sample must
+match eager; every op listed must put at least one of its samples into a Triton kernel."""
 
 import itertools
 
 import pytest
 import torch
-from triton_helpers import jit_triton, regions
+from triton_helpers import jit_triton, regions, tolerances
 
 import thunder
 
@@ -40,9 +40,11 @@ def _one_axis_first(sample) -> bool:
 
 
 @pytest.mark.parametrize("name", FUSED + UNFUSED)
-def test_opinfo_matches_eager_and_fuses(name):
+def test_opinfo_matches_eager_and_fuses(name, device, dtype):
     op = OPS[name]
-    samples = [s for s in itertools.islice(op.sample_inputs("cpu", torch.float32), 40) if _small(s)]
+    if dtype not in op.supported_dtypes(device.type):
+        pytest.skip(f"{name} does not support {dtype} on {device.type} in eager PyTorch")
+    samples = [s for s in itertools.islice(op.sample_inputs(device.type, dtype), 40) if _small(s)]
     samples = sorted(samples, key=_one_axis_first)[:4]
     assert samples
     fused = 0
@@ -53,7 +55,7 @@ def test_opinfo_matches_eager_and_fuses(name):
         jfn = jit_triton(fn)
         actual = jfn(s.input, *s.args, **s.kwargs)
         expected = fn(s.input, *s.args, **s.kwargs)
-        torch.testing.assert_close(actual, expected, equal_nan=True, atol=1e-5, rtol=1e-4,
-                                   msg=lambda m: f"{name} {s}: {m}")
+        tol = dict(atol=1e-5, rtol=1e-4) if dtype is torch.float32 else tolerances(dtype)
+        torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{name} {s}: {m}", **tol)
         fused += bool(regions(thunder.last_traces(jfn)[-1]))
     assert fused or name in UNFUSED, f"no sample of {name} ran in a Triton kernel"

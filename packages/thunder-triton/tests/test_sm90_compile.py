@@ -21,10 +21,9 @@ KERNELS = os.path.join(os.path.dirname(__file__), "interpreter_only_kernels.py")
 
 @pytest.mark.runs_last
 def test_every_launched_kernel_compiles_for_sm_90(kernel_recorder, terminal_summary):
-    jobs = list(kernel_recorder.jobs.values())
-    if not jobs:
+    if not kernel_recorder.jobs:
         pytest.skip("no kernel was launched before this test: run it with the tests that launch kernels")
-    results = aot.compile_jobs(jobs, kernel_recorder.target)
+    results = kernel_recorder.results()
     failed = [r for r in results if r.error]
     spilling = [r for r in results if r.local_bytes]
     kernels = len({r.job.name for r in results})
@@ -33,6 +32,9 @@ def test_every_launched_kernel_compiles_for_sm_90(kernel_recorder, terminal_summ
         f"({kernels} generated kernels in {len(results)} specializations, {kernel_recorder.launches} launches; "
         f"{len(failed)} failed; {len(spilling)} use local memory; "
         f"most registers per thread: {max(r.registers for r in results)})")
+    for r in spilling:  # not an error, but slow on a GPU: what tuning should look at first
+        terminal_summary.append(f"  uses {r.local_bytes} bytes of local memory per thread ({r.registers} registers): "
+                                f"{r.job.describe()}")
     assert not failed, "kernels the sm_90 compiler rejects:\n" + "\n\n".join(
         f"{r.job.describe()}\n  {r.error}" for r in failed)
 

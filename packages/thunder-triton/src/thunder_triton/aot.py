@@ -30,8 +30,8 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["CompileJob", "CompileResult", "KernelRecorder", "compile_jobs", "gpu_function", "job_for_launch",
-           "LIMITS"]
+__all__ = ["CompileJob", "CompileResult", "CompilerPool", "KernelRecorder", "compile_jobs", "gpu_function",
+           "job_for_launch", "LIMITS"]
 
 # per compute capability: (most shared memory a block may use with the opt-in, registers per block), as the
 # CUDA programming guide's table of compute capabilities gives them
@@ -145,17 +145,26 @@ def job_for_launch(name: str, path: str, args, options: dict, target=None) -> Co
 
 class KernelRecorder:
     """A launch observer (``thunder_triton.launcher.observe_launches``) that keeps one ``CompileJob`` per
-    distinct (kernel, specialization, options)."""
+    distinct (kernel, specialization, options); given a ``CompilerPool``, it submits each new job at once, so
+    the kernels compile while the program goes on."""
 
-    def __init__(self, target=None):
+    def __init__(self, target=None, pool: CompilerPool | None = None):
         self.target = target or sm_90()
+        self.pool = pool
         self.jobs: dict[tuple, CompileJob] = {}
         self.launches = 0
 
     def __call__(self, launcher, args, gpu_options: dict) -> None:
         self.launches += 1
         job = job_for_launch(launcher.name, launcher.path, args, gpu_options, self.target)
-        self.jobs.setdefault(job.key(), job)
+        if job.key() not in self.jobs:
+            self.jobs[job.key()] = job
+            if self.pool is not None:
+                self.pool.submit(job)
+
+    def results(self) -> list[CompileResult]:
+        """The compile results of every recorded job (compiled in the pool, or now)."""
+        return self.pool.results() if self.pool is not None else compile_jobs(self.jobs.values(), self.target)
 
 
 _RESOURCES = re.compile(r"REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)")
@@ -204,53 +213,85 @@ def _workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+class CompilerPool:
+    """Subprocesses (``python -m thunder_triton.aot``, without ``TRITON_INTERPRET``) that compile jobs as they
+    are submitted, so compiling overlaps whatever the caller does meanwhile (the tests launching more
+    kernels). Each reads one job per line on stdin and writes its results to a file, so no pipe can fill."""
+
+    def __init__(self, target=None, workers: int | None = None):
+        self.target = target or sm_90()
+        if self.target.backend != "cuda" or self.target.arch not in LIMITS:
+            raise ValueError(f"thunder_triton.aot: CUDA targets sm_{sorted(LIMITS)} only, not {self.target}")
+        self._tmp = tempfile.TemporaryDirectory(prefix="thunder_triton_aot_")
+        self._jobs: list[list[CompileJob]] = []
+        self._procs: list[subprocess.Popen] = []
+        self._workers = workers or _workers()
+        self._submitted = 0
+
+    def _start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        target = f"{self.target.backend}:{self.target.arch}:{self.target.warp_size}"
+        k = len(self._procs)
+        self._procs.append(subprocess.Popen(
+            [sys.executable, "-m", "thunder_triton.aot", target, os.path.join(self._tmp.name, f"results{k}.jsonl")],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        self._jobs.append([])
+
+    def submit(self, job: CompileJob) -> None:
+        k = self._submitted % self._workers
+        self._submitted += 1
+        if k == len(self._procs):
+            self._start()
+        self._jobs[k].append(job)
+        self._procs[k].stdin.write(json.dumps(job.to_json()) + "\n")
+        self._procs[k].stdin.flush()
+
+    def close(self) -> None:
+        """Stops the workers without waiting for their results."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self._procs, self._jobs = [], []
+        self._tmp.cleanup()
+
+    def results(self) -> list[CompileResult]:
+        """Waits for every submitted job; results in submission order. A worker that crashed fails its jobs."""
+        by_worker = []
+        for k, (jobs, proc) in enumerate(zip(self._jobs, self._procs)):
+            proc.stdin.close()
+            log = proc.stderr.read()
+            proc.wait()
+            with open(os.path.join(self._tmp.name, f"results{k}.jsonl")) as f:
+                done = [CompileResult(job, **json.loads(line)) for job, line in zip(jobs, f)]
+            crash = f"the compiling process exited with {proc.returncode} before this kernel:\n{log[-3000:]}"
+            by_worker.append(done + [CompileResult(job, crash) for job in jobs[len(done):]])
+        self._tmp.cleanup()
+        return [by_worker[i % self._workers][i // self._workers] for i in range(self._submitted)]
+
+
 def compile_jobs(jobs, target=None, *, workers: int | None = None) -> list[CompileResult]:
     """Compiles every job for ``target`` (sm_90 by default) in ``workers`` subprocesses (one per CPU by
-    default), in the order given. Never raises for a kernel that fails: its result carries the error."""
-    jobs = list(jobs)
-    target = target or sm_90()
-    if target.backend != "cuda" or target.arch not in LIMITS:
-        raise ValueError(f"thunder_triton.aot: CUDA targets sm_{sorted(LIMITS)} only, not {target}")
-    if not jobs:
-        return []
-    chunks = [jobs[k::workers or _workers()] for k in range(min(len(jobs), workers or _workers()))]
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    with tempfile.TemporaryDirectory(prefix="thunder_triton_aot_") as tmp:
-        procs = []
-        for k, chunk in enumerate(chunks):
-            request = os.path.join(tmp, f"jobs{k}.json")
-            with open(request, "w") as f:
-                json.dump(dict(target=[target.backend, target.arch, target.warp_size],
-                               jobs=[j.to_json() for j in chunk]), f)
-            procs.append(subprocess.Popen([sys.executable, "-m", "thunder_triton.aot", request, request + ".out"],
-                                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        by_job = {}
-        for k, (chunk, proc) in enumerate(zip(chunks, procs)):
-            log = proc.communicate()[0]
-            out = os.path.join(tmp, f"jobs{k}.json.out")
-            if proc.returncode != 0 or not os.path.exists(out):
-                for job in chunk:  # a crash of the compiler itself fails every job it had
-                    by_job[job.key()] = CompileResult(job, f"the compiling process exited with {proc.returncode}:\n"
-                                                            f"{log[-2000:]}")
-                continue
-            with open(out) as f:
-                for job, result in zip(chunk, json.load(f)):
-                    by_job[job.key()] = CompileResult(job, **result)
-    return [by_job[job.key()] for job in jobs]
+    default); results in the order given. Never raises for a kernel that fails: its result carries the error."""
+    pool = CompilerPool(target, workers)
+    for job in jobs:
+        pool.submit(job)
+    return pool.results()
 
 
 def main(argv=None) -> None:
-    """``python -m thunder_triton.aot REQUEST.json RESULTS.json``: compiles the request's jobs (what
-    ``compile_jobs`` runs in each subprocess)."""
+    """``python -m thunder_triton.aot cuda:90:32 RESULTS.jsonl``: compiles the jobs read from stdin, one JSON
+    object a line, writing one result a line (a ``CompilerPool`` worker)."""
     from triton.backends.compiler import GPUTarget
 
-    request_path, results_path = argv or sys.argv[1:]
-    with open(request_path) as f:
-        request = json.load(f)
-    target = GPUTarget(*request["target"])
-    results = [compile_one(CompileJob.from_json(j), target) for j in request["jobs"]]
-    with open(results_path, "w") as f:
-        json.dump([{k: v for k, v in dataclasses.asdict(r).items() if k != "job"} for r in results], f)
+    target, results_path = argv or sys.argv[1:]
+    backend, arch, warp_size = target.split(":")
+    target = GPUTarget(backend, int(arch), int(warp_size))
+    with open(results_path, "w") as out:
+        for line in sys.stdin:
+            result = compile_one(CompileJob.from_json(json.loads(line)), target)
+            out.write(json.dumps({k: v for k, v in dataclasses.asdict(result).items() if k != "job"}) + "\n")
+            out.flush()
 
 
 if __name__ == "__main__":
