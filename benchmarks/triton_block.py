@@ -1,26 +1,22 @@
-"""GPT-style block forward+backward and an Adam step on CUDA: eager vs torch.compile vs thunder.jit with the
-Triton executor. Writes benchmarks/results/triton-block-<date>.json (device, versions, date, times in ms).
+"""A GPT-2-small-sized block (B=8, T=1024, C=768, 12 heads) forward+backward in bfloat16 on CUDA: eager vs
+torch.compile (default mode) vs thunder.jit with the Triton executor. Writes <out>/triton-block-<date>.json.
 
-Needs a CUDA device and triton; elsewhere it says so and exits cleanly (status 0).
+Goal (issue 17): thunder+triton >= 1.3x eager and >= 1.0x torch.compile. Each variant's output and gradients
+are checked against eager (relative norm error) before it is timed; first calls (trace + transform +
+compiles) are timed separately with a host clock. Needs a CUDA device; elsewhere it says so and exits 0.
 
     python benchmarks/triton_block.py [--dtype bfloat16] [--batch 8] [--seq 1024] [--embd 768] [--heads 12]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import pathlib
-import platform
-import statistics
 import sys
+import time
 
+import gpu_common
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 class Block(nn.Module):
@@ -40,92 +36,77 @@ class Block(nn.Module):
         return x + self.proj(F.gelu(self.fc(self.ln_2(x)), approximate="tanh"))
 
 
-def cuda_ms(fn, repeat: int = 20) -> float:
-    """Median milliseconds of ``fn()`` measured with CUDA events, after warm-up."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end))
-    return round(statistics.median(samples), 4)
+def variants():
+    import thunder
+
+    return gpu_common.compile_variants({"eager": lambda m: m, "torch.compile": torch.compile,
+                                        "thunder+triton": lambda m: thunder.jit(m, executors=["triton"])})
 
 
-def block_case(make_fn, args, dtype):
+def case(make, args, dtype, reference: dict) -> dict:
+    """First-call time, errors against ``reference`` (filled by the first variant, eager) and timings."""
     torch.manual_seed(0)
-    block = Block(args.embd, args.heads).to("cuda", dtype)
-    fn = make_fn(block)
-    x = torch.randn(args.batch, args.seq, args.embd, device="cuda", dtype=dtype, requires_grad=True)
+    block = Block(args.embd, args.heads).to(gpu_common.DEVICE, dtype)
+    fn = make(block)
+    x = torch.randn(args.batch, args.seq, args.embd, device=gpu_common.DEVICE, dtype=dtype, requires_grad=True)
     grad = torch.randn_like(x)
 
     def fwd_bwd():
         fn(x).backward(grad)
 
+    start = time.perf_counter()
+    out = fn(x)
+    out.backward(grad)
+    gpu_common.synchronize()
+    first = time.perf_counter() - start
+    result = {"first_call_s": round(first, 3)}
+    if not reference:
+        reference.update(out=out.detach(), x_grad=x.grad.detach().clone(),
+                         param_grads=[p.grad.detach().clone() for p in block.parameters()])
+    else:
+        result["rel_error"] = {"output": gpu_common.relative_error(out, reference["out"]),
+                               "x.grad": gpu_common.relative_error(x.grad, reference["x_grad"]),
+                               "max_param_grad": max(gpu_common.relative_error(p.grad, r)
+                                                     for p, r in zip(block.parameters(), reference["param_grads"]))}
+    x.grad = None
+    block.zero_grad(set_to_none=True)
     with torch.no_grad():
-        forward = cuda_ms(lambda: fn(x))
-    return {"forward_ms": forward, "forward_backward_ms": cuda_ms(fwd_bwd)}
-
-
-def adam_case(make_step, args):
-    torch.manual_seed(0)
-    params = [p for p in Block(args.embd, args.heads).to("cuda").parameters()]
-    for p in params:
-        p.grad = torch.randn_like(p)
-    opt = torch.optim.Adam(params, lr=1e-3, foreach=False)
-    return {"adam_step_ms": cuda_ms(make_step(opt))}
+        result["forward"] = gpu_common.cuda_ms(lambda: fn(x), args.repeat)
+    result["forward_backward"] = gpu_common.cuda_ms(fwd_bwd, args.repeat)
+    return result
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seq", type=int, default=1024)
-    parser.add_argument("--embd", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("benchmarks/triton_block.py needs a CUDA device (Triton kernels run on GPUs); nothing measured.")
+    p = gpu_common.parser(__doc__)
+    p.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=1024)
+    p.add_argument("--embd", type=int, default=768)
+    p.add_argument("--heads", type=int, default=12)
+    args = p.parse_args()
+    if not gpu_common.setup(args):
         return 0
-    import thunder
-    from thunder.extend import get_executor
-
-    ex = get_executor("triton")
-    ok, reason = (False, "thunder-triton is not installed") if ex is None else ex.availability()
-    if not ok:
-        print(f"the triton executor is unavailable: {reason}; nothing measured.")
-        return 0
-    import thunder_triton
-    import triton
-
+    if args.smoke:
+        args.batch, args.seq, args.embd, args.heads = 2, 16, 32, 2
     dtype = getattr(torch, args.dtype)
-    variants = {
-        "eager": (lambda m: m, lambda opt: opt.step),
-        "torch.compile": (torch.compile, lambda opt: torch.compile(opt.step)),
-        "thunder+triton": (lambda m: thunder.jit(m, executors=["triton"]),
-                           lambda opt: thunder.jit(opt.step, executors=["triton"])),
-    }
-    cases = {}
-    for name, (make_fn, make_step) in variants.items():
-        cases[name] = {**block_case(make_fn, args, dtype), **adam_case(make_step, args)}
-        print(name, cases[name], flush=True)
-    results = {
-        "benchmark": "GPT-style block forward+backward and Adam(foreach=False) step",
-        "config": vars(args),
-        "cases": cases,
-        "device": torch.cuda.get_device_name(),
-        "versions": {"torch": torch.__version__, "triton": triton.__version__, "thunder_triton": thunder_triton.__version__,
-                     "python": platform.python_version(), "cuda": torch.version.cuda},
-        "date": datetime.date.today().isoformat(),
-    }
-    out = ROOT / "benchmarks" / "results" / f"triton-block-{results['date']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out}")
+    cases: dict = {}
+    reference: dict = {}  # eager's output and gradients
+    for name, make in variants().items():
+        gpu_common.run_case(cases, name, lambda: case(make, args, dtype, reference))
+    if "thunder+triton" in cases:
+        cases["thunder+triton"]["triton_kernels"] = gpu_common.triton_kernel_stats()
+    speedups = {}
+    thunder_ms = cases.get("thunder+triton", {}).get("forward_backward", {}).get("median_ms")
+    for base in ("eager", "torch.compile"):
+        base_ms = cases.get(base, {}).get("forward_backward", {}).get("median_ms")
+        if thunder_ms and base_ms:
+            speedups[f"thunder+triton over {base}"] = round(base_ms / thunder_ms, 3)
+    print("forward+backward speedups:", speedups)
+    gpu_common.write(args.out, "triton-block", {
+        "benchmark": "GPT-2-small-sized block forward+backward (scaled_dot_product_attention, tanh GELU)",
+        "goal": {"thunder+triton over eager": ">= 1.3", "thunder+triton over torch.compile": ">= 1.0"},
+        "config": {k: v for k, v in vars(args).items() if k != "out"},
+        "cases": cases, "speedups": speedups})
     return 0
 
 

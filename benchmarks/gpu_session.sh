@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issue 17's GPU work in one command on a GPU machine (H100/H200, from the repository root):
+#
+#   benchmarks/gpu_session.sh tests   # the Triton test suite on CUDA tensors with real kernels (float32, float16,
+#                                     # bfloat16: fusion, OpInfos, GPT block forward/backward, Adam/AdamW steps)
+#   benchmarks/gpu_session.sh bench   # roofline (layer_norm, rms_norm, softmax, cross-entropy), GPT-2-small block,
+#                                     # Adam/AdamW step, litgpt Llama-style training step: eager vs torch.compile
+#                                     # vs thunder+triton, CUDA events, JSON with device, versions and date
+#   benchmarks/gpu_session.sh all     # both, with smaller time budgets (one device call of 10 minutes)
+#
+# Results go to $OUT (the device tool's folder; default benchmarks/results/gpu-<date>): env.txt, tests.log,
+# bench.log and one JSON per benchmark (at most 8 files, as the device tool returns them). Each stage runs
+# under its own timeout, so a slow stage cannot cost the others their figures. Prepare the wheels the GPU
+# machine lacks first, on a CPU machine: benchmarks/gpu_prepare.sh (then carry .whl).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+MODE=${1:-all}
+OUT=${OUT:-$ROOT/benchmarks/results/gpu-$(date -u +%F)}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+unset TRITON_INTERPRET  # real kernels: the tests' conftest picks CUDA tensors when a GPU is present
+PY=python3
+
+case "$MODE" in
+  tests) T_TESTS=560 ;;
+  bench) T_ROOF=110 T_BLOCK=110 T_ADAM=140 T_LLAMA=200 ;;
+  all) T_TESTS=210 T_ROOF=70 T_BLOCK=80 T_ADAM=80 T_LLAMA=120 ;;
+  *) echo "usage: $0 [tests|bench|all]"; exit 2 ;;
+esac
+
+# --- setup: carried wheels, then our packages (their entry points are how thunder finds the triton executor)
+if ls .whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+$PY -m pip install -q --no-index --no-deps --no-build-isolation -e packages/thunder-core -e packages/thunder-triton \
+  > "$OUT/setup.txt" 2>&1 || { echo "pip install -e failed:"; cat "$OUT/setup.txt"; }
+{
+  date -u; nvidia-smi; $PY - <<'EOF'
+import torch, triton, thunder, thunder_triton
+from thunder.extend import get_executor
+print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)
+print("thunder", thunder.__file__, "thunder_triton", thunder_triton.__file__)
+print("triton executor availability:", get_executor("triton").availability())
+print("device:", torch.cuda.get_device_name(), torch.cuda.get_device_capability())
+EOF
+  cat "$OUT/setup.txt"
+} > "$OUT/env.txt" 2>&1
+rm -f "$OUT/setup.txt"
+cat "$OUT/env.txt"
+
+# --- tests: every Triton test on CUDA tensors; -n 8 compiles kernels in 8 processes at once
+if [[ -n "${T_TESTS:-}" ]]; then
+  echo "== tests (timeout ${T_TESTS}s)"
+  timeout "$T_TESTS" $PY -m pytest -q -p no:cacheprovider -n 8 -ra packages/thunder-triton/tests 2>&1 \
+    | tee "$OUT/tests.log" | tail -40
+fi
+
+# --- benchmarks, most informative first; each writes its JSON into $OUT as soon as it is done
+if [[ -n "${T_ROOF:-}" ]]; then
+  : > "$OUT/bench.log"
+  for spec in "triton_roofline.py:$T_ROOF" "triton_block.py:$T_BLOCK" "triton_adam.py:$T_ADAM" "triton_llama.py:$T_LLAMA"; do
+    script=${spec%%:*}; limit=${spec##*:}
+    echo "== $script (timeout ${limit}s)" | tee -a "$OUT/bench.log"
+    timeout "$limit" $PY "benchmarks/$script" --out "$OUT" >> "$OUT/bench.log" 2>&1
+    echo "exit $?" >> "$OUT/bench.log"
+  done
+  grep -E "^==|^exit|speedups|copy rate|^op |^(layer_norm|rms_norm|softmax|cross_entropy) |wrote|error" "$OUT/bench.log"
+fi
+ls -la "$OUT"
