@@ -130,3 +130,24 @@ def test_integer_and_boolean_elementwise(device):
         return (a + b) * 2, (a > b) & (b > 0), torch.maximum(a, b)
 
     check(f, torch.randint(-5, 5, (4, 6), device=device), torch.randint(-5, 5, (4, 6), device=device))
+
+
+@pytest.mark.parametrize("op", ["layer_norm", "softmax", "rms_norm"])
+def test_rows_as_long_as_one_block_takes(device, dtype, op):
+    # the longest static row a reduction kernel takes (MAX_PERSISTENT_REDUCTION): on a GPU one program holds
+    # the whole row in registers with 16 warps, the largest block the launcher picks (compiled for sm_90 in CI)
+    n = thunder_triton.claims.MAX_PERSISTENT_REDUCTION
+    fns = {"layer_norm": lambda x, w: F.layer_norm(x, (n,), w, None), "softmax": lambda x, w: torch.softmax(x * w, -1),
+           "rms_norm": lambda x, w: F.rms_norm(x, (n,), w, eps=1e-6)}
+    x, w = torch.randn(3, n, device=device, dtype=dtype), torch.randn(n, device=device, dtype=dtype)
+    check(fns[op], x, w, **tolerances(dtype))
+
+
+def test_rows_longer_than_one_block_are_left_to_pytorch(device):
+    def f(x):
+        return torch.softmax(x, -1)
+
+    x = torch.randn(2, thunder_triton.claims.MAX_PERSISTENT_REDUCTION + 1, device=device)
+    jfn = jit_triton(f)
+    torch.testing.assert_close(jfn(x), f(x))
+    assert not regions(thunder.last_traces(jfn)[-1])
