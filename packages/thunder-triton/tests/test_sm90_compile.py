@@ -21,6 +21,8 @@ KERNELS = os.path.join(os.path.dirname(__file__), "interpreter_only_kernels.py")
 
 @pytest.mark.runs_last
 def test_every_launched_kernel_compiles_for_sm_90(kernel_recorder, terminal_summary):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("under pytest -n each worker records only its own tests' kernels: run the check in one process")
     if not kernel_recorder.jobs:
         pytest.skip("no kernel was launched before this test: run it with the tests that launch kernels")
     results = kernel_recorder.results()
