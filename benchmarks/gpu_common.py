@@ -146,7 +146,8 @@ def device() -> dict:
 
 
 def write(out: str, stem: str, record: dict) -> pathlib.Path:
-    """Writes ``record`` with device, versions and date to ``<out>/<stem>-<date>.json``."""
+    """Writes ``record`` with device, versions and date to ``<out>/<stem>-<date>.json``. Benchmarks write
+    after every case, so a run stopped by its time limit keeps what it measured."""
     now = datetime.datetime.now(datetime.timezone.utc)
     record = {**record, "device": device(), "versions": versions(), "date": now.isoformat(timespec="seconds")}
     stem = stem if DEVICE == "cuda" else f"{stem}-smoke"

@@ -48,8 +48,8 @@ def variants(opt_cls):
         "eager for-loop": (dict(foreach=False), lambda opt: opt.step),
         "eager foreach": (dict(foreach=True), lambda opt: opt.step),
         "eager fused": (dict(fused=True), lambda opt: opt.step),
-        "torch.compile": (dict(foreach=False), lambda opt: torch.compile(opt.step)),
         "thunder+triton": (dict(foreach=False), jit),
+        "torch.compile": (dict(foreach=False), lambda opt: torch.compile(opt.step)),
     })
 
 
@@ -98,9 +98,9 @@ def main() -> int:
             if ms:
                 cases[name]["over_floor"] = round(ms / floor_ms, 3)
                 cases[name]["effective_gbs"] = round(28 * n / (ms * 1e-3) / 1e9, 1)
+            record["optimizers"][opt_cls.__name__] = cases
+            gpu_common.write(args.out, "triton-adam", record)
         reference.clear()
-        record["optimizers"][opt_cls.__name__] = cases
-    gpu_common.write(args.out, "triton-adam", record)
     return 0
 
 
