@@ -209,14 +209,19 @@ def compile_one(job: CompileJob, target) -> CompileResult:
     return CompileResult(job, error, registers, local, shared)
 
 
+MAX_WORKERS = 8  # each worker holds triton's compiler (~100 MB); more rarely pays on a test suite's few hundred kernels
+
+
 def _workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(cpus, MAX_WORKERS)
 
 
 class CompilerPool:
     """Subprocesses (``python -m thunder_triton.aot``, without ``TRITON_INTERPRET``) that compile jobs as they
     are submitted, so compiling overlaps whatever the caller does meanwhile (the tests launching more
-    kernels). Each reads one job per line on stdin and writes its results to a file, so no pipe can fill."""
+    kernels). Each reads one job per line on stdin and writes its results and its log to files, so no pipe
+    can fill and block it."""
 
     def __init__(self, target=None, workers: int | None = None):
         self.target = target or sm_90()
@@ -232,10 +237,14 @@ class CompilerPool:
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         target = f"{self.target.backend}:{self.target.arch}:{self.target.warp_size}"
         k = len(self._procs)
-        self._procs.append(subprocess.Popen(
-            [sys.executable, "-m", "thunder_triton.aot", target, os.path.join(self._tmp.name, f"results{k}.jsonl")],
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        with open(self._file(k, "log"), "w") as log:
+            self._procs.append(subprocess.Popen(
+                [sys.executable, "-m", "thunder_triton.aot", target, self._file(k, "jsonl")],
+                env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True))
         self._jobs.append([])
+
+    def _file(self, worker: int, ext: str) -> str:
+        return os.path.join(self._tmp.name, f"worker{worker}.{ext}")
 
     def submit(self, job: CompileJob) -> None:
         k = self._submitted % self._workers
@@ -243,8 +252,11 @@ class CompilerPool:
         if k == len(self._procs):
             self._start()
         self._jobs[k].append(job)
-        self._procs[k].stdin.write(json.dumps(job.to_json()) + "\n")
-        self._procs[k].stdin.flush()
+        try:
+            self._procs[k].stdin.write(json.dumps(job.to_json()) + "\n")
+            self._procs[k].stdin.flush()
+        except (BrokenPipeError, OSError):  # the worker died: results() reports it for each of its jobs
+            pass
 
     def close(self) -> None:
         """Stops the workers without waiting for their results."""
@@ -259,20 +271,24 @@ class CompilerPool:
         """Waits for every submitted job; results in submission order. A worker that crashed fails its jobs."""
         by_worker = []
         for k, (jobs, proc) in enumerate(zip(self._jobs, self._procs)):
-            proc.stdin.close()
-            log = proc.stderr.read()
+            with contextlib.suppress(BrokenPipeError, OSError):
+                proc.stdin.close()
             proc.wait()
-            with open(os.path.join(self._tmp.name, f"results{k}.jsonl")) as f:
-                done = [CompileResult(job, **json.loads(line)) for job, line in zip(jobs, f)]
-            crash = f"the compiling process exited with {proc.returncode} before this kernel:\n{log[-3000:]}"
+            done = []
+            if os.path.exists(self._file(k, "jsonl")):
+                with open(self._file(k, "jsonl")) as f:
+                    done = [CompileResult(job, **json.loads(line)) for job, line in zip(jobs, f)]
+            with open(self._file(k, "log")) as f:
+                log = f.read()[-3000:]
+            crash = f"the compiling process exited with {proc.returncode} before this kernel:\n{log}"
             by_worker.append(done + [CompileResult(job, crash) for job in jobs[len(done):]])
         self._tmp.cleanup()
         return [by_worker[i % self._workers][i // self._workers] for i in range(self._submitted)]
 
 
 def compile_jobs(jobs, target=None, *, workers: int | None = None) -> list[CompileResult]:
-    """Compiles every job for ``target`` (sm_90 by default) in ``workers`` subprocesses (one per CPU by
-    default); results in the order given. Never raises for a kernel that fails: its result carries the error."""
+    """Compiles every job for ``target`` (sm_90 by default) in ``workers`` subprocesses (one per CPU, at most
+    MAX_WORKERS, by default); results in the order given. Never raises for a kernel that fails: its result carries the error."""
     pool = CompilerPool(target, workers)
     for job in jobs:
         pool.submit(job)
