@@ -34,8 +34,26 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-$PY -m pip install -q --no-index --no-deps --no-build-isolation -e packages/thunder-core -e packages/thunder-triton \
-  > "$OUT/setup.txt" 2>&1 || { echo "pip install -e failed:"; cat "$OUT/setup.txt"; }
+if ! $PY -m pip install -q --no-index --no-deps --no-build-isolation -e packages/thunder-core -e packages/thunder-triton \
+  > "$OUT/setup.txt" 2>&1; then
+  # no network there: if the local build fails, put the sources on the path and declare their entry points by
+  # hand (dist-info folders written from each pyproject.toml), which is all thunder needs to find its plugins
+  echo "pip install -e failed (above); using the sources with entry points written by hand" >> "$OUT/setup.txt"
+  cat "$OUT/setup.txt"
+  mkdir -p /tmp/site
+  export PYTHONPATH=/tmp/site:$ROOT/packages/thunder-core/src:$ROOT/packages/thunder-triton/src${PYTHONPATH:+:$PYTHONPATH}
+  $PY - <<'EOF'
+import pathlib, tomllib
+for pkg in ("packages/thunder-core", "packages/thunder-triton"):
+    project = tomllib.loads(pathlib.Path(pkg, "pyproject.toml").read_text())["project"]
+    info = pathlib.Path("/tmp/site", f"{project['name'].replace('-', '_')}-{project['version']}.dist-info")
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+        for group, eps in project.get("entry-points", {}).items()))
+EOF
+fi
 {
   date -u; nvidia-smi; $PY - <<'EOF'
 import torch, triton, thunder, thunder_triton
