@@ -134,5 +134,7 @@ def triton(session: nox.Session) -> None:
     _install_core(session, *OPINFO_REQUIREMENTS)
     session.install(TRITON)
     session.install("--no-deps", "-e", TRITON_PLUGIN)
+    session.log("checks: the Triton executor's kernels against eager under TRITON_INTERPRET=1, and every kernel "
+                "they launch compiled ahead of time for sm_90 (summary line at the end)")
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{TRITON_PLUGIN}/tests", *session.posargs,
                 env={"TRITON_INTERPRET": "1"})
