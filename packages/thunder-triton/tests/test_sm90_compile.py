@@ -27,14 +27,14 @@ def test_every_launched_kernel_compiles_for_sm_90(kernel_recorder, terminal_summ
         pytest.skip("no kernel was launched before this test: run it with the tests that launch kernels")
     results = kernel_recorder.results()
     failed = [r for r in results if r.error]
-    spilling = [r for r in results if r.local_bytes]
+    local = [r for r in results if r.local_bytes]
     kernels = len({r.job.name for r in results})
     terminal_summary.append(
         f"{len(results) - len(failed)} kernels compiled for sm_{kernel_recorder.target.arch} "
         f"({kernels} generated kernels in {len(results)} specializations, {kernel_recorder.launches} launches; "
-        f"{len(failed)} failed; {len(spilling)} use local memory; "
+        f"{len(failed)} failed; {len(local)} use local memory; "
         f"most registers per thread: {max(r.registers for r in results)})")
-    for r in spilling:  # not an error, but slow on a GPU: what tuning should look at first
+    for r in local:  # not an error; spilled registers would be slow on a GPU: what tuning looks at first
         terminal_summary.append(f"  uses {r.local_bytes} bytes of local memory per thread ({r.registers} registers): "
                                 f"{r.job.describe()}")
     assert not failed, "kernels the sm_90 compiler rejects:\n" + "\n\n".join(
