@@ -83,6 +83,12 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         type_name = prettyprint(ObjectRef(t, f"{t.__name__}_{id(t):x}"), imports)
         inner = ", ".join(f"{n}={prettyprint(getattr(x, n), imports)}" for n, f in fields.items() if f.init)
         return f"{type_name}({inner})"
+    constructor = getattr(t, "printed_constructor", None)
+    if constructor is not None and isinstance(x, tuple):
+        # a tuple standing for another type (a torch.Size with symbolic entries): ``(import, callable)``
+        if imports is not None:
+            imports.need(constructor[0])
+        return f"{constructor[1]}([{', '.join(prettyprint(v, imports) for v in x)}])"
     if t is slice:
         return f"slice({prettyprint(x.start)}, {prettyprint(x.stop)}, {prettyprint(x.step)})"
     if x is Ellipsis:
@@ -105,6 +111,10 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
             if imports is not None:
                 imports.need("import torch")
             return str(x)
+        if isinstance(x, torch.Size):
+            if imports is not None:
+                imports.need("import torch")
+            return f"torch.Size({list(x)!r})"
         if isinstance(x, torch.device):
             if imports is not None:
                 imports.need("import torch")

@@ -28,7 +28,8 @@ def tree_flatten(tree) -> tuple[list, TreeSpec]:
 
 def _flatten(x, leaves: list) -> TreeSpec:
     t = type(x)
-    if t is tuple or t is list:
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(t, "printed_constructor")):
+        # the last: tuples standing for another type (a symbolic torch.Size), rebuilt as themselves
         return TreeSpec(t, None, tuple(_flatten(v, leaves) for v in x))
     if t is dict:
         keys = tuple(x.keys())

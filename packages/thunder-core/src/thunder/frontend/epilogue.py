@@ -21,10 +21,11 @@ from thunder.core.proxies import Proxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.frontend.paths import PathReacher
+from thunder.frontend.user_values import SymbolicSize
 
 __all__ = ["build_epilogue", "needs_epilogue"]
 
-_LITERALS = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+_LITERALS = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.Size)
 _CONTAINERS = (list, tuple, dict)
 
 
@@ -79,6 +80,8 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
                 # a dataclass built by the program (a model output): built again, from its fields
                 fields = {n: value_of(getattr(v, n), where) for n, f in type(v).__dataclass_fields__.items() if f.init}
                 expr = prims.make_value(Construct(type(v), fields))
+            elif type(v) is SymbolicSize:
+                expr = prims.make_value(SymbolicSize(value_of(x, where) for x in v))
             elif type(v) in _CONTAINERS:
                 items = v.items() if type(v) is dict else v
                 if type(v) is dict:

@@ -19,6 +19,7 @@ from thunder.core.trace import get_tracectx
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
+from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 
@@ -89,7 +90,9 @@ def source_location():
 def _isinstance(obj, classinfo):
     # A proxy stands for a torch.Tensor or a Python number: user code that asks must take that branch.
     stands_for = torch.Tensor if isinstance(obj, TensorProxy) else getattr(obj, "number_type", None)
-    if isinstance(obj, (TensorProxy, NumberProxy)):
+    if type(obj) is SymbolicSize:
+        stands_for = torch.Size
+    if isinstance(obj, (TensorProxy, NumberProxy, SymbolicSize)):
         classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
         if any(isinstance(c, type) and issubclass(stands_for, c) for c in classes):
             return True
@@ -450,6 +453,9 @@ class JitHooks(Hooks):
                     for name, t in named:
                         self._state_paths.setdefault(id(t), _state_provenance(name, holder))
         return self._state_paths
+
+    def attribute_value(self, obj, name, value):
+        return user_attribute(obj, name, value)
 
     def dict_key(self, key):
         # ``state[p]`` with p a proxy of a parameter looks up the parameter itself

@@ -95,7 +95,10 @@ def load_method(rt, wobj: WrappedValue, name: str):
         if type(descr) in _METHOD_TYPES:
             d = _instance_dict(obj)
             if d is None or name not in d:
-                return computed(descr), wobj
+                seen = rt.hooks.attribute_value(obj, name, descr)
+                if seen is descr:
+                    return computed(descr), wobj
+                return None, WrappedValue(seen, computed(None).provenance, wobj)
     return None, load_attr(rt, wobj, name)
 
 

@@ -29,6 +29,7 @@ def _remember_receiver(w: WrappedValue, wobj: WrappedValue) -> WrappedValue:
 
 def derive_attr(rt, wobj: WrappedValue, name: str, value) -> WrappedValue:
     """Wrap ``value`` read as attribute ``name`` of ``wobj``."""
+    value = rt.hooks.attribute_value(wobj.value, name, value)
     if wobj.provenance.is_outside:
         w = rt.input(value, Provenance.attr(wobj.provenance, name))
     else:

@@ -36,6 +36,12 @@ class Hooks:
         """
         return value
 
+    def attribute_value(self, obj, name: str, value):
+        """What the program sees when it reads attribute ``name`` of ``obj`` natively (``value``, the result
+        of the real lookup). A jit hands user code eager's types for the metadata a proxy carries
+        (``x.shape`` as a ``torch.Size``). Default: ``value``."""
+        return value
+
     def dict_key(self, key):
         """The key to use for a dict or set lookup with ``key`` (a jit maps a proxy back to the object it stands
         for, so ``state[param]`` finds the entry of the real parameter). Default: ``key``."""

@@ -1,0 +1,92 @@
+"""User code sees a tensor's metadata as eager shows it: ``torch.Size``, ``torch.dtype``, ``torch.device``.
+
+Text built from them (str, repr, f-strings, messages the program formats), values stored outside the
+function and values returned must equal eager's, type included, under every cache option.
+"""
+
+import pytest
+import torch
+
+import thunder
+
+CACHES = ("constant values", "symbolic values")
+LOG = []
+
+
+def _same(a, b):
+    return type(a) is type(b) and a == b
+
+
+def texts(x):
+    return (str(x.shape), f"{x.shape}", repr(x.size()), f"{x.size()!r:>30}", str(x.shape[-1:]), repr(x.shape[:0]),
+            str(x.dtype), f"{x.dtype}", repr(x.dtype), str(x.device), repr(x.device), "{} {}".format(x.shape, x.dtype),
+            "%s" % (x.dtype,), str(x.shape[1:] + (4,)), str((4,) + x.shape[1:]))
+
+
+def values(x):
+    return (x.shape, x.size(), x.shape[1:], x.dtype, x.device, isinstance(x.shape, torch.Size),
+            isinstance(x.size(), tuple), x.size(1), x.size(dim=-1), x.shape.numel(), len(x.shape))
+
+
+def stores(x):
+    LOG.append(x.shape)
+    LOG.append((x.dtype, x.device))
+    return x + 1
+
+
+def message(x):
+    if x.shape[0] > 100:
+        return x
+    raise ValueError(f"expected a batch of more than 100, got shape {x.shape} of {x.dtype}")
+
+
+@pytest.mark.parametrize("cache", CACHES)
+@pytest.mark.parametrize("fn", [texts, values])
+def test_metadata_as_eager_shows_it(fn, cache):
+    jfn = thunder.jit(fn, cache=cache)
+    for shape in ((2, 3), (4, 5), (4, 5)):
+        x = torch.ones(*shape)
+        got, expected = jfn(x), fn(x)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert _same(g, e), (g, e)
+
+
+@pytest.mark.parametrize("cache", CACHES)
+def test_metadata_stored_outside_keeps_its_type(cache):
+    jfn = thunder.jit(stores, cache=cache)
+    for shape in ((2, 3), (4, 5), (4, 5)):
+        x = torch.ones(*shape)
+        LOG.clear()
+        stores(x)
+        expected = list(LOG)
+        LOG.clear()
+        jfn(x)
+        assert [type(v) for v in LOG] == [type(v) for v in expected]
+        assert LOG == expected
+        assert type(LOG[1][0]) is torch.dtype and type(LOG[1][1]) is torch.device
+
+
+@pytest.mark.parametrize("cache", CACHES)
+def test_metadata_in_exception_messages(cache):
+    jfn = thunder.jit(message, cache=cache)
+    for shape in ((2, 3), (4, 5)):
+        x = torch.ones(*shape)
+        with pytest.raises(ValueError) as eager:
+            message(x)
+        with pytest.raises(ValueError) as jitted:
+            jfn(x)
+        assert str(jitted.value) == str(eager.value)
+
+
+def test_symbolic_sizes_stay_symbolic_until_printed():
+    # reading the shape for arithmetic keeps one program for every size; printing it needs the values
+    def arithmetic(x):
+        return x.reshape(x.shape[0] * x.shape[1])
+
+    jfn = thunder.jit(arithmetic, cache="symbolic values")
+    for shape in ((2, 3), (4, 5), (6, 7)):
+        torch.testing.assert_close(jfn(torch.ones(*shape)), arithmetic(torch.ones(*shape)))
+    assert thunder.cache_misses(jfn) == 1
+    trace = str(thunder.last_traces(jfn)[-1])
+    assert "torch.Size" not in trace
