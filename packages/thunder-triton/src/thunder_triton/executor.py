@@ -78,12 +78,12 @@ def _copy_ok(bsym) -> bool:
 
 def _fallback_lower(bsym) -> list:
     """Lowers ``bsym`` with the python executor, else the torch executor (what dispatch would have chosen)."""
-    from thunder.extend import get_executor
+    from thunder.extend import get_executor, lower_keeping_tags
 
     for name in ("python", "torch"):
         ex = get_executor(name)
         if ex is not None and ex.can_execute(bsym):
-            return ex.lower(bsym)
+            return lower_keeping_tags(ex, bsym)
     raise RuntimeError(f"thunder_triton: no executor can run {bsym.sym.id}")
 
 

@@ -228,10 +228,10 @@ def fuse(executor, trace):
 
 
 def _give_back(b) -> list:
-    from thunder.extend import get_executor
+    from thunder.extend import get_executor, lower_keeping_tags
 
     prim_bsym = b.replace(sym=claims.claimed_prim(b))
-    return get_executor("torch").lower(prim_bsym)
+    return lower_keeping_tags(get_executor("torch"), prim_bsym)
 
 
 def _region_bsym(executor, r: Region, bsyms, consumers, returned, region_launcher) -> BoundSymbol:

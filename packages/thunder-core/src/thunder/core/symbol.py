@@ -17,7 +17,7 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy
 from thunder.core.pytree import tree_flatten
 
-__all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace"]
+__all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace", "tagged_symbol"]
 
 # symbol id -> rewrite(symbol, args, kwargs) -> (args, kwargs): how calls the user's program makes itself are
 # changed before they are recorded, in traces recorded from user code (those with a tensor_resolver), never
@@ -167,3 +167,21 @@ class BoundSymbol:
     @property
     def flat_proxy_outs(self) -> list[Proxy]:
         return [o for o in self.flat_outs if isinstance(o, Proxy)]
+
+
+_tagged_symbols: dict = {}
+
+
+def tagged_symbol(sym: Symbol, tags) -> Symbol:
+    """``sym`` with ``tags`` added (one symbol per combination, made once)."""
+    key = (sym, frozenset(tags))  # the symbol itself: an id() could be reused by a later symbol
+    tagged = _tagged_symbols.get(key)
+    if tagged is None:
+        if set(tags) <= set(sym.tags):
+            tagged = sym
+        else:
+            tagged = Symbol(sym.name, sym.meta, id=sym.id, is_prim=sym.is_prim, module=sym.module, alias=sym.alias,
+                            tags=tuple(sym.tags) + tuple(sorted(set(tags) - set(sym.tags))), executor=sym.executor,
+                            python_printer=sym.python_printer, call_ctx=sym.call_ctx)
+        _tagged_symbols[key] = tagged
+    return tagged

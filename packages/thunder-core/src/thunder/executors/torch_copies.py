@@ -9,7 +9,7 @@ copy (so no reader sees the new value early).
 from __future__ import annotations
 
 from thunder.core.trace import from_trace
-from thunder.transforms.dispatch import tagged_symbol
+from thunder.core.symbol import tagged_symbol
 
 __all__ = ["fold_copies_into_out", "OUT_CAPABLE"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from thunder.core.proxies import Proxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
-from thunder.core.symbol import BoundSymbol, Symbol
+from thunder.core.symbol import BoundSymbol, Symbol, tagged_symbol
 
 __all__ = [
     "Executor", "OperatorExecutor", "FusionExecutor", "ImplInfo", "register_executor", "add_default_executor",
     "remove_default_executor", "get_executor", "get_default_executors", "get_all_executors",
-    "set_default_executors", "resolve_executors",
+    "set_default_executors", "resolve_executors", "lower_keeping_tags",
 ]
 
 
@@ -253,3 +253,19 @@ def resolve_executors(executors) -> tuple[Executor, ...]:
         if not ok:
             raise RuntimeError(f"executor {ex.name!r} is not available: {reason}")
     return tuple(chosen)
+
+
+# tags later transforms must see on whatever an executor lowers a symbol to: dead-code elimination and CSE never
+# drop or merge these
+_KEPT_TAGS = frozenset({"side_effect", "random"})
+
+
+def lower_keeping_tags(executor: Executor, bsym: BoundSymbol) -> list[BoundSymbol]:
+    """``executor.lower(bsym)``, with ``bsym``'s side-effect and randomness tags on every lowered symbol. Use it
+    wherever a symbol is lowered (dispatch, a fusion pass handing a symbol back to another executor): an
+    in-place copy lowered without its tag is dead code to the next pass."""
+    lowered = executor.lower(bsym)
+    kept = _KEPT_TAGS.intersection(bsym.sym.tags)
+    if kept:
+        lowered = [b.replace(sym=tagged_symbol(b.sym, kept)) for b in lowered]
+    return lowered

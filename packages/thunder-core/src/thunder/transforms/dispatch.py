@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import NumberProxy
-from thunder.core.symbol import BoundSymbol, Symbol
+from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
-from thunder.extend import FusionExecutor
+from thunder.extend import FusionExecutor, lower_keeping_tags
 
-__all__ = ["dispatch_to_executors", "tagged_symbol"]
+__all__ = ["dispatch_to_executors"]
 
 
 def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
@@ -30,24 +30,6 @@ def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
     return found
 
 
-_KEPT_TAGS = frozenset({"side_effect", "random"})
-_tagged_symbols: dict = {}
-
-
-def tagged_symbol(sym: Symbol, tags) -> Symbol:
-    key = (sym, frozenset(tags))  # the symbol itself: an id() could be reused by a later symbol
-    tagged = _tagged_symbols.get(key)
-    if tagged is None:
-        if set(tags) <= set(sym.tags):
-            tagged = sym
-        else:
-            tagged = Symbol(sym.name, sym.meta, id=sym.id, is_prim=sym.is_prim, module=sym.module, alias=sym.alias,
-                            tags=tuple(sym.tags) + tuple(sorted(set(tags) - set(sym.tags))), executor=sym.executor,
-                            python_printer=sym.python_printer, call_ctx=sym.call_ctx)
-        _tagged_symbols[key] = tagged
-    return tagged
-
-
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
     bsym = bsym.map_subtraces(lambda t: dispatch_to_executors(t, executors))
     for ex in executors:
@@ -57,11 +39,7 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             for number_def in _number_definitions(bsym):
                 _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
                        executors, out)
-            lowered = ex.lower(bsym)
-            kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
-            if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
-                lowered = [b.replace(sym=tagged_symbol(b.sym, kept_tags)) for b in lowered]
-            out.extend(lowered)
+            out.extend(lower_keeping_tags(ex, bsym))
             return
     if not bsym.subsymbols:
         where = f" (at {bsym.source})" if bsym.source is not None else ""
