@@ -152,7 +152,7 @@ DIRECT = {
 DIRECT_CREATION = {
     "zeros": "torch.zeros", "ones": "torch.ones", "full": "torch.full", "arange": "torch.arange",
     "zeros_like": "torch.zeros_like", "ones_like": "torch.ones_like", "full_like": "torch.full_like",
-    "tensor": "torch.tensor",
+    "tensor": "torch.tensor", "linspace": "torch.linspace", "logspace": "torch.logspace", "eye": "torch.eye",
 }
 
 

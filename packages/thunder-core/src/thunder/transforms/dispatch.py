@@ -19,17 +19,6 @@ from thunder.extend import FusionExecutor
 __all__ = ["dispatch_to_executors", "tagged_symbol"]
 
 
-def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
-    """Prims inside ``bsym``'s decomposition that compute numbers (derived sizes, under symbolic values)."""
-    found = []
-    for sub in bsym.subsymbols:
-        if sub.sym.is_prim and any(isinstance(o, NumberProxy) for o in sub.flat_proxy_outs):
-            found.append(sub)
-        else:
-            found.extend(_number_definitions(sub))
-    return found
-
-
 _KEPT_TAGS = frozenset({"side_effect", "random"})
 _tagged_symbols: dict = {}
 
@@ -54,9 +43,8 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
         if ex.can_execute(bsym):
             # Sizes the decomposition computed may name the outputs' dims or later arguments: keep their
             # definitions (dead-code elimination drops the unused ones).
-            for number_def in _number_definitions(bsym):
-                _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
-                       executors, out)
+            for number_def in bsym.number_definitions():
+                _lower(number_def, executors, out)
             lowered = ex.lower(bsym)
             kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
             if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
