@@ -310,9 +310,20 @@ def _number_op(name):
 
 
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__neg__",
-              "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__divmod__",
+              "__rdivmod__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__",
+              "__rlshift__", "__rshift__", "__rrshift__", "__neg__", "__pos__", "__abs__", "__invert__", "__floor__",
+              "__ceil__", "__trunc__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
     setattr(NumberProxy, _name, _number_op(_name))
+
+
+def _round(self, ndigits=None):
+    from thunder.core import prims
+
+    return prims.round(self) if ndigits is None else prims.round_to_digits(self, ndigits)
+
+
+NumberProxy.__round__ = _round
 NumberProxy.__hash__ = object.__hash__
 
 
