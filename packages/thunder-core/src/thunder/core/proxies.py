@@ -105,7 +105,9 @@ _TENSOR_DUNDERS = (
     "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__", "__rshift__",
     "__neg__", "__pos__", "__abs__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+    "__div__", "__rdiv__", "__rlshift__", "__rrshift__",
+    "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+    "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
     "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
 )
 

@@ -15,10 +15,10 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import TensorProxy
+from thunder.core.proxies import TensorProxy, tensor_methods
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
-from thunder.torch.registry import language_symbols, torchsymbol
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 # ---------------------------------------------------------------------------------------------
 # Out-of-place operations in-place code needs
@@ -143,7 +143,8 @@ _INPLACE = {
     "div_": ("div", ("__itruediv__",)), "floor_divide_": ("floor_divide", ("__ifloordiv__",)),
     "remainder_": ("remainder", ("__imod__",)), "pow_": ("pow", ("__ipow__",)),
     "bitwise_and_": ("bitwise_and", ("__iand__",)), "bitwise_or_": ("bitwise_or", ("__ior__",)),
-    "bitwise_xor_": ("bitwise_xor", ("__ixor__",)),
+    "bitwise_xor_": ("bitwise_xor", ("__ixor__",)), "bitwise_left_shift_": ("bitwise_left_shift", ("__ilshift__",)),
+    "bitwise_right_shift_": ("bitwise_right_shift", ("__irshift__",)),
     "neg_": ("neg", ()), "abs_": ("abs", ()), "exp_": ("exp", ()), "log_": ("log", ()), "sqrt_": ("sqrt", ()),
     "rsqrt_": ("rsqrt", ()), "sin_": ("sin", ()), "cos_": ("cos", ()), "tanh_": ("tanh", ()),
     "sigmoid_": ("sigmoid", ()), "relu_": ("relu", ()), "floor_": ("floor", ()), "ceil_": ("ceil", ()),
@@ -156,6 +157,74 @@ for _name, (_functional, _methods) in _INPLACE.items():
     if _functional in language_symbols:
         _torch_fns = [f for f in (getattr(torch.Tensor, _name, None), getattr(torch, _name, None)) if f is not None]
         globals()[_name] = _inplace(_name, _functional, *_torch_fns, methods=_methods)
+
+
+# In-place methods that change the tensor's shape or strides rather than its values: a trace's tensors have
+# fixed metadata, so these cannot be made functional (every reference to the tensor would change shape)
+CHANGES_METADATA = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_", "resize_",
+                               "resize_as_", "as_strided_", "set_", "detach_", "requires_grad_", "share_memory_"})
+# In-place methods that draw random numbers and have no out-of-place twin
+_RANDOM_FILLS = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "cauchy_", "geometric_",
+                           "log_normal_", "random_"})
+
+
+# In-place methods whose result must already have the tensor's dtype (no cast back, unlike add_)
+_EXACT_RESULT_DTYPE = frozenset({"float_power_"})
+
+
+def _refused_inplace(name: str, reason: str, instead: str):
+    def refuse(a, *args, **kwargs):
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(f"torch.Tensor.{name} is not supported by thunder{user_location_suffix()}: {reason}; "
+                               f"{instead}")
+
+    refuse.__name__ = name
+    return refuse
+
+
+def _twin_inplace(name: str):
+    """``a.<name>(*args)`` as its out-of-place twin (a language symbol, else the opaque fallback) then the
+    update of ``a``."""
+    twin = name[:-1]
+
+    def impl(a, *args, **kwargs):
+        functional = tensor_methods.get(twin)
+        if functional is None:
+            from thunder.torch.opaque import opaque_method
+
+            result = opaque_method(a, twin)(*args, **kwargs)
+        else:
+            result = functional(a, *args, **kwargs)
+        if name in _EXACT_RESULT_DTYPE:
+            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {_torch_name(a.dtype)} but "
+                  f"the operation's result requires dtype {_torch_name(result.dtype)}")
+        return update(a, result)
+
+    impl.__name__ = name
+    return impl
+
+
+def _register_inplace_methods() -> None:
+    """Every in-place Tensor method not defined above: those with a method twin (``index_fill_`` ->
+    ``index_fill``) become twin + update; those that change metadata or draw random numbers are refused with
+    the reason."""
+    for name in dir(torch.Tensor):
+        if not name.endswith("_") or name.startswith("_") or name in tensor_methods:
+            continue
+        if name in CHANGES_METADATA:
+            register_method(name, _refused_inplace(
+                name, "it changes the shape, strides or autograd state of the tensor in place, which a trace (whose "
+                "tensors have fixed metadata) cannot express", f"use the out-of-place form and rebind the name "
+                f"(x = x.{name[:-1]}(...))"))
+        elif name in _RANDOM_FILLS:
+            register_method(name, _refused_inplace(
+                name, "it fills the tensor with random numbers in place, and thunder has no symbol for it yet",
+                "create the random tensor with torch.rand_like/torch.randn_like (or torch.rand/randn) and copy_ it"))
+        elif callable(getattr(torch.Tensor, name[:-1], None)) and not isinstance(
+                getattr(torch.Tensor, name[:-1]), property):
+            torch_fns = [f for f in (getattr(torch.Tensor, name), getattr(torch, name, None)) if f is not None]
+            globals()[name] = torchsymbol(*torch_fns, method=name, tags=("inplace",))(_twin_inplace(name))
 
 
 @torchsymbol(torch.Tensor.copy_, method="copy_", tags=("inplace",))
@@ -181,6 +250,9 @@ def zero_(a):
 def setitem_(a, key, value):
     update(a, setitem(a, key, value))
     return None
+
+
+_register_inplace_methods()
 
 
 def with_out(sym, args, kwargs):

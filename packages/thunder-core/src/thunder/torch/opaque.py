@@ -6,8 +6,10 @@ same callable on meta-device tensors to learn the outputs' shapes and dtypes, an
 executor runs as the callable itself. It has no decomposition, so no fusion executor or transform
 can look inside it; the first use of each op warns once (:class:`OpaqueFallbackWarning`).
 
+``out=`` and ``inplace=True`` run as the out-of-place call, then the update of the tensor written to.
 Refused, with an error naming the op and the user's line:
-- in-place ops (a name ending in ``_``, ``out=``, ``inplace=True``): they need functionalization;
+- in-place torch functions (a name ending in ``_``) with no out-of-place form thunder knows (in-place
+  Tensor methods are symbols of :mod:`thunder.torch.inplace`);
 - ops whose output shape depends on the data (``nonzero``, ``unique``, ``masked_select``): the meta
   run cannot compute it;
 - ops whose outputs are not tensors (``stride()``, ``is_contiguous()``): baking the meta run's value
@@ -167,23 +169,15 @@ def may_return_view(fn) -> bool:
                               for schema in schemas for r in schema.returns)
 
 
-def _check_not_inplace(fn, kwargs) -> None:
+def _check_not_inplace(fn) -> None:
+    """In-place Tensor methods are symbols (thunder.torch.inplace: the out-of-place twin, then the update); an
+    in-place torch function reaching the fallback has no twin thunder knows."""
     name = _short_name(fn)
-    why = None
-    if name.endswith("_") and not name.startswith("__"):
-        why = "it modifies its input in place"
-    elif name.startswith("__i") and name.endswith("__") and name[3:-2] in (
-            "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
-            "matmul"):
-        why = "it modifies its input in place"
-    elif kwargs.get("out") is not None:
-        why = "it writes into its out= argument"
-    elif kwargs.get("inplace") is True:
-        why = "inplace=True modifies its input"
-    if why is not None:
+    if (name.endswith("_") and not name.startswith("__")) or (name.startswith("__i") and name.endswith("__")):
         raise UnsupportedError(
-            f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: {why}, and in-place "
-            "operations need functionalization, which comes later; use the out-of-place form"
+            f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: it modifies its input in "
+            "place and thunder knows no out-of-place form of it to functionalize; write x = f(x) with the "
+            "out-of-place form, or x.copy_(f(x)) where other references must see the update"
         )
 
 
@@ -329,9 +323,18 @@ def opaque_symbol(fn) -> Symbol:
 
 
 def call_opaque(fn, args, kwargs):
-    """``fn(*args, **kwargs)`` recorded as ``fn``'s opaque symbol."""
-    kwargs = kwargs or {}
-    _check_not_inplace(fn, kwargs)
+    """``fn(*args, **kwargs)`` recorded as ``fn``'s opaque symbol. ``out=`` and ``inplace=True`` become the
+    out-of-place call followed by the update, which functionalization handles like any in-place op."""
+    kwargs = dict(kwargs or {})
+    _check_not_inplace(fn)
+    if kwargs.get("out") is not None:
+        from thunder.torch.inplace import with_out
+
+        return with_out(opaque_symbol(fn), args, kwargs)
+    if kwargs.get("inplace") is True and args and isinstance(args[0], TensorProxy):
+        from thunder.torch.inplace import update
+
+        return update(args[0], opaque_symbol(fn)(*args, **{**kwargs, "inplace": False}))
     return opaque_symbol(fn)(*args, **kwargs)
 
 

@@ -43,6 +43,13 @@ def _is_view(bsym: BoundSymbol) -> bool:
     return True
 
 
+def _same_elements(base_shape, view_shape) -> bool:
+    """Whether an expand from ``base_shape`` to ``view_shape`` repeated nothing (only size-1 dims were added)."""
+    from thunder.core.shapes import numel
+
+    return numel(base_shape) == numel(view_shape)
+
+
 class _View:
     __slots__ = ("base", "bsym", "index", "derived_from")
 
@@ -218,12 +225,11 @@ class _State:
                 offset = offset + o.shape[dim]
             key = (slice(None),) * dim + (slice(offset, offset + outs[view.index].shape[dim]),)
             return ltorch.setitem(base, key, value)
-        where_txt = f" (at {where.source})" if where.source is not None else ""
-        raise UnsupportedError(
-            f"an in-place update of the result of {view.bsym.sym.id.replace('ltorch.', 'torch.')}{where_txt}: "
-            "writing through an expanded view is refused by PyTorch as well (several elements share memory); "
-            "clone it first"
-        )
+        if sid in _EXPANDS and _same_elements(base.shape, value.shape):
+            return ltorch.reshape(value, base.shape)  # nothing was broadcast: element i is base element i
+        # several elements of an expanded view share memory: eager refuses the write with this error
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
 
     # the end ----------------------------------------------------------------------------------------
     def finish(self, trace: TraceCtx) -> None:
