@@ -95,11 +95,12 @@ def _new(fill_value):
 
 
 # Tensor.new_zeros etc. are plain Python over `full` (they record the prim, with the source tensor's dtype and device).
-register_method("new_zeros", _new(0))
-register_method("new_ones", _new(1))
-register_method("new_empty", _new(0))
+register_method("new_zeros", _new(0), torch.Tensor.new_zeros)
+register_method("new_ones", _new(1), torch.Tensor.new_ones)
+register_method("new_empty", _new(0), torch.Tensor.new_empty)
 register_method("new_full", lambda a, size, fill_value, *, dtype=None, device=None, **_: _full(
-    size, fill_value, a.dtype if dtype is None else dtype, a.device if device is None else device))
+    size, fill_value, a.dtype if dtype is None else dtype, a.device if device is None else device),
+    torch.Tensor.new_full)
 
 
 @torchsymbol(torch.arange, method=())
@@ -219,6 +220,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     check(not isinstance(data, TensorProxy), "torch.tensor(a_tensor) is not supported; use a.clone() or a.detach()",
           NotImplementedError)
     return constant_tensor(data, dtype, device)
+
+
+def _new_tensor(a, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    check(not isinstance(data, TensorProxy), "x.new_tensor(a_tensor) is not supported; use a.clone() or a.detach()",
+          NotImplementedError)
+    return constant_tensor(data, a.dtype if dtype is None else dtype, a.device if device is None else device)
+
+
+register_method("new_tensor", _new_tensor, torch.Tensor.new_tensor)
 
 
 def _legacy_constructor(dtype):

@@ -7,7 +7,7 @@ import torch
 
 from thunder.core.errors import check
 from thunder.core.shapes import canonicalize_dim
-from thunder.torch.registry import language_symbols, torchsymbol
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 
 def _getitem(a, key):
@@ -30,6 +30,15 @@ def narrow(a, dim, start, length):
 def unbind(a, dim=0):
     dim = canonicalize_dim(a.ndim, dim)
     return tuple(select(a, dim, i) for i in range(a.shape[dim]))
+
+
+def _iter(a):
+    # over the first dimension, as eager: the rows are views (an in-place update of one reaches ``a``)
+    check(a.ndim > 0, "iteration over a 0-d tensor", TypeError)
+    return iter(unbind(a, 0))
+
+
+register_method("__iter__", _iter)
 
 
 @torchsymbol(torch.diagonal, torch.Tensor.diagonal, method="diagonal")
