@@ -126,6 +126,9 @@ def _check_literal(bsym, imports):
     if type(value) in (int, float, complex, str, bytes, tuple, list):
         # the type matters too: 1 == 1.0 == True, but they trace differently
         return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
+    if type(value).__module__ == "torch" and type(value).__name__ == "Size":
+        imports.need("import torch")
+        return [f"if type({name}) is not torch.Size or {name} != {prettyprint(tuple(value), imports)}: return None"]
     # dtypes, devices: compared by equality with the object itself
     ref = ObjectRef(value, f"{type(value).__name__}_{id(value):x}")
     return [f"if {name} != {prettyprint(ref, imports)}: return None"]

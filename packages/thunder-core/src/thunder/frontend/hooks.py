@@ -394,7 +394,7 @@ class JitHooks(Hooks):
             return self._proxify_container(value, provenance)
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
-        elif type(value) in (list, tuple):
+        elif type(value) in (list, tuple, torch.Size):  # torch.Size: a size argument, checked like a tuple
             # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
             # length was baked into unrolled iteration, and the items used are reached on their own.
             # Nested containers of literals count too: an index like ([0, 2], [1, 3]) goes whole to native code.
