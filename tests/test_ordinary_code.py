@@ -345,3 +345,11 @@ def test_a_torch_size_argument_is_checked_by_value():
     jfn = assert_like_eager(lambda s: torch.zeros(s) + torch.randint(3, s).shape[0],
                             (torch.Size([2]),), (torch.Size([3, 1]),), ((2,),), (torch.Size([2]),))
     assert thunder.cache_misses(jfn) == 3  # Size([2]), Size([3, 1]) and the tuple (2,) (another type)
+
+
+def test_number_methods_and_attributes():
+    # int/float methods run on the value (a constraint the prologue checks); names numbers lack stay missing
+    def f(x, n, g):
+        return x * (1 << (n - 1).bit_length()) + g.is_integer() + n.real + hasattr(n, "shape")
+
+    assert_like_eager(f, (torch.ones(2), 5, 2.0), (torch.ones(2), 9, 2.5), (torch.ones(2), 6, 3.0), cache=SYMBOLIC)

@@ -298,6 +298,13 @@ class NumberProxy(Proxy):
     def __str__(self):
         return str(self._concrete("str()"))
 
+    def __getattr__(self, name: str):
+        # the number's own methods and attributes (n.bit_length(), f.is_integer(), n.real): on its value, which
+        # becomes a constraint; names the number type lacks stay missing without one (hasattr(n, "shape"))
+        if name.startswith("__") or not hasattr(self.number_type, name):
+            raise AttributeError(f"'{self.number_type.__name__}' object has no attribute '{name}'")
+        return getattr(self._concrete(f".{name}"), name)
+
 
 def _number_op(name):
     def op(self, *args):
