@@ -353,3 +353,21 @@ def test_number_methods_and_attributes():
         return x * (1 << (n - 1).bit_length()) + g.is_integer() + n.real + hasattr(n, "shape")
 
     assert_like_eager(f, (torch.ones(2), 5, 2.0), (torch.ones(2), 9, 2.5), (torch.ones(2), 6, 3.0), cache=SYMBOLIC)
+
+
+METADATA_QUERIES = {
+    "nelement": lambda x: x * x.nelement(),
+    "ndimension": lambda x: x * x.ndimension(),
+    "is_signed": lambda x: x * x.is_signed() + torch.is_signed(x.int()),
+    "get_device": lambda x: x * x.get_device(),
+    "itemsize_nbytes": lambda x: x * x.itemsize + x.nbytes,
+    "dtype_attributes": lambda x: x * (x.dtype.is_floating_point + x.dtype.is_complex * 2 + x.dtype.itemsize
+                                       + x.dtype.is_signed),
+}
+
+
+@pytest.mark.parametrize("cache", [CONSTANT, SYMBOLIC])
+@pytest.mark.parametrize("name", list(METADATA_QUERIES))
+def test_metadata_queries(name, cache):
+    assert_like_eager(METADATA_QUERIES[name], (torch.randn(3, 2),), (torch.randn(4, 2, dtype=torch.float64),),
+                      cache=cache)
