@@ -371,3 +371,20 @@ METADATA_QUERIES = {
 def test_metadata_queries(name, cache):
     assert_like_eager(METADATA_QUERIES[name], (torch.randn(3, 2),), (torch.randn(4, 2, dtype=torch.float64),),
                       cache=cache)
+
+
+def test_power_whose_result_type_depends_on_values():
+    # int ** negative int is a float, negative float ** non-integral float is complex: the trace fixed the type it
+    # saw, so the condition is checked and another call gets its own program
+    def f(x, a, b):
+        v = a ** b
+        return x * v if isinstance(v, (int, float)) else x + 100
+
+    calls = [(torch.ones(2), a, b) for a, b in ((0.75, 1.5), (-1.25, 1.5), (2.0, 0.5), (-2.0, 3.0), (2, 3), (2, -1))]
+    assert_like_eager(f, *calls, cache=SYMBOLIC, exact=False)
+
+
+def test_negative_constant_operand_is_parenthesized():
+    # printed as -1.5 ** i, Python reads -(1.5 ** i)
+    assert_like_eager(lambda x: x * ((-1.5) ** (2 >> x.shape[1])), (torch.ones(3, 4),), (torch.ones(3, 1),),
+                      cache=SYMBOLIC)

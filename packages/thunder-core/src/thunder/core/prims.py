@@ -80,6 +80,9 @@ def _elementwise_meta(name: str, kind: ElementwiseKind, python_fn, differentiabl
             )
         if not tensors:
             check(python_fn is not None, lambda: f"prims.{name} has no number form", TypeError)
+            guard = _NUMBER_TYPE_GUARDS.get(name)
+            if guard is not None and any(isinstance(a, NumberProxy) and not a.static for a in args):
+                guard(*args)
             return _number_result(python_fn, args)
         t0 = tensors[0]
         for t in tensors[1:]:
@@ -104,6 +107,22 @@ def _c_div(a, b):
         q = abs(a) // abs(b)
         return q if (a >= 0) == (b >= 0) else -q
     return a / b
+
+
+def _pow_type_guard(a, b):
+    """``int ** int`` is a float for a negative exponent, and ``float ** float`` is complex for a negative base
+    and a non-integral exponent: the result's type, which the trace fixes, depends on the values, so the
+    condition that chose it becomes a constraint the prologue checks."""
+    if isinstance(pyval(a), complex) or isinstance(pyval(b), complex) or getattr(a, "data_dependent", False):
+        return
+    if isinstance(pyval(a), int) and isinstance(pyval(b), int):
+        bool(b >= 0)
+    elif not bool(a >= 0):
+        bool(b == all_prims["floor"](b))
+
+
+# prim -> guard(*number_args) recording the constraints under which its number result keeps its type
+_NUMBER_TYPE_GUARDS = {"pow": _pow_type_guard}
 
 
 _S, _B, _R = ElementwiseKind.SAME, ElementwiseKind.BOOL, ElementwiseKind.REAL

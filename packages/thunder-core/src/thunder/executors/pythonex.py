@@ -26,9 +26,14 @@ _OPERATORS = {
 }
 
 
+def _operand(x, imports) -> str:
+    s = prettyprint(x, imports)
+    return f"({s})" if s.startswith("-") else s  # -1.5 ** i is -(1.5 ** i) in Python
+
+
 def _infix_printer(op: str):
     def printer(bsym, imports):
-        a, b = (prettyprint(x, imports) for x in bsym.args)
+        a, b = (_operand(x, imports) for x in bsym.args)
         return [f"{bsym.output.name} = {a} {op} {b}" if hasattr(bsym.output, "name") else f"{a} {op} {b}"]
 
     return printer
