@@ -20,8 +20,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['argwhere', 'bincount', 'histogram', 'hi
 _R5 = 'in-place random or resize op: no torch-language symbol yet, and opaque calls may not update in place'
 EXPECTED_FAILURES.update(dict.fromkeys(['exponential', 'geometric', 'log_normal', 'normal.in_place', 'resize_', 'resize_as_', 'uniform'], _R5))
 
-_R6 = 'wrong output shape: a torch-language symbol mishandles these arguments (bug to fix)'
-EXPECTED_FAILURES.update(dict.fromkeys(['_upsample_bilinear2d_aa', 'nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest', 'split_with_sizes', 'split_with_sizes_copy'], _R6))
 
 _R7 = 'reads a tensor value (.item()) inside the op: the meta run cannot'
 EXPECTED_FAILURES.update(dict.fromkeys(['allclose', 'narrow', 'nn.functional.gaussian_nll_loss', 'nn.functional.one_hot'], _R7))
