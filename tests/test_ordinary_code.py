@@ -321,6 +321,8 @@ ITERATION = {
     "star_args": lambda x: (lambda a, b, c: a - c)(*x),
     "dict_comprehension": lambda x: {i: r for i, r in enumerate(x)}[2],
     "reversed": lambda x: list(reversed(list(x)))[0],
+    "reversed_tensor": lambda x: reversed(x) * 2 + reversed(x.sum()),
+    "iterate_reversed": lambda x: [r * i for i, r in enumerate(reversed(x))],
     "rows_updated_in_place": lambda x: [r.mul_(2) for r in x][0] + x,
     "unpack": _unpack,
     "unpack_too_many": _unpack_too_many,

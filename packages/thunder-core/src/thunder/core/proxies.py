@@ -108,7 +108,7 @@ _TENSOR_DUNDERS = (
     "__div__", "__rdiv__", "__rlshift__", "__rrshift__",
     "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
     "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
-    "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
+    "__len__", "__iter__", "__reversed__", "__bool__", "__float__", "__int__", "__index__",
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from thunder.core import prims
 from thunder.core.errors import check
 from thunder.core.shapes import canonicalize_dim
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
@@ -39,6 +40,8 @@ def _iter(a):
 
 
 register_method("__iter__", _iter)
+# reversed(x) is x.flip(0) (a copy), or x itself when 0-d
+register_method("__reversed__", lambda a: a if a.ndim == 0 else prims.flip(a, (0,)))
 
 
 @torchsymbol(torch.diagonal, torch.Tensor.diagonal, method="diagonal")
