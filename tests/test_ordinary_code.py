@@ -250,6 +250,12 @@ INPLACE = {
     "inplace_kwarg": lambda x: torch.nn.functional.hardtanh(x, inplace=True),
     "expand_repeating": lambda x: x[:1].expand(3, 2).add_(1),
     "expand_not_repeating": lambda x: x[:1].expand(1, 2).add_(1),
+    # fills write one value to every chosen position: eager lets them through a repeating expand
+    "expand_fill_": lambda x: (x[:1].expand(3, 2).fill_(2.0), x)[1],
+    "expand_zero_": lambda x: (x.expand(2, 3, 2).zero_(), x)[1],
+    "expand_masked_fill_": lambda x: (x.expand(2, 3, 2).masked_fill_(torch.tensor([[[True], [False], [False]],
+                                                                                  [[False], [False], [True]]]), 7.0), x)[1],
+    "expand_index_fill_": lambda x: (x.expand(2, 3, 2).index_fill_(2, torch.tensor([0]), 5.0), x)[1],
     "float_power_": lambda x: x.float_power_(2),
     "sqrt_int": lambda x: x.long().sqrt_(),
 }

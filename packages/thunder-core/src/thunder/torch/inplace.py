@@ -127,6 +127,15 @@ def _torch_name(d) -> str:
     return _TORCH_SCALAR_NAMES.get(d.name, d.name)
 
 
+# In-place methods that write one value to every position they write: eager lets them write through an expand
+# that repeats elements (the repeated positions receive the same value); functionalization writes them back
+FILLS = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_"})
+
+
+def _tags(name: str) -> tuple:
+    return ("inplace", "fills") if name in FILLS else ("inplace",)
+
+
 def _inplace(name: str, functional_name: str, *torch_fns, methods=()):
     functional = language_symbols[functional_name]
 
@@ -134,7 +143,7 @@ def _inplace(name: str, functional_name: str, *torch_fns, methods=()):
         return update(a, functional(a, *args, **kwargs))
 
     impl.__name__ = name
-    return torchsymbol(*torch_fns, method=(name, *methods), tags=("inplace",))(impl)
+    return torchsymbol(*torch_fns, method=(name, *methods), tags=_tags(name))(impl)
 
 
 # in-place name: (out-of-place symbol, extra Tensor method names)
@@ -224,7 +233,7 @@ def _register_inplace_methods() -> None:
         elif callable(getattr(torch.Tensor, name[:-1], None)) and not isinstance(
                 getattr(torch.Tensor, name[:-1]), property):
             torch_fns = [f for f in (getattr(torch.Tensor, name), getattr(torch, name, None)) if f is not None]
-            globals()[name] = torchsymbol(*torch_fns, method=name, tags=("inplace",))(_twin_inplace(name))
+            globals()[name] = torchsymbol(*torch_fns, method=name, tags=_tags(name))(_twin_inplace(name))
 
 
 @torchsymbol(torch.Tensor.copy_, method="copy_", tags=("inplace",))
@@ -232,7 +241,7 @@ def copy_(a, src, non_blocking=False):
     return update(a, src, cast_any=True)
 
 
-@torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=("inplace",))
+@torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=_tags("fill_"))
 def fill_(a, value):
     if isinstance(value, TensorProxy):
         check(value.ndim == 0, lambda: f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -241,7 +250,7 @@ def fill_(a, value):
     return update(a, prims.full(a.shape, value, device=a.device, dtype=a.dtype), cast_any=True)
 
 
-@torchsymbol(torch.Tensor.zero_, torch.zero_, method="zero_", tags=("inplace",))
+@torchsymbol(torch.Tensor.zero_, torch.zero_, method="zero_", tags=_tags("zero_"))
 def zero_(a):
     return fill_(a, 0)
 
