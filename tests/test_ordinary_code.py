@@ -396,3 +396,25 @@ def test_negative_constant_operand_is_parenthesized():
     # printed as -1.5 ** i, Python reads -(1.5 ** i)
     assert_like_eager(lambda x: x * ((-1.5) ** (2 >> x.shape[1])), (torch.ones(3, 4),), (torch.ones(3, 1),),
                       cache=SYMBOLIC)
+
+
+NUMBER_ARGUMENTS = {
+    "full": lambda x, s, f: torch.full((2,), f) + s,
+    "arange": lambda x, s, f: torch.arange(s),
+    "arange_float_step": lambda x, s, f: torch.arange(0, s, f),
+    "tensor_of_numbers": lambda x, s, f: torch.tensor([s, f]),
+    "linspace_ends": lambda x, s, f: torch.linspace(f, s, 5),
+    "eye": lambda x, s, f: torch.eye(s),
+    "zeros": lambda x, s, f: torch.zeros(s, x.shape[0]),
+    "full_like": lambda x, s, f: torch.full_like(x, f),
+    "new_full": lambda x, s, f: x.new_full((s,), f),
+    "randn_shape": lambda x, s, f: torch.randn(s).shape,
+    "logspace_base": lambda x, s, f: torch.logspace(0, 1, s, base=f),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMBER_ARGUMENTS))
+def test_creation_from_number_arguments_compiles_once(name):
+    calls = [(torch.ones(n), s, f) for n, s, f in ((3, 4, 0.5), (5, 6, 1.5), (2, 3, 2.5))]
+    jfn = assert_like_eager(NUMBER_ARGUMENTS[name], *calls, cache=SYMBOLIC, exact=False)
+    assert thunder.cache_misses(jfn) == 1
