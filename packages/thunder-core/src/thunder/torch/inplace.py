@@ -172,6 +172,13 @@ for _name, (_functional, _methods) in _INPLACE.items():
 # fixed metadata, so these cannot be made functional (every reference to the tensor would change shape)
 CHANGES_METADATA = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_", "resize_",
                                "resize_as_", "as_strided_", "set_", "detach_", "requires_grad_", "share_memory_"})
+_METADATA_INSTEAD = {
+    "detach_": "use the out-of-place form and rebind the name (x = x.detach())",
+    "requires_grad_": "pass in a tensor that requires grad (a parameter or an input), or compute with it outside the "
+                      "jitted function",
+    "set_": "use the other tensor itself (x = other)",
+    "share_memory_": "call it outside the jitted function",
+}
 # In-place methods that draw random numbers and have no out-of-place twin
 _RANDOM_FILLS = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "cauchy_", "geometric_",
                            "log_normal_", "random_"})
@@ -224,8 +231,8 @@ def _register_inplace_methods() -> None:
         if name in CHANGES_METADATA:
             register_method(name, _refused_inplace(
                 name, "it changes the shape, strides or autograd state of the tensor in place, which a trace (whose "
-                "tensors have fixed metadata) cannot express", f"use the out-of-place form and rebind the name "
-                f"(x = x.{name[:-1]}(...))"))
+                "tensors have fixed metadata) cannot express", _METADATA_INSTEAD.get(
+                    name, f"use the out-of-place form and rebind the name (x = x.{name[:-1]}(...))")))
         elif name in _RANDOM_FILLS:
             register_method(name, _refused_inplace(
                 name, "it fills the tensor with random numbers in place, and thunder has no symbol for it yet",
