@@ -418,3 +418,28 @@ def test_creation_from_number_arguments_compiles_once(name):
     calls = [(torch.ones(n), s, f) for n, s, f in ((3, 4, 0.5), (5, 6, 1.5), (2, 3, 2.5))]
     jfn = assert_like_eager(NUMBER_ARGUMENTS[name], *calls, cache=SYMBOLIC, exact=False)
     assert thunder.cache_misses(jfn) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Python's own errors on proxies read as eager's
+# ---------------------------------------------------------------------------------------------
+
+PYTHON_ERRORS = {
+    "divmod_tensor": lambda x, n: divmod(x, 2),
+    "round_tensor": lambda x, n: round(x),
+    "call_tensor": lambda x, n: x(),
+    "str_plus_tensor": lambda x, n: "a" + x,
+    "missing_tensor_attribute": lambda x, n: x.foo_bar,
+    "subscript_number": lambda x, n: n[0],
+    "call_number": lambda x, n: n(),
+    "len_number": lambda x, n: len(n),
+    "iterate_number": lambda x, n: [a for a in n],
+    "missing_number_attribute": lambda x, n: n.foo,
+}
+
+
+@pytest.mark.parametrize("cache", [CONSTANT, SYMBOLIC])
+@pytest.mark.parametrize("name", list(PYTHON_ERRORS))
+def test_python_errors_name_eagers_types(name, cache):
+    # a proxy is named after what it stands for: "'Tensor' object is not callable", not "'TensorProxy' ..."
+    assert_like_eager(PYTHON_ERRORS[name], (torch.ones(2), 3), cache=cache)

@@ -194,12 +194,7 @@ class TensorProxy(Proxy):
             fallback = opaque_method(self, name)
             if fallback is not None:
                 return fallback
-            from thunder.core.errors import user_location_suffix
-
-            raise AttributeError(
-                f"torch.Tensor.{name} is not supported by thunder yet{user_location_suffix()}; "
-                "rewrite the code without it or file an issue"
-            )
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")  # torch.Tensor has none either
         return fn.__get__(self, TensorProxy)
 
     @classmethod
@@ -353,6 +348,13 @@ class ComplexProxy(NumberProxy):
 
 
 _number_proxy_types = {bool: BoolProxy, int: IntegerProxy, float: FloatProxy, complex: ComplexProxy}
+
+# Python's own errors name an operand's type by ``__name__`` ("type Tensor doesn't define __round__ method",
+# "unsupported operand type(s) for divmod(): 'Tensor' and 'int'"): a proxy is named after what it stands for, so
+# the user's program sees eager's messages. The class keeps its qualified name (repr(TensorProxy) says it).
+TensorProxy.__name__ = "Tensor"
+for _type, _proxy_type in _number_proxy_types.items():
+    _proxy_type.__name__ = _type.__name__
 
 
 def proxy_number(value, name=None, static=False) -> NumberProxy:
