@@ -294,9 +294,50 @@ def test_metadata_changing_inplace_is_refused_with_the_reason(name):
     assert "test_ordinary_code.py" in str(info.value)
 
 
-def test_random_fill_inplace_is_refused_with_what_to_do():
-    with pytest.raises(UnsupportedError, match="uniform_.*random numbers in place.*rand_like"):
-        thunder.jit(lambda x: x.uniform_())(torch.randn(3))
+RANDOM_FILLS = {
+    "uniform_": lambda x: x.uniform_(-2, 3),
+    "normal_": lambda x: x.normal_(1.0, 2.0),
+    "bernoulli_": lambda x: x.bernoulli_(0.3),
+    "bernoulli_tensor": lambda x: x.bernoulli_(torch.full_like(x, 0.5)),
+    "exponential_": lambda x: x.exponential_(),
+    "cauchy_": lambda x: x.cauchy_(),
+    "geometric_": lambda x: x.geometric_(0.5),
+    "log_normal_": lambda x: x.log_normal_(),
+    "random_": lambda x: x.random_(0, 10),
+    "through_transpose": lambda x: x.t().uniform_(),
+    "rows": lambda x: x[1:].normal_(),
+    "intermediate": lambda x: (x * 2).uniform_() + x,
+}
+
+
+@pytest.mark.parametrize("cache", [CONSTANT, SYMBOLIC])
+@pytest.mark.parametrize("name", list(RANDOM_FILLS))
+def test_random_fills_draw_eagers_numbers(name, cache):
+    fn = RANDOM_FILLS[name]
+    x = torch.randn(3, 4)
+    eager_x, jit_x = x.clone(), x.clone()
+    torch.manual_seed(7)
+    expected = fn(eager_x)
+    state = torch.get_rng_state()
+    torch.manual_seed(7)
+    actual = thunder.jit(fn, cache=cache)(jit_x)
+    assert torch.equal(actual, expected) and torch.equal(jit_x, eager_x)
+    assert torch.equal(torch.get_rng_state(), state)  # the generator advanced as in eager
+
+
+def test_parameter_initialized_in_place_under_no_grad():
+    def init(w):
+        with torch.no_grad():
+            w.uniform_(-1, 1)
+        return w * 2
+
+    w = torch.randn(3)
+    eager_w, jit_w = torch.nn.Parameter(w.clone()), torch.nn.Parameter(w.clone())
+    torch.manual_seed(1)
+    expected = init(eager_w)
+    torch.manual_seed(1)
+    actual = thunder.jit(init)(jit_w)
+    assert torch.equal(jit_w, eager_w) and torch.equal(actual, expected)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ EXPECTED_FAILURES.update(dict.fromkeys(['combinations', 'corrcoef', 'cov', 'equa
 _R4 = 'output shape depends on the data (refused)'
 EXPECTED_FAILURES.update(dict.fromkeys(['argwhere', 'bincount', 'histogram', 'histogramdd', 'masked_select', 'nonzero', 'unique', 'unique_consecutive'], _R4))
 
-_R5 = 'in-place random or resize op: no torch-language symbol yet, and opaque calls may not update in place'
-EXPECTED_FAILURES.update(dict.fromkeys(['exponential', 'geometric', 'log_normal', 'normal.in_place', 'resize_', 'resize_as_', 'uniform'], _R5))
+_R5 = 'resize op: changes the shape of its tensor in place, which a trace cannot express (refused with the reason)'
+EXPECTED_FAILURES.update(dict.fromkeys(['resize_', 'resize_as_'], _R5))
 
 
 _R7 = 'reads a tensor value (.item()) inside the op: the meta run cannot'
@@ -43,6 +43,4 @@ EXPECTED_FAILURES.update(dict.fromkeys(['tensor_split'], _R15))
 _R16 = 'index_select with a 0-d index: bug in the torch-language symbol'
 EXPECTED_FAILURES.update(dict.fromkeys(['index_select'], _R16))
 
-_R17 = 'in-place random op (Tensor.X_): no torch-language symbol yet, and opaque calls may not update in place'
-EXPECTED_FAILURES.update(dict.fromkeys(['cauchy'], _R17))
 

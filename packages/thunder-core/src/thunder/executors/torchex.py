@@ -164,6 +164,7 @@ DIRECT_RANDOM = {
     "bernoulli": "torch.bernoulli", "multinomial": "torch.multinomial", "normal": "torch.normal",
     "poisson": "torch.poisson", "dropout": "torch.nn.functional.dropout",
     "scaled_dot_product_attention_dropout": "torch.nn.functional.scaled_dot_product_attention",
+    "random_fill_like": "thunder.executors.torch_impls.random_fill_like",
 }
 
 

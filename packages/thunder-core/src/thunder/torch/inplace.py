@@ -18,6 +18,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy, tensor_methods
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
+from thunder.torch.randomness import RANDOM_FILLS, random_fill_like
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 # ---------------------------------------------------------------------------------------------
@@ -179,9 +180,6 @@ _METADATA_INSTEAD = {
     "set_": "use the other tensor itself (x = other)",
     "share_memory_": "call it outside the jitted function",
 }
-# In-place methods that draw random numbers and have no out-of-place twin
-_RANDOM_FILLS = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "cauchy_", "geometric_",
-                           "log_normal_", "random_"})
 
 
 # In-place methods whose result must already have the tensor's dtype (no cast back, unlike add_)
@@ -221,10 +219,20 @@ def _twin_inplace(name: str):
     return impl
 
 
+def _random_fill(name: str):
+    """``a.uniform_(...)``: a tensor like ``a`` filled by that method, then the update of ``a``."""
+
+    def impl(a, *args, **kwargs):
+        return update(a, random_fill_like(a, name, *args, **kwargs))
+
+    impl.__name__ = name
+    return impl
+
+
 def _register_inplace_methods() -> None:
     """Every in-place Tensor method not defined above: those with a method twin (``index_fill_`` ->
-    ``index_fill``) become twin + update; those that change metadata or draw random numbers are refused with
-    the reason."""
+    ``index_fill``) become twin + update, random fills (``uniform_``) a random tensor + update; those that change
+    metadata are refused with the reason."""
     for name in dir(torch.Tensor):
         if not name.endswith("_") or name.startswith("_") or name in tensor_methods:
             continue
@@ -233,10 +241,9 @@ def _register_inplace_methods() -> None:
                 name, "it changes the shape, strides or autograd state of the tensor in place, which a trace (whose "
                 "tensors have fixed metadata) cannot express", _METADATA_INSTEAD.get(
                     name, f"use the out-of-place form and rebind the name (x = x.{name[:-1]}(...))")))
-        elif name in _RANDOM_FILLS:
-            register_method(name, _refused_inplace(
-                name, "it fills the tensor with random numbers in place, and thunder has no symbol for it yet",
-                "create the random tensor with torch.rand_like/torch.randn_like (or torch.rand/randn) and copy_ it"))
+        elif name in RANDOM_FILLS:
+            globals()[name] = torchsymbol(getattr(torch.Tensor, name), method=name, tags=_tags(name))(
+                _random_fill(name))
         elif callable(getattr(torch.Tensor, name[:-1], None)) and not isinstance(
                 getattr(torch.Tensor, name[:-1]), property):
             torch_fns = [f for f in (getattr(torch.Tensor, name), getattr(torch, name, None)) if f is not None]

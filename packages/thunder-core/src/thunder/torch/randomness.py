@@ -113,3 +113,19 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
 
 
 torch_function_table[F.scaled_dot_product_attention] = _scaled_dot_product_attention
+
+
+# Tensor.uniform_, normal_...: in-place fills with random numbers, which have no out-of-place twin
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "cauchy_", "geometric_", "log_normal_",
+                "random_")
+
+
+@torchsymbol(tags=RANDOM_TAGS)
+def random_fill_like(a, method, *args, **kwargs):
+    """A new tensor like ``a`` filled by the random in-place method ``method`` (``"uniform_"``); the torch
+    executor runs that very method on a fresh tensor with ``a``'s strides, so with the same seed it draws what
+    eager's ``a.uniform_()`` draws. The in-place forms are this followed by the update of ``a``."""
+    _no_generator(f"Tensor.{method}", kwargs)
+    check(method in RANDOM_FILLS, lambda: f"{method} is not a random fill", ValueError)
+    meta_outputs(getattr(torch.Tensor, method), (a, *args), kwargs, what=f"torch.Tensor.{method}")  # validates
+    return a.replace(requires_grad=False)
