@@ -484,3 +484,14 @@ PYTHON_ERRORS = {
 def test_python_errors_name_eagers_types(name, cache):
     # a proxy is named after what it stands for: "'Tensor' object is not callable", not "'TensorProxy' ..."
     assert_like_eager(PYTHON_ERRORS[name], (torch.ones(2), 3), cache=cache)
+
+
+def test_is_leaf():
+    # an input's own is_leaf is a checked input; a computed tensor is a leaf unless autograd records it
+    def f(x):
+        return (x * 2 if x.is_leaf else x * 3), (x * 2).is_leaf
+
+    jfn = thunder.jit(f)
+    for x in (torch.ones(2), torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True) * 1):
+        (actual, actual_leaf), (expected, expected_leaf) = jfn(x), f(x)
+        assert torch.equal(actual, expected) and actual_leaf == expected_leaf

@@ -148,6 +148,11 @@ class TensorProxy(Proxy):
         set_data(self, value)
 
     @property
+    def is_leaf(self) -> bool:
+        # an outside tensor's own (a checked input); a computed tensor is a leaf unless autograd records it
+        return self.outside("is_leaf") if self.outside is not None else not self.requires_grad
+
+    @property
     def grad(self):
         # a computed tensor has no .grad here (eager: None for non-leaf tensors)
         return self.outside("grad") if self.outside is not None else None
