@@ -9,23 +9,17 @@ EXPECTED_FAILURES: dict[str, str] = {}
 _R0 = 'reads Tensor.layout, a non-tensor attribute the fallback refuses (torch.masked checks layouts)'
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.amax', 'masked.amin', 'masked.argmax', 'masked.argmin', 'masked.cumprod', 'masked.cumsum', 'masked.log_softmax', 'masked.logaddexp', 'masked.logsumexp', 'masked.median', 'masked.norm', 'masked.normalize', 'masked.prod', 'masked.softmax', 'masked.softmin', 'masked.sum'], _R0))
 
-_R1 = "randint with the OpInfo's (high, size) arguments produces a 0-d tensor: bug in the randint symbol"
-EXPECTED_FAILURES.update(dict.fromkeys(['randint'], _R1))
 
 _R2 = 'no meta kernel / output metadata cannot be computed on the meta device'
 EXPECTED_FAILURES.update(dict.fromkeys(['combinations', 'corrcoef', 'cov', 'equal', 'geqrf', 'istft', 'linalg.lstsq', 'linalg.lstsq.grad_oriented', 'nn.functional.ctc_loss'], _R2))
 
-_R3 = 'creation op with no tensor input: runs eagerly at trace time, its tensor is not a proxy'
-EXPECTED_FAILURES.update(dict.fromkeys(['empty_permuted', 'empty_strided', 'eye', 'linspace', 'logspace', 'scalar_tensor', 'tril_indices', 'triu_indices'], _R3))
 
 _R4 = 'output shape depends on the data (refused)'
 EXPECTED_FAILURES.update(dict.fromkeys(['argwhere', 'bincount', 'histogram', 'histogramdd', 'masked_select', 'nonzero', 'unique', 'unique_consecutive'], _R4))
 
-_R5 = 'in-place random or resize op: no torch-language symbol yet, and opaque calls may not update in place'
-EXPECTED_FAILURES.update(dict.fromkeys(['exponential', 'geometric', 'log_normal', 'normal.in_place', 'resize_', 'resize_as_', 'uniform'], _R5))
+_R5 = 'resize op: changes the shape of its tensor in place, which a trace cannot express (refused with the reason)'
+EXPECTED_FAILURES.update(dict.fromkeys(['resize_', 'resize_as_'], _R5))
 
-_R6 = 'wrong output shape: a torch-language symbol mishandles these arguments (bug to fix)'
-EXPECTED_FAILURES.update(dict.fromkeys(['_upsample_bilinear2d_aa', 'nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest', 'split_with_sizes', 'split_with_sizes_copy'], _R6))
 
 _R7 = 'reads a tensor value (.item()) inside the op: the meta run cannot'
 EXPECTED_FAILURES.update(dict.fromkeys(['allclose', 'narrow', 'nn.functional.gaussian_nll_loss', 'nn.functional.one_hot'], _R7))
@@ -39,8 +33,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['hash_tensor', 'torch._scaled_mm', 'torc
 _R10 = "the OpInfo's sample generation fails for this op on CPU (not a thunder failure)"
 EXPECTED_FAILURES.update(dict.fromkeys(['nn.functional.batch_norm.without_cudnn', 'torch.ops.aten._efficient_attention_forward', 'torch.ops.aten._flash_attention_forward'], _R10))
 
-_R11 = 'a real tensor created inside the function (torch.tensor/arange at trace time) reaches a symbol'
-EXPECTED_FAILURES.update(dict.fromkeys(['signal.windows.cosine', 'signal.windows.exponential', 'signal.windows.gaussian'], _R11))
 
 _R12 = 'torch Python code calls methods of a dtype it got from a proxy (thunder dtype, not torch.dtype)'
 EXPECTED_FAILURES.update(dict.fromkeys(['masked.mean', 'masked.std', 'masked.var'], _R12))
@@ -51,6 +43,4 @@ EXPECTED_FAILURES.update(dict.fromkeys(['tensor_split'], _R15))
 _R16 = 'index_select with a 0-d index: bug in the torch-language symbol'
 EXPECTED_FAILURES.update(dict.fromkeys(['index_select'], _R16))
 
-_R17 = 'in-place random op (Tensor.X_): no torch-language symbol yet, and opaque calls may not update in place'
-EXPECTED_FAILURES.update(dict.fromkeys(['cauchy'], _R17))
 

@@ -25,6 +25,23 @@ class dtype:
     def __repr__(self) -> str:
         return f"dtypes.{self.name}"
 
+    # what torch.dtype answers (user code asks x.dtype.is_floating_point)
+    @property
+    def is_floating_point(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "complex"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.signed
+
+    @property
+    def itemsize(self) -> int:
+        return self.bytes
+
     # A proxy's dtype is a thunder dtype, and user code compares it with torch's (``x.dtype == torch.float16``,
     # ``mask.dtype != torch.bool``, ``{torch.float32: ...}[x.dtype]``): it must take eager's branch, so a dtype
     # equals its torch counterpart and hashes like it. Among thunder dtypes equality is identity.

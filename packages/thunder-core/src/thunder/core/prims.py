@@ -11,6 +11,7 @@ type promotion are the torch language's job.
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from enum import Enum
@@ -79,6 +80,9 @@ def _elementwise_meta(name: str, kind: ElementwiseKind, python_fn, differentiabl
             )
         if not tensors:
             check(python_fn is not None, lambda: f"prims.{name} has no number form", TypeError)
+            guard = _NUMBER_TYPE_GUARDS.get(name)
+            if guard is not None and any(isinstance(a, NumberProxy) and not a.static for a in args):
+                guard(*args)
             return _number_result(python_fn, args)
         t0 = tensors[0]
         for t in tensors[1:]:
@@ -103,6 +107,22 @@ def _c_div(a, b):
         q = abs(a) // abs(b)
         return q if (a >= 0) == (b >= 0) else -q
     return a / b
+
+
+def _pow_type_guard(a, b):
+    """``int ** int`` is a float for a negative exponent, and ``float ** float`` is complex for a negative base
+    and a non-integral exponent: the result's type, which the trace fixes, depends on the values, so the
+    condition that chose it becomes a constraint the prologue checks."""
+    if isinstance(pyval(a), complex) or isinstance(pyval(b), complex) or getattr(a, "data_dependent", False):
+        return
+    if isinstance(pyval(a), int) and isinstance(pyval(b), int):
+        bool(b >= 0)
+    elif not bool(a >= 0):
+        bool(b == all_prims["floor"](b))
+
+
+# prim -> guard(*number_args) recording the constraints under which its number result keeps its type
+_NUMBER_TYPE_GUARDS = {"pow": _pow_type_guard}
 
 
 _S, _B, _R = ElementwiseKind.SAME, ElementwiseKind.BOOL, ElementwiseKind.REAL
@@ -159,14 +179,27 @@ def _where_meta(pred, a, b):
 make_prim("where", _where_meta, tags=("elementwise",))
 
 
+# Python operator (dunder name without underscores) -> the prim it records on numbers
+_NUMBER_OPERATORS = {
+    "add": "add", "sub": "sub", "mul": "mul", "truediv": "true_divide_numbers", "floordiv": "floor_divide",
+    "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "shift_left", "rshift": "shift_right", "neg": "neg", "abs": "abs", "invert": "bitwise_not",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
+    "ge": "ge",
+}
+
+
 def _number_dunder(name: str, *args):
     """NumberProxy operators: ``x + 1`` records prims.add on numbers (reflected forms swap args)."""
-    reflected = {"radd": "add", "rsub": "sub", "rmul": "mul", "rtruediv": "truediv", "rfloordiv": "floor_divide",
-                 "rmod": "remainder", "rpow": "pow"}
-    if name in reflected:
+    if name.startswith("r") and name[1:] in _NUMBER_OPERATORS or name == "rdivmod":
         args = args[::-1]
-        name = reflected[name]
-    name = {"truediv": "true_divide_numbers", "floordiv": "floor_divide", "mod": "remainder"}.get(name, name)
+        name = name[1:]
+    if name == "divmod":
+        return _number_dunder("floordiv", *args), _number_dunder("mod", *args)
+    if name == "pos":  # +n is n; +True is 1
+        (a,) = args
+        return all_prims["convert_element_type"](a, int) if a.python_type is bool else a
+    name = _NUMBER_OPERATORS[name]
     simplified = _identity(name, *args)
     if simplified is not None:
         return simplified
@@ -195,6 +228,16 @@ def _true_divide_numbers_meta(a, b):
 
 make_prim("true_divide_numbers", _true_divide_numbers_meta)
 number_functions["true_divide_numbers"] = operator.truediv
+
+
+def _round_to_digits_meta(a, ndigits):
+    check(not isinstance(a, TensorProxy), "prims.round_to_digits is for numbers; tensors use the torch language",
+          TypeError)
+    return _number_result(builtins.round, (a, ndigits))  # ``round`` here is the prim
+
+
+make_prim("round_to_digits", _round_to_digits_meta)  # round(x, ndigits) of a number
+number_functions["round_to_digits"] = builtins.round
 
 
 # ---------------------------------------------------------------------------------------------

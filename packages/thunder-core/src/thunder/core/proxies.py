@@ -105,8 +105,10 @@ _TENSOR_DUNDERS = (
     "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__", "__rshift__",
     "__neg__", "__pos__", "__abs__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
+    "__div__", "__rdiv__", "__rlshift__", "__rrshift__",
+    "__getitem__", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+    "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
+    "__len__", "__iter__", "__reversed__", "__bool__", "__float__", "__int__", "__index__",
 )
 
 
@@ -144,6 +146,11 @@ class TensorProxy(Proxy):
         from thunder.torch.inplace import set_data
 
         set_data(self, value)
+
+    @property
+    def is_leaf(self) -> bool:
+        # an outside tensor's own (a checked input); a computed tensor is a leaf unless autograd records it
+        return self.outside("is_leaf") if self.outside is not None else not self.requires_grad
 
     @property
     def grad(self):
@@ -192,12 +199,7 @@ class TensorProxy(Proxy):
             fallback = opaque_method(self, name)
             if fallback is not None:
                 return fallback
-            from thunder.core.errors import user_location_suffix
-
-            raise AttributeError(
-                f"torch.Tensor.{name} is not supported by thunder yet{user_location_suffix()}; "
-                "rewrite the code without it or file an issue"
-            )
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")  # torch.Tensor has none either
         return fn.__get__(self, TensorProxy)
 
     @classmethod
@@ -296,6 +298,13 @@ class NumberProxy(Proxy):
     def __str__(self):
         return str(self._concrete("str()"))
 
+    def __getattr__(self, name: str):
+        # the number's own methods and attributes (n.bit_length(), f.is_integer(), n.real): on its value, which
+        # becomes a constraint; names the number type lacks stay missing without one (hasattr(n, "shape"))
+        if name.startswith("__") or not hasattr(self.number_type, name):
+            raise AttributeError(f"'{self.number_type.__name__}' object has no attribute '{name}'")
+        return getattr(self._concrete(f".{name}"), name)
+
 
 def _number_op(name):
     def op(self, *args):
@@ -310,9 +319,20 @@ def _number_op(name):
 
 
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__neg__",
-              "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__divmod__",
+              "__rdivmod__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__",
+              "__rlshift__", "__rshift__", "__rrshift__", "__neg__", "__pos__", "__abs__", "__invert__", "__floor__",
+              "__ceil__", "__trunc__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
     setattr(NumberProxy, _name, _number_op(_name))
+
+
+def _round(self, ndigits=None):
+    from thunder.core import prims
+
+    return prims.round(self) if ndigits is None else prims.round_to_digits(self, ndigits)
+
+
+NumberProxy.__round__ = _round
 NumberProxy.__hash__ = object.__hash__
 
 
@@ -333,6 +353,13 @@ class ComplexProxy(NumberProxy):
 
 
 _number_proxy_types = {bool: BoolProxy, int: IntegerProxy, float: FloatProxy, complex: ComplexProxy}
+
+# Python's own errors name an operand's type by ``__name__`` ("type Tensor doesn't define __round__ method",
+# "unsupported operand type(s) for divmod(): 'Tensor' and 'int'"): a proxy is named after what it stands for, so
+# the user's program sees eager's messages. The class keeps its qualified name (repr(TensorProxy) says it).
+TensorProxy.__name__ = "Tensor"
+for _type, _proxy_type in _number_proxy_types.items():
+    _proxy_type.__name__ = _type.__name__
 
 
 def proxy_number(value, name=None, static=False) -> NumberProxy:

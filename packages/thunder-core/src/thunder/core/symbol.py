@@ -168,6 +168,22 @@ class BoundSymbol:
     def flat_proxy_outs(self) -> list[Proxy]:
         return [o for o in self.flat_outs if isinstance(o, Proxy)]
 
+    def number_definitions(self) -> list["BoundSymbol"]:
+        """Prims inside the decomposition that compute numbers (derived sizes, under symbolic values): a
+        later symbol may use them (``x[1:].shape[0] + 1``) even where this one's own outputs are unused or
+        it runs whole on an executor, so they must stay defined. Each keeps this symbol's source line."""
+        from thunder.core.proxies import NumberProxy
+
+        found = []
+        for sub in self.subsymbols:
+            if sub.source is None:
+                sub = sub.replace(source=self.source)
+            if sub.sym.is_prim and any(isinstance(o, NumberProxy) for o in sub.flat_proxy_outs):
+                found.append(sub)
+            else:
+                found.extend(sub.number_definitions())
+        return found
+
 
 _tagged_symbols: dict = {}
 

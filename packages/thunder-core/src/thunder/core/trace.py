@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import contextlib
 import contextvars
 import time
@@ -39,13 +41,21 @@ class TraceProvenance:
         return f"# Constructed by {self.description}{took}"
 
 
+# Names generated code relies on: Python's builtins (a prologue calls len, isinstance, sum) and the modules
+# printed traces import. A value named after one of them (an argument ``sum``, the ObjectRef of torch.sum
+# that a prologue checks) gets another name, so it never shadows what the generated code calls. ``input``,
+# the argument name of most torch modules' forward, is the exception: generated code never calls input().
+RESERVED_NAMES = frozenset(dir(builtins)) - {"input"} | frozenset({
+    "torch", "thunder", "math", "operator", "prims", "ltorch", "opaque", "dtypes", "Device", "args", "kwargs"})
+
+
 class TraceCtx:
     def __init__(self, fn_name: str = "computation"):
         self.fn_name = fn_name
         self.args: list = []  # positional parameters of the generated function: proxies
         self.bound_symbols: list = []
         self.output = None
-        self.names: set[str] = set()
+        self.names: set[str] = set(RESERVED_NAMES)
         self._counters: dict[str, int] = {}
         self.scopes: list[list] = [self.bound_symbols]
         self.location_fn = None  # () -> SourceLocation | None, set by whoever drives tracing

@@ -26,9 +26,14 @@ _OPERATORS = {
 }
 
 
+def _operand(x, imports) -> str:
+    s = prettyprint(x, imports)
+    return f"({s})" if s.startswith("-") else s  # -1.5 ** i is -(1.5 ** i) in Python
+
+
 def _infix_printer(op: str):
     def printer(bsym, imports):
-        a, b = (prettyprint(x, imports) for x in bsym.args)
+        a, b = (_operand(x, imports) for x in bsym.args)
         return [f"{bsym.output.name} = {a} {op} {b}" if hasattr(bsym.output, "name") else f"{a} {op} {b}"]
 
     return printer
@@ -48,18 +53,23 @@ def _call_printer(fn_path: str):
         if module:
             imports.need(f"import {module}")
         args = ", ".join(prettyprint(x, imports) for x in bsym.args)
-        return [f"{bsym.output.name} = {fn_path}({args})"]
+        call = f"{fn_path}({args})"
+        return [f"{bsym.output.name} = {call}" if hasattr(bsym.output, "name") else call]
 
     return printer
 
 
-_NUMBER_FUNCTIONS = {"abs": "abs", "neg": "operator.neg", "exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt",
-                     "sin": "math.sin", "cos": "math.cos", "tanh": "math.tanh", "floor": "math.floor",
-                     "ceil": "math.ceil", "trunc": "math.trunc", "maximum": "max", "minimum": "min",
-                     "convert_element_type": None}
-for _name, _path in _NUMBER_FUNCTIONS.items():
-    if _path is not None:
-        ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _call_printer(_path)), checker=_numbers_only)
+# prim -> the Python function it is on numbers (prims.number_functions says which prims have a number form)
+NUMBER_FUNCTIONS = {
+    "abs": "abs", "neg": "operator.neg", "bitwise_not": "operator.invert", "logical_not": "operator.not_",
+    "round": "round", "round_to_digits": "round", "maximum": "max", "minimum": "min",
+    **{name: f"math.{name}" for name in (
+        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+        "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "floor", "ceil", "trunc", "fmod", "atan2",
+        "isfinite", "isnan", "isinf")},
+}
+for _name, _path in NUMBER_FUNCTIONS.items():
+    ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _call_printer(_path)), checker=_numbers_only)
 
 
 def _convert_printer(bsym, imports):
@@ -121,6 +131,9 @@ def _check_literal(bsym, imports):
     if type(value) in (int, float, complex, str, bytes, tuple, list):
         # the type matters too: 1 == 1.0 == True, but they trace differently
         return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
+    if type(value).__module__ == "torch" and type(value).__name__ == "Size":
+        imports.need("import torch")
+        return [f"if type({name}) is not torch.Size or {name} != {prettyprint(tuple(value), imports)}: return None"]
     # dtypes, devices: compared by equality with the object itself
     ref = ObjectRef(value, f"{type(value).__name__}_{id(value):x}")
     return [f"if {name} != {prettyprint(ref, imports)}: return None"]

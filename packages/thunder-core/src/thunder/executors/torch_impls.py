@@ -96,3 +96,8 @@ def setitem(a, key, value):
 
 def get_rng_state(*, size):
     return torch.get_rng_state()
+
+
+def random_fill_like(a, method, *args, **kwargs):
+    # empty_like keeps a's strides, so the fill visits positions in eager's order and draws the same numbers
+    return getattr(torch.empty_like(a), method)(*args, **kwargs)

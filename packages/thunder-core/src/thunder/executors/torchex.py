@@ -152,7 +152,7 @@ DIRECT = {
 DIRECT_CREATION = {
     "zeros": "torch.zeros", "ones": "torch.ones", "full": "torch.full", "arange": "torch.arange",
     "zeros_like": "torch.zeros_like", "ones_like": "torch.ones_like", "full_like": "torch.full_like",
-    "tensor": "torch.tensor",
+    "tensor": "torch.tensor", "linspace": "torch.linspace", "logspace": "torch.logspace", "eye": "torch.eye",
 }
 
 
@@ -164,6 +164,7 @@ DIRECT_RANDOM = {
     "bernoulli": "torch.bernoulli", "multinomial": "torch.multinomial", "normal": "torch.normal",
     "poisson": "torch.poisson", "dropout": "torch.nn.functional.dropout",
     "scaled_dot_product_attention_dropout": "torch.nn.functional.scaled_dot_product_attention",
+    "random_fill_like": "thunder.executors.torch_impls.random_fill_like",
 }
 
 

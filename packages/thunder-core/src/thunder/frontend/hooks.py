@@ -99,8 +99,14 @@ def _isinstance(obj, classinfo):
     return isinstance(obj, classinfo)
 
 
-_MATH_ON_NUMBERS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
-                    math.tanh: "tanh", math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc", abs: "abs"}
+# math.<name> and builtins of a number proxy record the prim of that name (whose number form is the function)
+_MATH_ON_NUMBERS = {
+    **{getattr(math, name): name for name in (
+        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+        "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "floor", "ceil", "trunc", "fmod", "atan2",
+        "isfinite", "isnan", "isinf")},
+    abs: "abs",
+}
 
 
 def _math_on_numbers(fn):
@@ -112,6 +118,8 @@ def _math_on_numbers(fn):
         if any(isinstance(a, NumberProxy) for a in args):
             from thunder.core import prims
 
+            if fn is math.log and len(args) == 2:  # log(x, base), computed as CPython does
+                return prims.log(args[0]) / prims.log(args[1])
             return prims.all_prims[prim_name](*args)
         return fn(*args)
 
@@ -389,7 +397,7 @@ class JitHooks(Hooks):
             return self._proxify_container(value, provenance)
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
-        elif type(value) in (list, tuple):
+        elif type(value) in (list, tuple, torch.Size):  # torch.Size: a size argument, checked like a tuple
             # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
             # length was baked into unrolled iteration, and the items used are reached on their own.
             # Nested containers of literals count too: an index like ([0, 2], [1, 3]) goes whole to native code.

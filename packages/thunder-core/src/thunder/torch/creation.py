@@ -1,4 +1,5 @@
-"""Tensor creation: full/zeros/ones/empty, arange, the *_like and new_* forms, and torch.tensor.
+"""Tensor creation: full/zeros/ones/empty, arange, linspace/logspace, eye, the *_like and new_* forms, and
+torch.tensor. Sizes may be symbolic (``torch.eye(x.shape[0])`` under symbolic values).
 
 ``empty`` is ``zeros``: traces must be deterministic, and reading uninitialized memory is never meaningful.
 """
@@ -14,6 +15,8 @@ from thunder.core.devices import cpu, to_device
 from thunder.core.errors import check
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import normalize_shape_arg
+from thunder.torch import elementwise as ew
+from thunder.core.proxies import torch_function_table
 from thunder.torch.registry import register_method, torchsymbol
 
 
@@ -92,11 +95,12 @@ def _new(fill_value):
 
 
 # Tensor.new_zeros etc. are plain Python over `full` (they record the prim, with the source tensor's dtype and device).
-register_method("new_zeros", _new(0))
-register_method("new_ones", _new(1))
-register_method("new_empty", _new(0))
+register_method("new_zeros", _new(0), torch.Tensor.new_zeros)
+register_method("new_ones", _new(1), torch.Tensor.new_ones)
+register_method("new_empty", _new(0), torch.Tensor.new_empty)
 register_method("new_full", lambda a, size, fill_value, *, dtype=None, device=None, **_: _full(
-    size, fill_value, a.dtype if dtype is None else dtype, a.device if device is None else device))
+    size, fill_value, a.dtype if dtype is None else dtype, a.device if device is None else device),
+    torch.Tensor.new_full)
 
 
 @torchsymbol(torch.arange, method=())
@@ -115,6 +119,66 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, layout=None, req
     else:
         length = math.ceil((e - s) / st)
     return prims.iota(length, start=start, step=step, device=_device(device), dtype=dtypes.to_dtype(dtype))
+
+
+def _count(steps, what) -> None:
+    check(isinstance(steps, (int, IntegerProxy)) and not isinstance(steps, bool),
+          lambda: f"{what}(): argument 'steps' must be int, not {type(steps).__name__}", TypeError)
+    check(pyval(steps) >= 0, f"{what}(): number of steps must be non-negative")
+
+
+def _linspace(start, end, steps, dtype, device):
+    """``steps`` values from ``start`` to ``end`` as PyTorch's kernel computes them, in its step type (float64
+    for integer dtypes, else ``dtype``): the ends are first converted to ``dtype``; the first half counts up
+    from ``start``, the second half down from ``end``, so both ends are exact."""
+    step_dtype = dtypes.float64 if not (dtypes.is_float_dtype(dtype) or dtypes.is_complex_dtype(dtype)) else dtype
+    start = ew.convert(prims.full((), start, device=device, dtype=dtype), step_dtype)
+    end = ew.convert(prims.full((), end, device=device, dtype=dtype), step_dtype)
+    if steps == 1:  # on a symbolic count, a branch the prologue checks (as is ``steps > 1`` below)
+        return prims.broadcast_in_dim(start, (1,), ())
+    idx = ew.convert(prims.iota(steps, start=0, step=1, device=device, dtype=dtypes.int64), step_dtype)
+    step = ew.div(ew.sub(end, start), steps - 1) if steps > 1 else start
+    up = ew.add(start, ew.mul(step, idx))
+    down = ew.sub(end, ew.mul(step, ew.sub(steps - 1, idx)))
+    return ew.where(ew.lt(idx, steps // 2), up, down)
+
+
+def _float_dtype(dtype, *values):
+    if dtype is not None:
+        return dtypes.to_dtype(dtype)
+    return dtypes.complex64 if any(isinstance(pyval(x), complex) for x in values) else dtypes.float32
+
+
+@torchsymbol(torch.linspace, method=())
+def linspace(start, end, steps, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    _count(steps, "linspace")
+    dtype = _float_dtype(dtype, start, end)
+    return ew.convert(_linspace(start, end, steps, dtype, _device(device)), dtype)
+
+
+@torchsymbol(torch.logspace, method=())
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, layout=None, requires_grad=False,
+             pin_memory=False):
+    _count(steps, "logspace")
+    dtype = _float_dtype(dtype, start, end)
+    # PyTorch raises the (double) base to the exponents in double precision, then converts
+    compute = dtypes.complex128 if dtypes.is_complex_dtype(dtype) else dtypes.float64
+    exponents = ew.convert(_linspace(start, end, steps, dtype, _device(device)), compute)
+    return ew.convert(ew.pow(base, exponents), dtype)
+
+
+@torchsymbol(torch.eye, method=())
+def eye(n, m=None, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    m = n if m is None else m
+    for k, name in ((n, "n"), (m, "m")):
+        check(isinstance(k, (int, IntegerProxy)) and not isinstance(k, bool),
+              lambda: f"eye(): argument '{name}' must be int, not {type(k).__name__}", TypeError)
+        check(pyval(k) >= 0, lambda: f"{name} must be greater or equal to 0, got {pyval(k)}")
+    device = _device(device)
+    rows = prims.iota(n, start=0, step=1, device=device, dtype=dtypes.int64)
+    cols = prims.iota(m, start=0, step=1, device=device, dtype=dtypes.int64)
+    diagonal = ew.eq(prims.broadcast_in_dim(rows, (n, m), (0,)), prims.broadcast_in_dim(cols, (n, m), (1,)))
+    return ew.convert(diagonal, dtypes.float32 if dtype is None else dtypes.to_dtype(dtype))
 
 
 def _is_one(x) -> bool:
@@ -156,3 +220,35 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     check(not isinstance(data, TensorProxy), "torch.tensor(a_tensor) is not supported; use a.clone() or a.detach()",
           NotImplementedError)
     return constant_tensor(data, dtype, device)
+
+
+def _new_tensor(a, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    check(not isinstance(data, TensorProxy), "x.new_tensor(a_tensor) is not supported; use a.clone() or a.detach()",
+          NotImplementedError)
+    return constant_tensor(data, a.dtype if dtype is None else dtype, a.device if device is None else device)
+
+
+register_method("new_tensor", _new_tensor, torch.Tensor.new_tensor)
+
+
+def _legacy_constructor(dtype):
+    """``torch.Tensor(2, 3)`` / ``torch.LongTensor([1, 2])``: integers are a size (uninitialized memory in
+    eager, zeros here), a sequence is data; no argument is an empty tensor."""
+
+    def construct(*args, device=None):
+        check(not any(isinstance(a, TensorProxy) for a in args),
+              "torch.Tensor(a_tensor) is not supported; use a.clone() or a.detach()", NotImplementedError)
+        if not args:
+            return _full((0,), 0, dtype, device)
+        if len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], torch.Size):
+            return tensor(args[0], dtype=dtype, device=device)
+        return _full(normalize_shape_arg(args), 0, dtype, device)
+
+    return construct
+
+
+torch_function_table[torch.Tensor] = _legacy_constructor(dtypes.float32)
+for _name in ("BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+              "IntTensor", "LongTensor", "ShortTensor"):
+    _legacy = getattr(torch, _name)
+    torch_function_table[_legacy] = _legacy_constructor(dtypes.to_dtype(_legacy.dtype))

@@ -9,7 +9,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import NumberProxy, TensorProxy
 from thunder.core.shapes import broadcast_shapes
 from thunder.torch.promotion import Promotion, result_dtypes
-from thunder.torch.registry import language_symbols, torchsymbol
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 P = Promotion
 
@@ -139,6 +139,10 @@ _BINARY = {
                    ("bitwise_or", "__or__", "__ror__")),
     "bitwise_xor": ("bitwise_xor", P.DEFAULT, (torch.bitwise_xor, torch.Tensor.bitwise_xor, torch.Tensor.__xor__),
                     ("bitwise_xor", "__xor__", "__rxor__")),
+    "bitwise_left_shift": ("shift_left", P.DEFAULT, (torch.bitwise_left_shift, torch.Tensor.bitwise_left_shift,
+                           torch.Tensor.__lshift__), ("bitwise_left_shift", "__lshift__")),
+    "bitwise_right_shift": ("shift_right", P.DEFAULT, (torch.bitwise_right_shift, torch.Tensor.bitwise_right_shift,
+                            torch.Tensor.__rshift__), ("bitwise_right_shift", "__rshift__")),
 }
 for _name, (_prim, _promotion, _fns, _methods) in _BINARY.items():
     globals()[_name] = _binary(_name, _prim, _promotion, *dict.fromkeys(_fns), methods=_methods)
@@ -170,7 +174,7 @@ def rsub(a, b, *, alpha=None):
 
 
 @torchsymbol(torch.true_divide, torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide,
-             torch.Tensor.true_divide, method=("div", "divide", "true_divide", "__truediv__"))
+             torch.Tensor.true_divide, method=("div", "divide", "true_divide", "__truediv__", "__div__"))
 def div(a, b, *, rounding_mode=None):
     if rounding_mode is None:
         return elementwise(prims.div, a, b, promotion=P.INT_TO_FLOAT)
@@ -182,7 +186,7 @@ def div(a, b, *, rounding_mode=None):
     return floor_divide(a, b)
 
 
-@torchsymbol(method="__rtruediv__")
+@torchsymbol(method=("__rtruediv__", "__rdiv__"))
 def rtruediv(a, b):
     return div(b, a)
 
@@ -195,6 +199,16 @@ def floor_divide(a, b):
 @torchsymbol(method="__rfloordiv__")
 def rfloordiv(a, b):
     return floor_divide(b, a)
+
+
+@torchsymbol(method="__rlshift__")
+def rlshift(a, b):
+    return language_symbols["bitwise_left_shift"](b, a)
+
+
+@torchsymbol(method="__rrshift__")
+def rrshift(a, b):
+    return language_symbols["bitwise_right_shift"](b, a)
 
 
 @torchsymbol(method="__rmod__")
@@ -214,7 +228,7 @@ def rpow(a, b):
     return pow(b, a)
 
 
-@torchsymbol(torch.where, torch.Tensor.where, method="where")
+@torchsymbol(torch.where)
 def where(condition, a=None, b=None):
     check(a is not None and b is not None, "torch.where(condition) with one argument (nonzero) is not supported yet",
           NotImplementedError)
@@ -225,6 +239,14 @@ def where(condition, a=None, b=None):
         condition = convert(condition, dtypes.bool8)
     return prims.where(expand_to(condition, shape), convert(expand_to(a, shape), result_dtype),
                        convert(expand_to(b, shape), result_dtype))
+
+
+def _where_method(a, condition, other):
+    return where(condition, a, other)
+
+
+# the method's receiver is the values where the condition holds, not the condition: a.where(c, b) is where(c, a, b)
+register_method("where", _where_method, torch.Tensor.where)
 
 
 @torchsymbol(torch.sigmoid, torch.Tensor.sigmoid, torch.nn.functional.sigmoid, torch.special.expit, method="sigmoid")

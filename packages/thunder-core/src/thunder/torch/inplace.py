@@ -15,10 +15,11 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import TensorProxy
+from thunder.core.proxies import TensorProxy, tensor_methods
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
-from thunder.torch.registry import language_symbols, torchsymbol
+from thunder.torch.randomness import RANDOM_FILLS, random_fill_like
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 # ---------------------------------------------------------------------------------------------
 # Out-of-place operations in-place code needs
@@ -127,6 +128,15 @@ def _torch_name(d) -> str:
     return _TORCH_SCALAR_NAMES.get(d.name, d.name)
 
 
+# In-place methods that write one value to every position they write: eager lets them write through an expand
+# that repeats elements (the repeated positions receive the same value); functionalization writes them back
+FILLS = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_"})
+
+
+def _tags(name: str) -> tuple:
+    return ("inplace", "fills") if name in FILLS else ("inplace",)
+
+
 def _inplace(name: str, functional_name: str, *torch_fns, methods=()):
     functional = language_symbols[functional_name]
 
@@ -134,7 +144,7 @@ def _inplace(name: str, functional_name: str, *torch_fns, methods=()):
         return update(a, functional(a, *args, **kwargs))
 
     impl.__name__ = name
-    return torchsymbol(*torch_fns, method=(name, *methods), tags=("inplace",))(impl)
+    return torchsymbol(*torch_fns, method=(name, *methods), tags=_tags(name))(impl)
 
 
 # in-place name: (out-of-place symbol, extra Tensor method names)
@@ -143,7 +153,8 @@ _INPLACE = {
     "div_": ("div", ("__itruediv__",)), "floor_divide_": ("floor_divide", ("__ifloordiv__",)),
     "remainder_": ("remainder", ("__imod__",)), "pow_": ("pow", ("__ipow__",)),
     "bitwise_and_": ("bitwise_and", ("__iand__",)), "bitwise_or_": ("bitwise_or", ("__ior__",)),
-    "bitwise_xor_": ("bitwise_xor", ("__ixor__",)),
+    "bitwise_xor_": ("bitwise_xor", ("__ixor__",)), "bitwise_left_shift_": ("bitwise_left_shift", ("__ilshift__",)),
+    "bitwise_right_shift_": ("bitwise_right_shift", ("__irshift__",)),
     "neg_": ("neg", ()), "abs_": ("abs", ()), "exp_": ("exp", ()), "log_": ("log", ()), "sqrt_": ("sqrt", ()),
     "rsqrt_": ("rsqrt", ()), "sin_": ("sin", ()), "cos_": ("cos", ()), "tanh_": ("tanh", ()),
     "sigmoid_": ("sigmoid", ()), "relu_": ("relu", ()), "floor_": ("floor", ()), "ceil_": ("ceil", ()),
@@ -158,12 +169,93 @@ for _name, (_functional, _methods) in _INPLACE.items():
         globals()[_name] = _inplace(_name, _functional, *_torch_fns, methods=_methods)
 
 
+# In-place methods that change the tensor's shape or strides rather than its values: a trace's tensors have
+# fixed metadata, so these cannot be made functional (every reference to the tensor would change shape)
+CHANGES_METADATA = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_", "resize_",
+                               "resize_as_", "as_strided_", "set_", "detach_", "requires_grad_", "share_memory_"})
+_METADATA_INSTEAD = {
+    "detach_": "use the out-of-place form and rebind the name (x = x.detach())",
+    "requires_grad_": "pass in a tensor that requires grad (a parameter or an input), or compute with it outside the "
+                      "jitted function",
+    "set_": "use the other tensor itself (x = other)",
+    "share_memory_": "call it outside the jitted function",
+}
+
+
+# In-place methods whose result must already have the tensor's dtype (no cast back, unlike add_)
+_EXACT_RESULT_DTYPE = frozenset({"float_power_"})
+
+
+def _refused_inplace(name: str, reason: str, instead: str):
+    def refuse(a, *args, **kwargs):
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(f"torch.Tensor.{name} is not supported by thunder{user_location_suffix()}: {reason}; "
+                               f"{instead}")
+
+    refuse.__name__ = name
+    return refuse
+
+
+def _twin_inplace(name: str):
+    """``a.<name>(*args)`` as its out-of-place twin (a language symbol, else the opaque fallback) then the
+    update of ``a``."""
+    twin = name[:-1]
+
+    def impl(a, *args, **kwargs):
+        functional = tensor_methods.get(twin)
+        if functional is None:
+            from thunder.torch.opaque import opaque_method
+
+            result = opaque_method(a, twin)(*args, **kwargs)
+        else:
+            result = functional(a, *args, **kwargs)
+        if name in _EXACT_RESULT_DTYPE:
+            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {_torch_name(a.dtype)} but "
+                  f"the operation's result requires dtype {_torch_name(result.dtype)}")
+        return update(a, result)
+
+    impl.__name__ = name
+    return impl
+
+
+def _random_fill(name: str):
+    """``a.uniform_(...)``: a tensor like ``a`` filled by that method, then the update of ``a``."""
+
+    def impl(a, *args, **kwargs):
+        return update(a, random_fill_like(a, name, *args, **kwargs))
+
+    impl.__name__ = name
+    return impl
+
+
+def _register_inplace_methods() -> None:
+    """Every in-place Tensor method not defined above: those with a method twin (``index_fill_`` ->
+    ``index_fill``) become twin + update, random fills (``uniform_``) a random tensor + update; those that change
+    metadata are refused with the reason."""
+    for name in dir(torch.Tensor):
+        if not name.endswith("_") or name.startswith("_") or name in tensor_methods:
+            continue
+        if name in CHANGES_METADATA:
+            register_method(name, _refused_inplace(
+                name, "it changes the shape, strides or autograd state of the tensor in place, which a trace (whose "
+                "tensors have fixed metadata) cannot express", _METADATA_INSTEAD.get(
+                    name, f"use the out-of-place form and rebind the name (x = x.{name[:-1]}(...))")))
+        elif name in RANDOM_FILLS:
+            globals()[name] = torchsymbol(getattr(torch.Tensor, name), method=name, tags=_tags(name))(
+                _random_fill(name))
+        elif callable(getattr(torch.Tensor, name[:-1], None)) and not isinstance(
+                getattr(torch.Tensor, name[:-1]), property):
+            torch_fns = [f for f in (getattr(torch.Tensor, name), getattr(torch, name, None)) if f is not None]
+            globals()[name] = torchsymbol(*torch_fns, method=name, tags=_tags(name))(_twin_inplace(name))
+
+
 @torchsymbol(torch.Tensor.copy_, method="copy_", tags=("inplace",))
 def copy_(a, src, non_blocking=False):
     return update(a, src, cast_any=True)
 
 
-@torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=("inplace",))
+@torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=_tags("fill_"))
 def fill_(a, value):
     if isinstance(value, TensorProxy):
         check(value.ndim == 0, lambda: f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -172,7 +264,7 @@ def fill_(a, value):
     return update(a, prims.full(a.shape, value, device=a.device, dtype=a.dtype), cast_any=True)
 
 
-@torchsymbol(torch.Tensor.zero_, torch.zero_, method="zero_", tags=("inplace",))
+@torchsymbol(torch.Tensor.zero_, torch.zero_, method="zero_", tags=_tags("zero_"))
 def zero_(a):
     return fill_(a, 0)
 
@@ -181,6 +273,9 @@ def zero_(a):
 def setitem_(a, key, value):
     update(a, setitem(a, key, value))
     return None
+
+
+_register_inplace_methods()
 
 
 def with_out(sym, args, kwargs):

@@ -6,8 +6,10 @@ same callable on meta-device tensors to learn the outputs' shapes and dtypes, an
 executor runs as the callable itself. It has no decomposition, so no fusion executor or transform
 can look inside it; the first use of each op warns once (:class:`OpaqueFallbackWarning`).
 
+``out=`` and ``inplace=True`` run as the out-of-place call, then the update of the tensor written to.
 Refused, with an error naming the op and the user's line:
-- in-place ops (a name ending in ``_``, ``out=``, ``inplace=True``): they need functionalization;
+- in-place torch functions (a name ending in ``_``) with no out-of-place form thunder knows (in-place
+  Tensor methods are symbols of :mod:`thunder.torch.inplace`);
 - ops whose output shape depends on the data (``nonzero``, ``unique``, ``masked_select``): the meta
   run cannot compute it;
 - ops whose outputs are not tensors (``stride()``, ``is_contiguous()``): baking the meta run's value
@@ -167,23 +169,15 @@ def may_return_view(fn) -> bool:
                               for schema in schemas for r in schema.returns)
 
 
-def _check_not_inplace(fn, kwargs) -> None:
+def _check_not_inplace(fn) -> None:
+    """In-place Tensor methods are symbols (thunder.torch.inplace: the out-of-place twin, then the update); an
+    in-place torch function reaching the fallback has no twin thunder knows."""
     name = _short_name(fn)
-    why = None
-    if name.endswith("_") and not name.startswith("__"):
-        why = "it modifies its input in place"
-    elif name.startswith("__i") and name.endswith("__") and name[3:-2] in (
-            "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
-            "matmul"):
-        why = "it modifies its input in place"
-    elif kwargs.get("out") is not None:
-        why = "it writes into its out= argument"
-    elif kwargs.get("inplace") is True:
-        why = "inplace=True modifies its input"
-    if why is not None:
+    if (name.endswith("_") and not name.startswith("__")) or (name.startswith("__i") and name.endswith("__")):
         raise UnsupportedError(
-            f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: {why}, and in-place "
-            "operations need functionalization, which comes later; use the out-of-place form"
+            f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: it modifies its input in "
+            "place and thunder knows no out-of-place form of it to functionalize; write x = f(x) with the "
+            "out-of-place form, or x.copy_(f(x)) where other references must see the update"
         )
 
 
@@ -329,9 +323,18 @@ def opaque_symbol(fn) -> Symbol:
 
 
 def call_opaque(fn, args, kwargs):
-    """``fn(*args, **kwargs)`` recorded as ``fn``'s opaque symbol."""
-    kwargs = kwargs or {}
-    _check_not_inplace(fn, kwargs)
+    """``fn(*args, **kwargs)`` recorded as ``fn``'s opaque symbol. ``out=`` and ``inplace=True`` become the
+    out-of-place call followed by the update, which functionalization handles like any in-place op."""
+    kwargs = dict(kwargs or {})
+    _check_not_inplace(fn)
+    if kwargs.get("out") is not None:
+        from thunder.torch.inplace import with_out
+
+        return with_out(opaque_symbol(fn), args, kwargs)
+    if kwargs.get("inplace") is True and args and isinstance(args[0], TensorProxy):
+        from thunder.torch.inplace import update
+
+        return update(args[0], opaque_symbol(fn)(*args, **{**kwargs, "inplace": False}))
     return opaque_symbol(fn)(*args, **kwargs)
 
 
@@ -383,46 +386,101 @@ _ignored = None
 _overridable = None
 
 
-def _is_torch_builtin(fn) -> bool:
-    """A torch builtin (C function, Tensor method descriptor, aten OpOverload), or a public torch Python
-    function that dispatches through ``__torch_function__`` (``F.hardtanh``, ``torch.functional.unique``):
-    looking those aside at the user's call keeps the user's line on the op (and its errors) and skips
-    interpreting torch's dispatch code."""
+def _torch_builtin_kind(fn) -> str | None:
+    """"overridable" for a torch builtin (C function, Tensor method descriptor, aten OpOverload) or a public
+    torch Python function that dispatches through ``__torch_function__`` (``F.hardtanh``,
+    ``torch.functional.unique``): looking those aside at the user's call keeps the user's line on the op (and
+    its errors) and skips interpreting torch's dispatch code. "ignored" for a torch builtin that takes no tensor
+    to dispatch on (factories such as ``torch.hann_window``, queries such as ``torch.get_default_dtype``).
+    None for anything else."""
     if isinstance(fn, torch._ops.OpOverload):
-        return True
+        return "overridable"
     if type(fn) is types.FunctionType:
         global _overridable
         if _overridable is None:
             _overridable = {f for fs in torch.overrides.get_overridable_functions().values() for f in fs
                             if type(f) is types.FunctionType}
-        return fn in _overridable
+        return "overridable" if fn in _overridable else None
     if type(fn) not in _BUILTIN_TYPES:
-        return False
+        return None
     module = getattr(fn, "__module__", None) or getattr(getattr(fn, "__objclass__", None), "__module__", None) or ""
     if not (module == "torch" or module.startswith("torch.")):
-        return False
+        return None
     global _ignored
     if _ignored is None:
         _ignored = torch.overrides.get_ignored_functions()
-    return fn not in _ignored
+    return "ignored" if fn in _ignored else "overridable"
+
+
+def _holds_tensor(result) -> bool:
+    return any(isinstance(x, torch.Tensor) for x in tree_flatten(_structure(result))[0])
 
 
 def opaque_lookaside(fn):
     """For the jit: a replacement for a torch builtin with no symbol (None for anything else). Called on
-    proxies, it records the opaque symbol; called on plain values, it runs ``fn`` as before."""
+    proxies, it records the opaque symbol; called on plain values, it runs ``fn`` as before, and a tensor it
+    creates becomes part of the trace (:func:`_created_inside`)."""
     try:
         cached = _lookasides.get(fn)
     except TypeError:
         return None
     if cached is not None:
         return cached
-    if not _is_torch_builtin(fn):
+    kind = _torch_builtin_kind(fn)
+    if kind is None:
         return None
 
     def lookaside(*args, **kwargs):
-        if any(isinstance(x, TensorProxy) for x in tree_flatten((args, kwargs))[0]):
+        leaves = tree_flatten((args, kwargs))[0]
+        if kind == "overridable" and any(isinstance(x, TensorProxy) for x in leaves):
             return call_opaque(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        numbers = any(isinstance(x, NumberProxy) for x in leaves)
+        try:
+            result = fn(*args, **kwargs)
+        except TypeError:
+            if not numbers:
+                raise
+            return call_opaque(fn, args, kwargs)  # torch.hann_window(n) of a symbolic n: a symbol of the trace
+        if _holds_tensor(result) and not any(isinstance(x, TensorProxy) for x in leaves):
+            return _created_inside(fn, args, kwargs, result)
+        return result
 
     _lookasides[fn] = lookaside
     return lookaside
+
+
+def _all_plain(leaves) -> bool:
+    return all(x is None or type(x) in (bool, int, float, complex, str) or isinstance(x, (torch.dtype, torch.device))
+               for x in leaves)
+
+
+_LARGEST_CONSTANT = 4096  # elements of a tensor baked into the printed program as a literal
+
+
+def _created_inside(fn, args, kwargs, result):
+    """A tensor made by a torch call from plain values (``torch.tril_indices(3, 3)``, ``torch.hann_window(4)``)
+    must belong to the trace: it is recorded as that call (its arguments are constants the prologue checks),
+    or, when PyTorch cannot run the call on the meta device, as ``torch.tensor`` of its values."""
+    try:
+        return call_opaque(fn, args, kwargs)
+    except (UnsupportedError, TypeError, NotImplementedError):
+        if is_random(fn) or not _all_plain(tree_flatten((args, kwargs))[0]):
+            raise UnsupportedError(
+                f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: it creates a tensor "
+                "from values thunder cannot trace or check on the next call (e.g. a NumPy array); create the tensor "
+                "outside the jitted function and pass it in"
+            ) from None
+    from thunder.torch.creation import tensor
+
+    def constant(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        if t.numel() > _LARGEST_CONSTANT:
+            raise UnsupportedError(
+                f"{display_name(fn)} is not supported by thunder yet{user_location_suffix()}: it creates a tensor of "
+                f"{t.numel()} elements from plain values, which thunder can neither trace nor bake into the program "
+                f"(at most {_LARGEST_CONSTANT}); create it outside the jitted function and pass it in"
+            )
+        return tensor(t.tolist(), dtype=dtypes.to_dtype(t.dtype), device=to_device(t.device))
+
+    return tree_map(constant, _structure(result))

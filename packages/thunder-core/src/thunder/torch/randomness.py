@@ -16,6 +16,8 @@ import torch.nn.functional as F
 
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import pyval, torch_function_table
+from thunder.core.pytree import tree_map
+from thunder.core.shapes import normalize_shape_arg
 from thunder.torch.opaque import meta_outputs
 from thunder.torch.registry import torchsymbol
 
@@ -39,10 +41,29 @@ def _random(name, torch_fn, *torch_fns, method=()):
     return torchsymbol(torch_fn, *torch_fns, method=method, tags=RANDOM_TAGS)(meta)
 
 
-rand = _random("rand", torch.rand)
-randn = _random("randn", torch.randn)
-randint = _random("randint", torch.randint)
-randperm = _random("randperm", torch.randperm)
+def _sized_random(name, torch_fn, size_of):
+    """A random factory whose sizes may be symbolic (``torch.randn(x.shape[0])`` under symbolic values): the meta
+    run validates the other arguments on the sizes' current values, and the output keeps the symbolic sizes,
+    so the program serves every size (the torch executor passes them to the very same torch call)."""
+
+    def meta(*args, **kwargs):
+        _no_generator(name, kwargs)
+        out = meta_outputs(torch_fn, tree_map(pyval, args), tree_map(pyval, kwargs), what=f"torch.{name}")
+        out.shape = tuple(size_of(*args, **kwargs))
+        return out
+
+    meta.__name__ = name
+    return torchsymbol(torch_fn, tags=RANDOM_TAGS)(meta)
+
+
+def _randint_size(*args, size=None, **kwargs):
+    return normalize_shape_arg((size if size is not None else args[-1],))
+
+
+rand = _sized_random("rand", torch.rand, lambda *size, **kwargs: normalize_shape_arg(size or (kwargs["size"],)))
+randn = _sized_random("randn", torch.randn, lambda *size, **kwargs: normalize_shape_arg(size or (kwargs["size"],)))
+randint = _sized_random("randint", torch.randint, _randint_size)
+randperm = _sized_random("randperm", torch.randperm, lambda n, **kwargs: (n,))
 rand_like = _random("rand_like", torch.rand_like)
 randn_like = _random("randn_like", torch.randn_like)
 randint_like = _random("randint_like", torch.randint_like)
@@ -92,3 +113,19 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
 
 
 torch_function_table[F.scaled_dot_product_attention] = _scaled_dot_product_attention
+
+
+# Tensor.uniform_, normal_...: in-place fills with random numbers, which have no out-of-place twin
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "cauchy_", "geometric_", "log_normal_",
+                "random_")
+
+
+@torchsymbol(tags=RANDOM_TAGS)
+def random_fill_like(a, method, *args, **kwargs):
+    """A new tensor like ``a`` filled by the random in-place method ``method`` (``"uniform_"``); the torch
+    executor runs that very method on a fresh tensor with ``a``'s strides, so with the same seed it draws what
+    eager's ``a.uniform_()`` draws. The in-place forms are this followed by the update of ``a``."""
+    _no_generator(f"Tensor.{method}", kwargs)
+    check(method in RANDOM_FILLS, lambda: f"{method} is not a random fill", ValueError)
+    meta_outputs(getattr(torch.Tensor, method), (a, *args), kwargs, what=f"torch.Tensor.{method}")  # validates
+    return a.replace(requires_grad=False)

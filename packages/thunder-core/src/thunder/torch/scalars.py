@@ -37,6 +37,14 @@ def element_size(a) -> int:
 register_method("is_complex", is_complex, torch.is_complex, torch.Tensor.is_complex)
 register_method("is_floating_point", is_floating_point, torch.is_floating_point, torch.Tensor.is_floating_point)
 register_method("element_size", element_size, torch.Tensor.element_size)
+# metadata queries the trace fixes (dtype, shape, device): plain values, or sizes where the shape is symbolic
+register_method("is_signed", lambda a: a.dtype.signed, torch.is_signed, torch.Tensor.is_signed)
+register_method("nelement", lambda a: a.numel(), torch.Tensor.nelement)
+register_method("ndimension", lambda a: a.ndim, torch.Tensor.ndimension)
+register_method("get_device", lambda a: -1 if a.device.type == "cpu" else (a.device.index or 0),
+                torch.Tensor.get_device)
+register_method("itemsize", property(element_size))
+register_method("nbytes", property(lambda a: a.numel() * a.dtype.bytes))
 
 
 # torch.finfo(x.dtype): a proxy's dtype is a thunder dtype, which PyTorch's constructors do not accept. The limits

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import torch
 
+from thunder.core import prims
 from thunder.core.errors import check
 from thunder.core.shapes import canonicalize_dim
-from thunder.torch.registry import language_symbols, torchsymbol
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 
 def _getitem(a, key):
@@ -30,6 +31,17 @@ def narrow(a, dim, start, length):
 def unbind(a, dim=0):
     dim = canonicalize_dim(a.ndim, dim)
     return tuple(select(a, dim, i) for i in range(a.shape[dim]))
+
+
+def _iter(a):
+    # over the first dimension, as eager: the rows are views (an in-place update of one reaches ``a``)
+    check(a.ndim > 0, "iteration over a 0-d tensor", TypeError)
+    return iter(unbind(a, 0))
+
+
+register_method("__iter__", _iter)
+# reversed(x) is x.flip(0) (a copy), or x itself when 0-d
+register_method("__reversed__", lambda a: a if a.ndim == 0 else prims.flip(a, (0,)))
 
 
 @torchsymbol(torch.diagonal, torch.Tensor.diagonal, method="diagonal")

@@ -18,6 +18,12 @@ def dce(trace: TraceCtx) -> TraceCtx:
         for bsym in reversed(trace.bound_symbols):
             outs = bsym.flat_proxy_outs
             needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs))
+            if not needed:
+                # its outputs are unused, but a size its decomposition computed may be (``x[1:].shape[0]``)
+                for number_def in reversed(bsym.number_definitions()):
+                    if any(o.name in live for o in number_def.flat_proxy_outs):
+                        kept.append(number_def)
+                        live.update(a.name for a in number_def.flat_proxy_args)
             if needed:
                 kept.append(bsym.map_subtraces(dce))
                 live.update(a.name for a in bsym.flat_proxy_args)

@@ -19,26 +19,14 @@ from thunder.extend import FusionExecutor, lower_keeping_tags
 __all__ = ["dispatch_to_executors"]
 
 
-def _number_definitions(bsym: BoundSymbol) -> list[BoundSymbol]:
-    """Prims inside ``bsym``'s decomposition that compute numbers (derived sizes, under symbolic values)."""
-    found = []
-    for sub in bsym.subsymbols:
-        if sub.sym.is_prim and any(isinstance(o, NumberProxy) for o in sub.flat_proxy_outs):
-            found.append(sub)
-        else:
-            found.extend(_number_definitions(sub))
-    return found
-
-
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
     bsym = bsym.map_subtraces(lambda t: dispatch_to_executors(t, executors))
     for ex in executors:
         if ex.can_execute(bsym):
             # Sizes the decomposition computed may name the outputs' dims or later arguments: keep their
             # definitions (dead-code elimination drops the unused ones).
-            for number_def in _number_definitions(bsym):
-                _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
-                       executors, out)
+            for number_def in bsym.number_definitions():
+                _lower(number_def, executors, out)
             out.extend(lower_keeping_tags(ex, bsym))
             return
     if not bsym.subsymbols:

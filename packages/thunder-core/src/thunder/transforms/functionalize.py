@@ -43,6 +43,32 @@ def _is_view(bsym: BoundSymbol) -> bool:
     return True
 
 
+def _fill_through_expand(base: TensorProxy, value: TensorProxy):
+    """The base after a fill (one value written to each chosen position) through an expand of it: a base element
+    takes the written value if any of its repeated positions changed, as eager's repeated writes leave it."""
+    import thunder.torch as ltorch
+    from thunder.core import dtypes
+    from thunder.torch.scalars import iinfo
+
+    lead = value.ndim - base.ndim
+    repeated = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(base.shape) if d == 1 and value.shape[lead + i] != 1)
+    changed = ltorch.ne(value, ltorch.expand(base, tuple(value.shape)))
+    kind = dtypes.uint8 if dtypes.is_boolean_dtype(value.dtype) else value.dtype
+    lowest = -float("inf") if dtypes.is_float_dtype(kind) else iinfo(kind).min
+    candidate = ltorch.where(changed, prims.convert_element_type(value, kind), lowest)
+    written = ltorch.reshape(ltorch.amax(candidate, repeated, keepdim=True), tuple(base.shape))
+    any_changed = ltorch.reshape(ltorch.any(changed, repeated, keepdim=True), tuple(base.shape))
+    return ltorch.where(any_changed, prims.convert_element_type(written, base.dtype), base)
+
+
+def _same_elements(base_shape, view_shape) -> bool:
+    """Whether an expand from ``base_shape`` to ``view_shape`` repeated nothing (only size-1 dims were added)."""
+    from thunder.core.shapes import numel
+
+    return numel(base_shape) == numel(view_shape)
+
+
 class _View:
     __slots__ = ("base", "bsym", "index", "derived_from")
 
@@ -99,6 +125,7 @@ class _State:
         self.views: dict[str, _View] = {}
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
+        self.updating: list[Symbol] = []  # the in-place symbols being visited, outermost first
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
 
@@ -127,8 +154,10 @@ class _State:
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
         if "inplace" in bsym.sym.tags and not bsym.sym.is_prim:
+            self.updating.append(bsym.sym)
             for sub in bsym.subsymbols:
                 self.visit(sub if sub.source is not None else sub.replace(source=bsym.source))
+            self.updating.pop()
             return
         if bsym.sym.id == "prims.copy_":
             (computed,), out = bsym.args, bsym.kwargs["out"]
@@ -218,12 +247,13 @@ class _State:
                 offset = offset + o.shape[dim]
             key = (slice(None),) * dim + (slice(offset, offset + outs[view.index].shape[dim]),)
             return ltorch.setitem(base, key, value)
-        where_txt = f" (at {where.source})" if where.source is not None else ""
-        raise UnsupportedError(
-            f"an in-place update of the result of {view.bsym.sym.id.replace('ltorch.', 'torch.')}{where_txt}: "
-            "writing through an expanded view is refused by PyTorch as well (several elements share memory); "
-            "clone it first"
-        )
+        if sid in _EXPANDS and _same_elements(base.shape, value.shape):
+            return ltorch.reshape(value, base.shape)  # nothing was broadcast: element i is base element i
+        if sid in _EXPANDS and any("fills" in s.tags for s in self.updating):
+            return _fill_through_expand(base, value)
+        # several elements of an expanded view share memory: eager refuses the write with this error
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
 
     # the end ----------------------------------------------------------------------------------------
     def finish(self, trace: TraceCtx) -> None:
