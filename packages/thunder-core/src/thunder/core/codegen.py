@@ -119,10 +119,6 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
             if imports is not None:
                 imports.need("import torch")
             return f"torch.device({str(x)!r})"
-        if isinstance(x, torch.Size):
-            if imports is not None:
-                imports.need("import torch")
-            return f"torch.Size({list(x)!r})"
     # Anything else is bound by name in the compiled function's globals.
     if imports is None:
         return repr(x)
