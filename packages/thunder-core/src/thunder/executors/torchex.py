@@ -225,6 +225,9 @@ def thunder_register_implementations(get_executor):
     for name, path in IN_PLACE_SUPPORT.items():
         if name in language_symbols:
             register(f"ltorch.{name}", path, checker=_has_tensor)
+    from thunder.executors import torch_grad
+
+    torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.manual_seed", "torch.manual_seed")

@@ -4,7 +4,8 @@ The forward trace computes the outputs and what backward needs (the *saved* valu
 trace maps the saved values and one cotangent per differentiable output to the gradients of the
 inputs that require grad. Each bound symbol is differentiated by the first of:
 
-1. a gradient rule an executor registered for it (when that executor can run it),
+1. a gradient rule registered by the executor that will run it (the first in the list that can), e.g. the
+   torch executor's eager backward kernels (:mod:`thunder.executors.torch_grad`),
 2. a rule in :mod:`thunder.grad` (every prim has one; torch-language symbols may have fused rules),
 3. its decomposition, symbol by symbol,
 4. PyTorch's autograd, for a symbol with neither (:mod:`thunder.grad.torch_island`).
@@ -185,10 +186,12 @@ class _Differentiator:
             )
 
     def _rule(self, b: BoundSymbol):
+        # The executor that will run the symbol (the first that can) decides: its own rule (the torch executor's
+        # backward kernels), else the built-in one, which a fusion executor claiming the decomposition fuses.
         for ex in self.executors:
-            rule = ex.grad_rules.get(b.sym.id) if getattr(ex, "grad_rules", None) else None
-            if rule is not None and ex.can_execute(b):
-                return rule
+            if ex.can_execute(b):
+                rule = ex.grad_rule(b) if ex.grad_rules else None
+                return rule if rule is not None else grad_rule(b.sym.id)
         return grad_rule(b.sym.id)
 
     def _copy(self, b: BoundSymbol) -> None:

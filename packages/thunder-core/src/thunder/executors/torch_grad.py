@@ -1,0 +1,275 @@
+"""The torch executor's gradient rules: the backward kernels eager PyTorch runs.
+
+Where the torch executor runs a composite (``layer_norm``, ``gelu``, attention, ``cross_entropy``, ...), its
+backward here is the one ATen kernel eager's autograd calls (``native_layer_norm_backward``, ``gelu_backward``,
+the SDPA backward of the backend eager picks, ...), and the forward saves what eager saves (the layer norm's mean
+and rstd, the attention's logsumexp). The built-in rules of :mod:`thunder.grad` write the same backward in
+decomposable symbols instead; they stay what a fusion executor that claims the composite gets.
+
+The rules are registered with ``Executor.register_grad_rule``, as any executor's would be, each with a checker:
+where eager would not use the kernel (a 3-d attention, label smoothing), the built-in rule applies.
+
+Each ATen op is a symbol with its own meta (``aten.<name>``, printed ``torch.ops.aten.<name>(...)`` so traces run
+as they read) that the torch executor implements as that very op.
+"""
+
+from __future__ import annotations
+
+import math
+
+from thunder import torch as ltorch
+from thunder.core import dtypes, prims
+from thunder.core.proxies import TensorProxy
+from thunder.core.symbol import Symbol
+
+__all__ = ["register"]
+
+aten_symbols: dict[str, Symbol] = {}
+
+
+def _aten(meta):
+    """``@_aten`` on ``name(...) -> output proxies``: the symbol of ``torch.ops.aten.<name>``."""
+    name = meta.__name__
+    sym = Symbol(f"ops.aten.{name}", meta, id=f"aten.{name}", is_prim=True, module="torch")
+    aten_symbols[name] = sym
+    return sym
+
+
+def _like(t, shape=None, dtype=None) -> TensorProxy:
+    return TensorProxy(shape=t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype,
+                       device=t.device, requires_grad=t.requires_grad)
+
+
+def _tensor(x) -> bool:
+    return isinstance(x, TensorProxy)
+
+
+def _cast(x, dtype):
+    return x if x.dtype is dtype else prims.convert_element_type(x, dtype)
+
+
+def _accumulation_dtype(t):
+    return dtypes.float32 if dtypes.is_low_precision(t.dtype) else t.dtype
+
+
+def _cpu(*ts) -> bool:
+    return all(t.device.type == "cpu" for t in ts if _tensor(t))
+
+
+# ---------------------------------------------------------------------------------------------
+# ATen ops
+# ---------------------------------------------------------------------------------------------
+
+
+def _stats_dtype(input):
+    # the CPU kernel keeps mean and rstd in the input's dtype, the CUDA kernel in its accumulation dtype
+    return input.dtype if _cpu(input) else _accumulation_dtype(input)
+
+
+@_aten
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    stats = tuple(input.shape[:input.ndim - len(normalized_shape)]) + (1,) * len(normalized_shape)
+    return _like(input), _like(input, stats, _stats_dtype(input)), _like(input, stats, _stats_dtype(input))
+
+
+@_aten
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
+            _like(bias) if output_mask[2] else None)
+
+
+@_aten
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _like(output, dtype=input_dtype)
+
+
+@_aten
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _like(output, dtype=input_dtype)
+
+
+@_aten
+def gelu_backward(grad_output, self, *, approximate="none"):
+    return _like(self)
+
+
+@_aten
+def silu_backward(grad_output, self):
+    return _like(self)
+
+
+@_aten
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    return _like(grad_output, (num_weights, grad_output.shape[-1]))
+
+
+@_aten
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    out = _like(self, (target.shape[0],) if reduction == 0 and self.ndim == 2 else ())
+    return out, _like(self, ())
+
+
+@_aten
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    return _like(self)
+
+
+@_aten
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                                                scale=None):
+    out = _like(query, (*query.shape[:-1], value.shape[-1]))
+    return out, _like(query, tuple(query.shape[:-1]), _accumulation_dtype(query))
+
+
+@_aten
+def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                                         is_causal, *, attn_mask=None, scale=None):
+    return _like(query), _like(key), _like(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules: (symbol, checker, rule), each rule as in thunder.grad: forward recorded, backward returned
+# ---------------------------------------------------------------------------------------------
+
+_rules: list = []
+
+
+def _rule(sym, checker=None):
+    def decorator(rule):
+        _rules.append((sym, checker, rule))
+        return rule
+
+    return decorator
+
+
+def _layer_norm_ok(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    # mixed dtypes (a bfloat16 input with float32 weights) change the statistics' dtype on CPU: built-in rule
+    return all(t.dtype is input.dtype for t in (weight, bias) if _tensor(t))
+
+
+@_rule(ltorch.layer_norm, _layer_norm_ok)
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    out, mean, rstd = aten_symbols["native_layer_norm"](input, shape, weight, bias, eps)
+
+    def backward(g):
+        mask = (True, _tensor(weight), _tensor(bias))
+        gi, gw, gb = aten_symbols["native_layer_norm_backward"](g, input, shape, mean, rstd, weight, bias, mask)
+        return {"input": gi, "weight": gw, "bias": gb}
+
+    return out, backward
+
+
+def _softmax_rule(sym, backward_op):
+    def rule(a, dim, dtype=None):
+        out = sym(a, dim, dtype=dtype)
+
+        def backward(g):
+            ga = aten_symbols[backward_op](g, out, dim, out.dtype)
+            return {"a": _cast(ga, a.dtype)}
+
+        return out, backward
+
+    _rules.append((sym, None, rule))
+
+
+_softmax_rule(ltorch.softmax, "_softmax_backward_data")
+_softmax_rule(ltorch.log_softmax, "_log_softmax_backward_data")
+
+
+@_rule(ltorch.gelu)
+def _gelu(a, approximate="none"):
+    out = ltorch.gelu(a, approximate=approximate)
+    return out, lambda g: {"a": aten_symbols["gelu_backward"](g, a, approximate=approximate)}
+
+
+@_rule(ltorch.silu)
+def _silu(a):
+    out = ltorch.silu(a)
+    return out, lambda g: {"a": aten_symbols["silu_backward"](g, a)}
+
+
+def _embedding_ok(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                  sparse=False):
+    return not sparse and max_norm is None
+
+
+@_rule(ltorch.embedding, _embedding_ok)
+def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    out = ltorch.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    n = weight.shape[0]
+    pad = -1 if padding_idx is None else (padding_idx + n if padding_idx < 0 else padding_idx)
+
+    def backward(g):
+        return {"weight": aten_symbols["embedding_dense_backward"](g, input, n, pad, scale_grad_by_freq)}
+
+    return out, backward
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _cross_entropy_ok(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                      reduction="mean", label_smoothing=0.0):
+    # eager's nll_loss kernel: class indices, a batch of rows (or one row), no label smoothing
+    return (input.ndim in (1, 2) and target.dtype is dtypes.int64 and label_smoothing == 0.0
+            and size_average is None and reduce is None and reduction in _REDUCTIONS
+            and (weight is None or weight.dtype is input.dtype))
+
+
+@_rule(ltorch.cross_entropy, _cross_entropy_ok)
+def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                   label_smoothing=0.0):
+    class_dim = input.ndim - 1
+    logp = ltorch.log_softmax(input, class_dim)
+    r = _REDUCTIONS[reduction]
+    loss, total_weight = aten_symbols["nll_loss_forward"](logp, target, weight, r, ignore_index)
+
+    def backward(g):
+        glogp = aten_symbols["nll_loss_backward"](g, logp, target, weight, r, ignore_index, total_weight)
+        return {"input": aten_symbols["_log_softmax_backward_data"](glogp, logp, class_dim, input.dtype)}
+
+    return loss, backward
+
+
+def _sdpa_ok(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    # what eager's CPU backend choice asks of its flash kernel; otherwise eager runs the math path
+    if not (_cpu(query, key, value, attn_mask) and query.ndim == key.ndim == value.ndim == 4):
+        return False
+    if query.dtype not in (dtypes.float32, dtypes.float64, dtypes.bfloat16, dtypes.float16):
+        return False
+    if not (query.shape[0] == key.shape[0] == value.shape[0] and key.shape[1] == value.shape[1]
+            and query.shape[-1] == key.shape[-1] == value.shape[-1] and query.shape[-2] != 0 and key.shape[-2] != 0):
+        return False
+    if query.shape[1] != key.shape[1] and not (enable_gqa and query.shape[1] % key.shape[1] == 0):
+        return False
+    # a float mask may require grad, which the flash kernel does not give
+    return dropout_p == 0.0 and (attn_mask is None or attn_mask.dtype is dtypes.bool8)
+
+
+@_rule(ltorch.scaled_dot_product_attention, _sdpa_ok)
+def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if attn_mask is not None:  # as eager converts a boolean mask for its kernels
+        attn_mask = _cast(ltorch.where(attn_mask, 0.0, -math.inf), query.dtype)
+    op = aten_symbols["_scaled_dot_product_flash_attention_for_cpu"]
+    out, logsumexp = op(query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)
+
+    def backward(g):
+        gq, gk, gv = aten_symbols["_scaled_dot_product_flash_attention_for_cpu_backward"](
+            g, query, key, value, out, logsumexp, 0.0, is_causal, attn_mask=attn_mask, scale=scale)
+        return {"query": gq, "key": gk, "value": gv}
+
+    return out, backward
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration with the torch executor
+# ---------------------------------------------------------------------------------------------
+
+
+def register(ex) -> None:
+    for name, sym in aten_symbols.items():
+        ex.register_implementation(sym.id, ex.register_operator(f"torch.ops.aten.{name}"))
+    for sym, checker, rule in _rules:
+        ex.register_grad_rule(sym, rule, checker=checker)
+
