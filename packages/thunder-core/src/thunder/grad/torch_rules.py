@@ -201,6 +201,16 @@ def _scatter_add_grad(out, a, dim, index, src):
     return lambda g: {"a": g, "src": _gathered(g, dim, index, src, "ScatterAdd") if _tensor(src) else None}
 
 
+def _pieces_grad(out, a, dim=0, **split_arg):
+    # the pieces tile ``a`` along ``dim`` in order: the gradient is their cotangents joined (one cat, as eager),
+    # not one zero-padded copy of ``a`` per piece
+    return lambda *gs: {"a": ltorch.cat(list(gs), canonicalize_dim(a.ndim, dim))}
+
+
+_fused(ltorch.split)(_pieces_grad)
+_fused(ltorch.chunk)(_pieces_grad)
+
+
 # ---------------------------------------------------------------------------------------------
 # Elementwise and reductions where the decomposition's gradient is not PyTorch's
 # ---------------------------------------------------------------------------------------------
