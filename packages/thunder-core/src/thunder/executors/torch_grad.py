@@ -99,6 +99,11 @@ def silu_backward(grad_output, self):
 
 
 @_aten
+def threshold_backward(grad_output, self, threshold):
+    return _like(self)
+
+
+@_aten
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     return _like(grad_output, (num_weights, grad_output.shape[-1]))
 
@@ -181,6 +186,13 @@ _softmax_rule(ltorch.log_softmax, "_log_softmax_backward_data")
 def _gelu(a, approximate="none"):
     out = ltorch.gelu(a, approximate=approximate)
     return out, lambda g: {"a": aten_symbols["gelu_backward"](g, a, approximate=approximate)}
+
+
+@_rule(ltorch.relu)
+def _relu(a):
+    out = ltorch.relu(a)
+    # from the output, as eager: the input need not be kept
+    return out, lambda g: {"a": aten_symbols["threshold_backward"](g, out, 0)}
 
 
 @_rule(ltorch.silu)
