@@ -185,3 +185,12 @@ def test_executor_grad_rule_checker():
     b = next(b for b in thunder.last_traces(jfn)[0].bound_symbols if b.sym.id == "ltorch.gelu")
     assert ex.grad_rule(b) is not None
     assert ex.grad_rule(b.replace(kwargs={"approximate": "none"})) is None
+
+
+@pytest.mark.parametrize("op", [torch.rsqrt, torch.exp, torch.tanh, torch.sqrt])
+def test_outputs_are_read_not_recomputed(op):
+    # the derivative of these is written with the output: the torch executor reads it, saved, as eager does,
+    # instead of running the op again in backward
+    x = (torch.rand(4, 5, dtype=torch.float64) + 0.5).requires_grad_()
+    bw = check(lambda x: op(x) * 3.0, x)
+    assert f"torch.{op.__name__}(" not in bw, bw

@@ -299,6 +299,9 @@ class _Differentiator:
         """A composite of cheap prims runs as itself in the forward (one call); its backward recomputes the
         decomposition from the composite's inputs and differentiates that, so nothing inside it is saved."""
         self.emit(b)
+        # run by an operator executor (the torch executor), a recomputed op is a kernel eager does not run: where the
+        # backward needs the composite's outputs themselves (rsqrt's, exp's), it reads them, saved, as eager does
+        fused = any(ex.kind == "fusion" and ex.can_execute(b) for ex in self.executors)
         outs = list(b.flat_proxy_outs)
         self.active.update(o.name for o in outs if _differentiable_dtype(o))
         # each input once: its cotangent below already sums every use inside the decomposition
@@ -311,6 +314,7 @@ class _Differentiator:
             from thunder.core.trace import get_tracectx
 
             bw = get_tracectx()
+            start = len(bw.scopes[-1])
             # fresh names for everything the decomposition defines: the backward may also hold the originals
             fresh = {}
             for sub in _walk(b.subsymbols):
@@ -326,7 +330,12 @@ class _Differentiator:
                 if c is not None:
                     inner._accumulate(cots, fresh.get(o.name, o), c, b)
             inner.run_tape(cots)
-            return [(p, cots[p.name]) for p in inputs if p.name in cots]
+            grads = [(p, cots[p.name]) for p in inputs if p.name in cots]
+            if not fused:
+                _read_saved_outputs(bw.scopes[-1], start, {fresh[o.name].name: o for o in outs if o.name in fresh},
+                                    {self.rename[g.name].name if g.name in self.rename else g.name for _, g in grads},
+                                    self.rename)
+            return grads
 
         self.tape.append((b, outs, backprop))
 
@@ -397,6 +406,24 @@ class _Differentiator:
                                  f"{proxy.name} ({proxy.type_string()}); please file an issue")
         prev = cotangents.get(proxy.name)
         cotangents[proxy.name] = grad if prev is None else prims.add(prev, grad)
+
+
+def _read_saved_outputs(scope: list, start: int, outputs: dict, results: set, rename: dict) -> None:
+    """In ``scope[start:]`` (a recomputed decomposition and its backward), reads of the recomputed outputs (fresh name
+    -> original output) read the originals instead, and what then computes nothing ``results`` need is dropped."""
+    def name(p):  # names a rule made are renamed to the outputs they stand for when the backward is built
+        return rename[p.name].name if p.name in rename else p.name
+
+    outputs = {**outputs, **{k: outputs[v.name] for k, v in rename.items() if v.name in outputs}}
+    body = [s if any(name(o) in outputs for o in s.flat_proxy_outs) else swap_proxies(s, outputs)
+            for s in scope[start:]]
+
+    needed, kept = set(results), []
+    for s in reversed(body):
+        if any(name(o) in needed for o in s.flat_proxy_outs) or "side_effect" in s.sym.tags:
+            kept.append(s)
+            needed.update(name(p) for p in s.flat_proxy_args)
+    scope[start:] = reversed(kept)
 
 
 # Prims cheap enough to recompute in backward: elementwise, shape, reductions and gathers (memory-bound, no
