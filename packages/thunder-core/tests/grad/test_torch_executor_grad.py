@@ -194,3 +194,72 @@ def test_outputs_are_read_not_recomputed(op):
     x = (torch.rand(4, 5, dtype=torch.float64) + 0.5).requires_grad_()
     bw = check(lambda x: op(x) * 3.0, x)
     assert f"torch.{op.__name__}(" not in bw, bw
+
+
+# ---------------------------------------------------------------------------------------------
+# Opaque calls: convolutions, pooling, group norm run their eager backward kernels, not PyTorch-autograd islands
+# ---------------------------------------------------------------------------------------------
+
+
+def _no_island(backward: str):
+    assert "torch_island" not in backward, backward
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("config", [dict(), dict(stride=2, padding=1), dict(dilation=2, groups=2, padding=(2,) * 1)])
+def test_convolution(n, config):
+    config = {k: (v * n if isinstance(v, tuple) else v) for k, v in config.items()}
+    conv = getattr(F, f"conv{n}d")
+    x, w, b = _x(2, 4, *(7,) * n), _x(6, 4 // config.get("groups", 1), *(3,) * n), _x(6)
+    _no_island(check(lambda x, w, b: conv(x, w, b, **config), x, w, b, kernels=("convolution_backward",)))
+    _no_island(check(lambda x, w: conv(x, w, None, **config), x, w, kernels=("convolution_backward",)))
+
+
+def test_convolution_input_without_grad_gets_none():
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    bw = check(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, _x(4, 3, 3, 3), _x(4),
+               kernels=("convolution_backward",))
+    assert "(False, True, True)" in bw, bw  # as eager: no input gradient computed
+
+
+def test_convolution_where_the_op_decides():
+    # padding="same" and a batch-less input are resolved inside the op: PyTorch's autograd (an island)
+    x, w = _x(2, 3, 8, 8), _x(4, 3, 3, 3)
+    check(lambda x, w: F.conv2d(x, w, padding="same"), x, w, absent=("convolution_backward",))
+    check(lambda x, w: F.conv2d(x, w), _x(3, 8, 8), w, absent=("convolution_backward",))
+
+
+@pytest.mark.parametrize("config", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1))])
+def test_max_pool2d(config):
+    x = _x(2, 3, 9, 10)
+    _no_island(check(lambda x: F.max_pool2d(x, **config), x, kernels=("max_pool2d_with_indices_backward",)))
+    _no_island(check(lambda x: F.max_pool2d(x, **config), _x(3, 9, 10), kernels=("max_pool2d_with_indices_backward",)))
+    # with the indices returned too: they are eager's
+    jfn = thunder.jit(lambda x: F.max_pool2d(x, **config, return_indices=True))
+    out, idx = jfn(x)
+    expected, expected_idx = F.max_pool2d(x, **config, return_indices=True)
+    torch.testing.assert_close(out, expected)
+    assert torch.equal(idx, expected_idx)
+
+
+@pytest.mark.parametrize("config", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                                                count_include_pad=False),
+                                    dict(kernel_size=3, divisor_override=2)])
+def test_avg_pool2d(config):
+    _no_island(check(lambda x: F.avg_pool2d(x, **config), _x(2, 3, 9, 10), kernels=("avg_pool2d_backward",)))
+
+
+@pytest.mark.parametrize("size", [1, (3, 2)])
+def test_adaptive_avg_pool2d(size):
+    _no_island(check(lambda x: F.adaptive_avg_pool2d(x, size), _x(2, 3, 9, 10),
+                     kernels=("_adaptive_avg_pool2d_backward",)))
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm(affine):
+    w, b = (_x(6), _x(6)) if affine else (None, None)
+    _no_island(check(lambda x, w, b: F.group_norm(x, 3, w, b), _x(4, 6, 5, 3), w, b,
+                     kernels=("native_group_norm_backward",)))
+    _no_island(check(lambda x, w, b: F.group_norm(x, 2, w, b, 1e-3), _x(4, 6), w, b,
+                     kernels=("native_group_norm_backward",)))

@@ -21,6 +21,7 @@ from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import Symbol
+from thunder.grad.registry import needs_grad
 
 __all__ = ["register"]
 
@@ -132,6 +133,59 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     return _like(query), _like(key), _like(value)
 
 
+def _shape_like_meta(name):
+    """A symbol of ``torch.ops.aten.<name>`` whose outputs' shapes PyTorch's meta kernel computes (pooling output
+    sizes), used for ops that take only static sizes, as the opaque ops they differentiate do."""
+    import torch
+
+    from thunder.torch.opaque import meta_outputs
+
+    op = getattr(torch.ops.aten, name).default
+
+    def meta(*args, **kwargs):
+        return meta_outputs(op, args, kwargs, what=f"torch.ops.aten.{name}")
+
+    meta.__name__ = name
+    return _aten(meta)
+
+
+_shape_like_meta("max_pool2d_with_indices")
+
+
+@_aten
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask):
+    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
+            _like(weight, tuple(bias_sizes)) if output_mask[2] else None)
+
+
+@_aten
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _like(self)
+
+
+@_aten
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    return _like(self)
+
+
+@_aten
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    return _like(self)
+
+
+@_aten
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    return _like(input), _like(input, (N, group)), _like(input, (N, group))
+
+
+@_aten
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
+            _like(weight) if output_mask[2] else None)
+
+
 # ---------------------------------------------------------------------------------------------
 # Rules: (symbol, checker, rule), each rule as in thunder.grad: forward recorded, backward returned
 # ---------------------------------------------------------------------------------------------
@@ -156,9 +210,9 @@ def _layer_norm_ok(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     out, mean, rstd = aten_symbols["native_layer_norm"](input, shape, weight, bias, eps)
+    mask = (needs_grad(input), needs_grad(weight), needs_grad(bias))
 
     def backward(g):
-        mask = (True, _tensor(weight), _tensor(bias))
         gi, gw, gb = aten_symbols["native_layer_norm_backward"](g, input, shape, mean, rstd, weight, bias, mask)
         return {"input": gi, "weight": gw, "bias": gb}
 
@@ -270,6 +324,136 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
         gq, gk, gv = aten_symbols["_scaled_dot_product_flash_attention_for_cpu_backward"](
             g, query, key, value, out, logsumexp, 0.0, is_causal, attn_mask=attn_mask, scale=scale)
         return {"query": gq, "key": gk, "value": gv}
+
+    return out, backward
+
+
+# ---------------------------------------------------------------------------------------------
+# Opaque torch calls (convolutions, pooling, group norm): without a rule they would run under PyTorch's autograd
+# as islands, with the same kernels but an autograd graph and engine run of their own per call. Opaque symbols
+# are keyed by the callable's path; their arguments come as the program passed them, so each rule binds them
+# with the callable's signature, and returns gradients by position (the checkers refuse tensors passed by name).
+# ---------------------------------------------------------------------------------------------
+
+
+def _opaque(path: str):
+    return f"ltorch.opaque.{path}"
+
+
+def _call(path: str, *args, **kwargs):
+    import importlib
+
+    from thunder.torch.opaque import opaque_symbol
+
+    module, _, name = path.rpartition(".")
+    return opaque_symbol(getattr(importlib.import_module(module), name))(*args, **kwargs)
+
+
+def _n_tuple(x, n: int) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+def _conv_args(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return input, weight, bias, stride, padding, dilation, groups
+
+
+def _no_tensor_kwargs(kwargs) -> bool:
+    return not any(_tensor(v) for v in kwargs.values())
+
+
+def _conv_rule(path: str, n: int):
+    def checker(*args, **kwargs):
+        input, weight, bias, stride, padding, dilation, groups = _conv_args(*args, **kwargs)
+        # padding="same"/"valid" is resolved inside the op; a batch-less input is unsqueezed by it
+        return _no_tensor_kwargs(kwargs) and not isinstance(padding, str) and input.ndim == n + 2
+
+    def rule(*args, **kwargs):
+        out = _call(path, *args, **kwargs)
+        input, weight, bias, stride, padding, dilation, groups = _conv_args(*args, **kwargs)
+        mask = (needs_grad(input), needs_grad(weight), needs_grad(bias))
+
+        def backward(g):
+            grads = aten_symbols["convolution_backward"](
+                g, input, weight, (weight.shape[0],) if _tensor(bias) else None, _n_tuple(stride, n),
+                _n_tuple(padding, n), _n_tuple(dilation, n), False, (0,) * n, groups, mask)
+            return grads[:len(args)]
+
+        return out, backward
+
+    _rules.append((_opaque(path), checker, rule))
+
+
+for _n in (1, 2, 3):
+    _conv_rule(f"torch.conv{_n}d", _n)
+
+
+def _max_pool2d_args(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    k = _n_tuple(kernel_size, 2)
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _n_tuple(stride, 2)
+    return input, k, s, _n_tuple(padding, 2), _n_tuple(dilation, 2), ceil_mode, return_indices
+
+
+def _pool_ok(*args, **kwargs):
+    return _no_tensor_kwargs(kwargs) and args[0].ndim in (3, 4)
+
+
+@_rule(_opaque("torch.nn.functional.max_pool2d"), _pool_ok)
+def _max_pool2d(*args, **kwargs):
+    # eager's CPU kernel with autograd is max_pool2d_with_indices: the indices are what its backward reads
+    input, k, s, p, d, ceil_mode, return_indices = _max_pool2d_args(*args, **kwargs)
+    out, indices = aten_symbols["max_pool2d_with_indices"](input, k, s, p, d, ceil_mode)
+
+    def backward(g, *_):
+        gi = aten_symbols["max_pool2d_with_indices_backward"](g, input, k, s, p, d, ceil_mode, indices)
+        return (gi,)
+
+    return ((out, indices) if return_indices else out), backward
+
+
+def _avg_pool2d_args(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                     divisor_override=None):
+    k = _n_tuple(kernel_size, 2)
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _n_tuple(stride, 2)
+    return input, k, s, _n_tuple(padding, 2), ceil_mode, count_include_pad, divisor_override
+
+
+@_rule(_opaque("torch.nn.functional.avg_pool2d"), _pool_ok)
+def _avg_pool2d(*args, **kwargs):
+    out = _call("torch.nn.functional.avg_pool2d", *args, **kwargs)
+    input, *rest = _avg_pool2d_args(*args, **kwargs)
+    return out, lambda g: (aten_symbols["avg_pool2d_backward"](g, input, *rest),)
+
+
+@_rule(_opaque("torch.nn.functional.adaptive_avg_pool2d"), _pool_ok)
+def _adaptive_avg_pool2d(*args, **kwargs):
+    out = _call("torch.nn.functional.adaptive_avg_pool2d", *args, **kwargs)
+    input = args[0]
+    return out, lambda g: (aten_symbols["_adaptive_avg_pool2d_backward"](g, input),)
+
+
+def _group_norm_args(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return input, num_groups, weight, bias, eps
+
+
+def _group_norm_ok(*args, **kwargs):
+    input, num_groups, weight, bias, eps = _group_norm_args(*args, **kwargs)
+    return (_no_tensor_kwargs(kwargs) and input.ndim >= 2 and input.dtype in (dtypes.float32, dtypes.float64)
+            and all(t.dtype is input.dtype for t in (weight, bias) if _tensor(t)))
+
+
+@_rule(_opaque("torch.nn.functional.group_norm"), _group_norm_ok)
+def _group_norm(*args, **kwargs):
+    input, group, weight, bias, eps = _group_norm_args(*args, **kwargs)
+    N, C = input.shape[0], input.shape[1]
+    HxW = 1
+    for d in input.shape[2:]:
+        HxW = HxW * d
+    out, mean, rstd = aten_symbols["native_group_norm"](input, weight, bias, N, C, HxW, group, eps)
+    mask = (needs_grad(input), needs_grad(weight), needs_grad(bias))
+
+    def backward(g):
+        grads = aten_symbols["native_group_norm_backward"](g, input, mean, rstd, weight, N, C, HxW, group, mask)
+        return (grads[0], None, grads[1], grads[2])[:len(args)]
 
     return out, backward
 

@@ -24,6 +24,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
+from thunder.grad.registry import _active as active
 from thunder.grad.registry import grad_rule, nondifferentiable
 
 __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
@@ -216,9 +217,11 @@ class _Differentiator:
 
     def _apply_rule(self, b: BoundSymbol, rule) -> None:
         scope = self.fw.push_scope()
+        active.append(self.active)
         try:
             out, backward = rule(*b.args, **b.kwargs)
         finally:
+            active.pop()
             self.fw.pop_scope()
         made = {o.name for s in scope for o in s.flat_proxy_outs}
         new_flat = tree_flatten(out)[0]
