@@ -8,6 +8,8 @@ built-in (decomposable) rule, not the torch executor's kernel.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -263,3 +265,43 @@ def test_group_norm(affine):
                      kernels=("native_group_norm_backward",)))
     _no_island(check(lambda x, w, b: F.group_norm(x, 2, w, b, 1e-3), _x(4, 6), w, b,
                      kernels=("native_group_norm_backward",)))
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("running", [True, False])
+def test_batch_norm_training(affine, running):
+    w, b = (_x(3), _x(3)) if affine else (None, None)
+    stats = [(torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)) if running else (None, None)
+             for _ in range(2)]
+    x = _x(4, 3, 5, 2)
+    (em, ev), (tm, tv) = stats
+    jfn = thunder.jit(lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, True, 0.2, 1e-4))
+    expected, actual = F.batch_norm(x, em, ev, w, b, True, 0.2, 1e-4), jfn(x, tm, tv, w, b)
+    torch.testing.assert_close(actual, expected)
+    if running:  # the running statistics are updated as eager's, once
+        torch.testing.assert_close(tm, em)
+        torch.testing.assert_close(tv, ev)
+    leaves = [t for t in (x, w, b) if t is not None]
+    cot = torch.randn_like(expected)
+    for a, e in zip(torch.autograd.grad(actual, leaves, cot), torch.autograd.grad(expected, leaves, cot)):
+        torch.testing.assert_close(a, e)
+    backward = str(thunder.last_backward_traces(jfn)[-1])
+    assert "native_batch_norm_backward(" in backward
+    _no_island(backward)
+
+
+def test_batch_norm_module_trains_like_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU())
+    copied = copy.deepcopy(model)
+    jmodel = thunder.jit(copied)
+    for _ in range(2):
+        x = torch.randn(2, 3, 6, 6)
+        expected, actual = model(x), jmodel(x)
+        torch.testing.assert_close(actual, expected)
+        expected.sum().backward()
+        actual.sum().backward()
+    for (name, p), q in zip(model.named_parameters(), copied.parameters()):
+        torch.testing.assert_close(q.grad, p.grad, msg=name)
+    for b, c in zip(model.buffers(), copied.buffers(), strict=True):  # running statistics, batches tracked
+        torch.testing.assert_close(c, b)

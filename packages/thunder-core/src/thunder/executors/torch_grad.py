@@ -28,10 +28,10 @@ __all__ = ["register"]
 aten_symbols: dict[str, Symbol] = {}
 
 
-def _aten(meta):
+def _aten(meta, tags=()):
     """``@_aten`` on ``name(...) -> output proxies``: the symbol of ``torch.ops.aten.<name>``."""
     name = meta.__name__
-    sym = Symbol(f"ops.aten.{name}", meta, id=f"aten.{name}", is_prim=True, module="torch")
+    sym = Symbol(f"ops.aten.{name}", meta, id=f"aten.{name}", is_prim=True, module="torch", tags=tags)
     aten_symbols[name] = sym
     return sym
 
@@ -173,6 +173,21 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
 @_aten
 def _adaptive_avg_pool2d_backward(grad_output, self):
     return _like(self)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _like(input), _like(input, (input.shape[1],)), _like(input, (input.shape[1],))
+
+
+# it updates the running statistics in place, as the call it stands for: never dropped nor merged
+_aten(native_batch_norm, tags=("side_effect",))
+
+
+@_aten
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                               output_mask):
+    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
+            _like(weight) if output_mask[2] else None)
 
 
 @_aten
@@ -454,6 +469,35 @@ def _group_norm(*args, **kwargs):
     def backward(g):
         grads = aten_symbols["native_group_norm_backward"](g, input, mean, rstd, weight, N, C, HxW, group, mask)
         return (grads[0], None, grads[1], grads[2])[:len(args)]
+
+    return out, backward
+
+
+def _batch_norm_args(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                     eps=1e-5):
+    return input, running_mean, running_var, weight, bias, training, momentum, eps
+
+
+def _batch_norm_ok(*args, **kwargs):
+    input, running_mean, running_var, weight, bias, training, momentum, eps = _batch_norm_args(*args, **kwargs)
+    # training with batch statistics, eager's native_batch_norm; evaluation mode stays PyTorch's call
+    return (_no_tensor_kwargs(kwargs) and training is True and isinstance(momentum, (int, float)) and input.ndim >= 2
+            and input.dtype in (dtypes.float32, dtypes.float64)
+            and all(t.dtype is input.dtype for t in (weight, bias, running_mean, running_var) if _tensor(t)))
+
+
+@_rule(_opaque("torch.nn.functional.batch_norm"), _batch_norm_ok)
+def _batch_norm(*args, **kwargs):
+    input, running_mean, running_var, weight, bias, training, momentum, eps = _batch_norm_args(*args, **kwargs)
+    out, save_mean, save_invstd = aten_symbols["native_batch_norm"](input, weight, bias, running_mean, running_var,
+                                                                    True, momentum, eps)
+    mask = (needs_grad(input), needs_grad(weight), needs_grad(bias))
+
+    def backward(g):
+        # with batch statistics the backward reads the saved ones, not the running statistics
+        gi, gw, gb = aten_symbols["native_batch_norm_backward"](g, input, weight, None, None, save_mean, save_invstd,
+                                                                True, eps, mask)
+        return (gi, None, None, gw, gb)[:len(args)]
 
     return out, backward
 
