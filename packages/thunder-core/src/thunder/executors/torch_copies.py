@@ -1,5 +1,8 @@
 """The torch executor's copy lowering: ``x1 = copy_to_out_(t, out=x)`` where ``t = torch.add(x, y)`` becomes
 ``x1 = torch.add(x, y, out=x)``, one pass over memory instead of two (what the copy_to_out_ contract is for).
+And the reuse of dead temporaries: ``t2 = torch.add(t1, eps)`` where ``t1`` is a temporary read by nothing else
+becomes ``torch.add(t1, eps, out=t1)``, as eager code's ``x.sqrt().div(c).add_(eps)`` does, instead of allocating
+(and first touching) a new buffer.
 
 Folding is done when the op that computed ``t`` is an elementwise torch function with ``out=`` (whose output
 may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` between the op and the
@@ -11,7 +14,7 @@ from __future__ import annotations
 from thunder.core.trace import from_trace
 from thunder.transforms.dispatch import tagged_symbol
 
-__all__ = ["fold_copies_into_out", "OUT_CAPABLE"]
+__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "OUT_CAPABLE"]
 
 # torch functions that accept out= and compute elementwise (out may alias an input)
 OUT_CAPABLE = frozenset({
@@ -61,4 +64,54 @@ def fold_copies_into_out(trace):
         return trace
     new = from_trace(trace)
     new.bound_symbols = [replace.get(i, b) for i, b in enumerate(bsyms) if i not in drop]
+    return new
+
+
+def _printed(bsym) -> str:
+    return f"{bsym.sym.module}.{bsym.sym.name}"
+
+
+def _static_same(x, y) -> bool:
+    return (x.dtype is y.dtype and x.device == y.device and len(x.shape) == len(y.shape)
+            and all(isinstance(a, int) and isinstance(b, int) and a == b for a, b in zip(x.shape, y.shape)))
+
+
+def reuse_dead_temporaries(trace):
+    """An elementwise op whose tensor argument is a temporary that an elementwise op of this trace allocated (so it
+    aliases nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
+    writes its result into that temporary. Tensors that may require grad are left alone (``out=`` refuses them)."""
+    from thunder.core.proxies import Proxy, TensorProxy
+    from thunder.core.pytree import tree_flatten
+
+    bsyms = list(trace.bound_symbols)
+    fresh = {}  # temporary name -> its proxy, for outputs of allocating elementwise ops
+    for b in bsyms:
+        if _printed(b) in OUT_CAPABLE and "out" not in b.kwargs and len(b.flat_proxy_outs) == 1:
+            o = b.flat_proxy_outs[0]
+            if isinstance(o, TensorProxy) and not o.requires_grad:
+                fresh[o.name] = o
+    uses: dict[str, int] = {}
+    for b in bsyms:
+        for a in b.flat_proxy_args:
+            uses[a.name] = uses.get(a.name, 0) + 1
+    for p in tree_flatten(trace.output)[0]:
+        if isinstance(p, Proxy):
+            uses[p.name] = uses.get(p.name, 0) + 1
+    replace, taken = {}, set()
+    for j, b in enumerate(bsyms):
+        if _printed(b) not in OUT_CAPABLE or "out" in b.kwargs or len(b.flat_proxy_outs) != 1:
+            continue
+        result = b.flat_proxy_outs[0]
+        if not isinstance(result, TensorProxy) or result.requires_grad:
+            continue
+        for a in b.args:
+            if (isinstance(a, TensorProxy) and a.name in fresh and a.name not in taken and uses.get(a.name) == 1
+                    and _static_same(a, result)):
+                taken.add(a.name)
+                replace[j] = b.replace(kwargs={**b.kwargs, "out": a})
+                break
+    if not replace:
+        return trace
+    new = from_trace(trace)
+    new.bound_symbols = [replace.get(i, b) for i, b in enumerate(bsyms)]
     return new

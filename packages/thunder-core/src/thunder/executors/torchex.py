@@ -22,9 +22,9 @@ class TorchExecutor(OperatorExecutor):
         return tree_map(_to_torch, args), tree_map(_to_torch, kwargs)
 
     def after_dispatch(self, trace):
-        from thunder.executors.torch_copies import fold_copies_into_out
+        from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
 
-        return fold_copies_into_out(trace)
+        return reuse_dead_temporaries(fold_copies_into_out(trace))
 
 
 def _to_torch(x):
