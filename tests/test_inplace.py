@@ -229,6 +229,18 @@ def test_torch_executor_reuses_dead_temporaries():
     assert "out=" not in final, final
 
 
+def test_where_with_a_number_is_not_given_out():
+    # torch.where's out= overload takes tensors only: neither the copy folding nor the temporary reuse may use it
+    def f(x, y, m):
+        x.copy_(torch.where(m, y, 0.0))
+        return torch.where(m, x * 2, 1.0)
+
+    x, y, m = torch.randn(4), torch.randn(4), torch.rand(4) > 0.5
+    expected_x, actual_x = x.clone(), x.clone()
+    torch.testing.assert_close(thunder.jit(f)(actual_x, y, m), f(expected_x, y, m))
+    torch.testing.assert_close(actual_x, expected_x)
+
+
 def test_data_assignment_and_updates_through_data():
     def step(p, g):
         p.data.add_(g, alpha=-0.1)  # the old-style optimizer update: outside autograd

@@ -24,6 +24,16 @@ OUT_CAPABLE = frozenset({
 })
 
 
+def _takes_out(bsym) -> bool:
+    """Whether ``bsym`` can be given ``out=``: an elementwise torch function (``torch.where``'s out= overload takes
+    tensors only)."""
+    if f"{bsym.sym.module}.{bsym.sym.name}" not in OUT_CAPABLE or "out" in bsym.kwargs:
+        return False
+    from thunder.core.proxies import TensorProxy
+
+    return bsym.sym.name != "where" or all(isinstance(a, TensorProxy) for a in bsym.args[:3])
+
+
 def _is_copy(bsym) -> bool:
     return bsym.sym.name.endswith("copy_to_out_") and "out" in bsym.kwargs
 
@@ -47,7 +57,7 @@ def fold_copies_into_out(trace):
         if i is None or i in replace or uses.get(computed.name) != 1:
             continue
         producer = bsyms[i]
-        if f"{producer.sym.module}.{producer.sym.name}" not in OUT_CAPABLE or "out" in producer.kwargs:
+        if not _takes_out(producer):
             continue
         if len(producer.flat_proxy_outs) != 1:
             continue
@@ -76,20 +86,29 @@ def _static_same(x, y) -> bool:
             and all(isinstance(a, int) and isinstance(b, int) and a == b for a, b in zip(x.shape, y.shape)))
 
 
+def _allocates(bsym) -> bool:
+    """Whether each output of ``bsym`` is a new buffer (no view, no alias of an input): elementwise ops, matmuls and
+    the ATen backward kernels."""
+    name = _printed(bsym)
+    if "out" in bsym.kwargs:
+        return False
+    return (name in OUT_CAPABLE and len(bsym.flat_proxy_outs) == 1) or name == "torch.matmul" or (
+        name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
+
+
 def reuse_dead_temporaries(trace):
-    """An elementwise op whose tensor argument is a temporary that an elementwise op of this trace allocated (so it
-    aliases nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
-    writes its result into that temporary. Tensors that may require grad are left alone (``out=`` refuses them)."""
+    """An elementwise op whose tensor argument is a temporary that an op of this trace allocated (so it aliases
+    nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
+    writes its result into that temporary. Where grad mode may be on, tensors that may require grad are left alone
+(``out=`` refuses them)."""
     from thunder.core.proxies import Proxy, TensorProxy
     from thunder.core.pytree import tree_flatten
 
     bsyms = list(trace.bound_symbols)
     fresh = {}  # temporary name -> its proxy, for outputs of allocating elementwise ops
     for b in bsyms:
-        if _printed(b) in OUT_CAPABLE and "out" not in b.kwargs and len(b.flat_proxy_outs) == 1:
-            o = b.flat_proxy_outs[0]
-            if isinstance(o, TensorProxy) and not o.requires_grad:
-                fresh[o.name] = o
+        if _allocates(b):
+            fresh.update((o.name, o) for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
     uses: dict[str, int] = {}
     for b in bsyms:
         for a in b.flat_proxy_args:
@@ -98,15 +117,18 @@ def reuse_dead_temporaries(trace):
         if isinstance(p, Proxy):
             uses[p.name] = uses.get(p.name, 0) + 1
     replace, taken = {}, set()
+    grad_on = trace.grad_enabled  # a backward trace runs with grad mode off: nothing in it requires grad
     for j, b in enumerate(bsyms):
-        if _printed(b) not in OUT_CAPABLE or "out" in b.kwargs or len(b.flat_proxy_outs) != 1:
+        if b.sym.name == "_C._set_grad_enabled":
+            grad_on = bool(b.args[0])
+        if not _takes_out(b) or len(b.flat_proxy_outs) != 1:
             continue
         result = b.flat_proxy_outs[0]
-        if not isinstance(result, TensorProxy) or result.requires_grad:
+        if not isinstance(result, TensorProxy) or (grad_on and result.requires_grad):
             continue
         for a in b.args:
             if (isinstance(a, TensorProxy) and a.name in fresh and a.name not in taken and uses.get(a.name) == 1
-                    and _static_same(a, result)):
+                    and not (grad_on and a.requires_grad) and _static_same(a, result)):
                 taken.add(a.name)
                 replace[j] = b.replace(kwargs={**b.kwargs, "out": a})
                 break

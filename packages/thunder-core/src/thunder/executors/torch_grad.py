@@ -41,6 +41,12 @@ def _like(t, shape=None, dtype=None) -> TensorProxy:
                        device=t.device, requires_grad=t.requires_grad)
 
 
+def _grad_like(t, shape=None, dtype=None) -> TensorProxy:
+    """A backward kernel's output: a gradient, computed where nothing requires grad."""
+    return TensorProxy(shape=t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype,
+                       device=t.device)
+
+
 def _tensor(x) -> bool:
     return isinstance(x, TensorProxy)
 
@@ -75,38 +81,38 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
 @_aten
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
-    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
-            _like(bias) if output_mask[2] else None)
+    return (_grad_like(input) if output_mask[0] else None, _grad_like(weight) if output_mask[1] else None,
+            _grad_like(bias) if output_mask[2] else None)
 
 
 @_aten
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
-    return _like(output, dtype=input_dtype)
+    return _grad_like(output, dtype=input_dtype)
 
 
 @_aten
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    return _like(output, dtype=input_dtype)
+    return _grad_like(output, dtype=input_dtype)
 
 
 @_aten
 def gelu_backward(grad_output, self, *, approximate="none"):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
 def silu_backward(grad_output, self):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
 def threshold_backward(grad_output, self, threshold):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
-    return _like(grad_output, (num_weights, grad_output.shape[-1]))
+    return _grad_like(grad_output, (num_weights, grad_output.shape[-1]))
 
 
 @_aten
@@ -117,7 +123,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 @_aten
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
@@ -130,7 +136,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
 @_aten
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
                                                          is_causal, *, attn_mask=None, scale=None):
-    return _like(query), _like(key), _like(value)
+    return _grad_like(query), _grad_like(key), _grad_like(value)
 
 
 def _shape_like_meta(name):
@@ -155,24 +161,24 @@ _shape_like_meta("max_pool2d_with_indices")
 @_aten
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask):
-    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
-            _like(weight, tuple(bias_sizes)) if output_mask[2] else None)
+    return (_grad_like(input) if output_mask[0] else None, _grad_like(weight) if output_mask[1] else None,
+            _grad_like(weight, tuple(bias_sizes)) if output_mask[2] else None)
 
 
 @_aten
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
-    return _like(self)
+    return _grad_like(self)
 
 
 @_aten
 def _adaptive_avg_pool2d_backward(grad_output, self):
-    return _like(self)
+    return _grad_like(self)
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -186,8 +192,8 @@ _aten(native_batch_norm, tags=("side_effect",))
 @_aten
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
                                output_mask):
-    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
-            _like(weight) if output_mask[2] else None)
+    return (_grad_like(input) if output_mask[0] else None, _grad_like(weight) if output_mask[1] else None,
+            _grad_like(weight) if output_mask[2] else None)
 
 
 @_aten
@@ -197,8 +203,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 @_aten
 def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
-    return (_like(input) if output_mask[0] else None, _like(weight) if output_mask[1] else None,
-            _like(weight) if output_mask[2] else None)
+    return (_grad_like(input) if output_mask[0] else None, _grad_like(weight) if output_mask[1] else None,
+            _grad_like(weight) if output_mask[2] else None)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -353,6 +353,7 @@ class _Differentiator:
 
     def build_backward(self, flat_out: list) -> tuple[TraceCtx, list, list]:
         bw = TraceCtx("backward")
+        bw.grad_enabled = False  # it runs inside the autograd node's backward (once differentiable)
         bw.names = set(self.fw.names)
         bw._counters = dict(self.fw._counters)
         cotangents: dict[str, TensorProxy] = {}
