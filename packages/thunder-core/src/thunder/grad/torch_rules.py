@@ -38,7 +38,9 @@ def _linear_grad(input, weight, bias=None):
     def backward(g):
         grads = {"input": ltorch.matmul(g, weight)}
         if weight.ndim == 2:
-            g2 = ltorch.reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
+            # sizes from the forward's proxies: the cotangent's may be numbers made inside a backward decomposition
+            # (a cat's summed size), which the dispatched backward does not define
+            g2 = ltorch.reshape(g, (-1, weight.shape[0])) if g.ndim != 2 else g
             x2 = ltorch.reshape(input, (-1, input.shape[-1])) if input.ndim != 2 else input
             grads["weight"] = ltorch.matmul(ltorch.t(g2), x2)
         else:  # one output feature
