@@ -7,7 +7,10 @@ and rstd, the attention's logsumexp). The built-in rules of :mod:`thunder.grad` 
 decomposable symbols instead; they stay what a fusion executor that claims the composite gets.
 
 The rules are registered with ``Executor.register_grad_rule``, as any executor's would be, each with a checker:
-where eager would not use the kernel (a 3-d attention, label smoothing), the built-in rule applies.
+where eager would not use the kernel (a 3-d attention, label smoothing), the built-in rule applies. Opaque calls
+(convolutions, pooling, batch and group norm) get rules too, so that they do not run as PyTorch-autograd islands.
+Each rule asks :func:`thunder.grad.needs_grad` which gradients autograd wants, as eager's kernels get an output
+mask from ``needs_input_grad``.
 
 Each ATen op is a symbol with its own meta (``aten.<name>``, printed ``torch.ops.aten.<name>(...)`` so traces run
 as they read) that the torch executor implements as that very op.
