@@ -62,6 +62,8 @@ def cases():
         "sin_sum_64x64_f32": (f, (torch.randn(64, 64), torch.randn(64, 64))),
         "add_2x2_i64": (add, (torch.tensor([[1, 2], [3, 4]]), torch.tensor([[5, 6], [7, 8]]))),
         "mlp_2layer_64_256": (mlp, (torch.randn(8, 64),)),
+        # an input requiring grad: the call records one autograd node (eager: the module call and AddmmBackward)
+        "linear_4x4_with_grad": (torch.nn.Linear(4, 4), (torch.randn(2, 4, requires_grad=True),)),
     }
 
 

@@ -206,6 +206,41 @@ def test_torch_executor_folds_copies_into_out():
     assert "out=x)" in final and "copy_to_out_" not in final
 
 
+def test_torch_executor_reuses_dead_temporaries():
+    def f(x, y):
+        return (x.sqrt() / 3.0).add_(1e-8) * y  # eager: sqrt and div allocate, add_ and mul reuse nothing
+
+    x, y = torch.rand(4, 5), torch.randn(4, 5)
+    jfn = thunder.jit(f)
+    torch.testing.assert_close(jfn(x, y), f(x, y))
+    final = str(thunder.last_traces(jfn)[-1])
+    assert final.count("out=t") == 3, final  # div, add and mul write into the temporary before them
+
+    def kept(x):
+        t = x.exp()
+        v = t.reshape(20)  # a view of t lives on: t must not be overwritten
+        u = t + 1
+        return u, v, x + 2  # and x, an input, is never written into
+
+    jfn = thunder.jit(kept)
+    for a, e in zip(jfn(x), kept(x)):
+        torch.testing.assert_close(a, e)
+    final = str(thunder.last_traces(jfn)[-1])
+    assert "out=" not in final, final
+
+
+def test_where_with_a_number_is_not_given_out():
+    # torch.where's out= overload takes tensors only: neither the copy folding nor the temporary reuse may use it
+    def f(x, y, m):
+        x.copy_(torch.where(m, y, 0.0))
+        return torch.where(m, x * 2, 1.0)
+
+    x, y, m = torch.randn(4), torch.randn(4), torch.rand(4) > 0.5
+    expected_x, actual_x = x.clone(), x.clone()
+    torch.testing.assert_close(thunder.jit(f)(actual_x, y, m), f(expected_x, y, m))
+    torch.testing.assert_close(actual_x, expected_x)
+
+
 def test_data_assignment_and_updates_through_data():
     def step(p, g):
         p.data.add_(g, alpha=-0.1)  # the old-style optimizer update: outside autograd

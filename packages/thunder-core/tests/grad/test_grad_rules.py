@@ -1,6 +1,7 @@
 """Gradient rules on the cases random OpInfo samples rarely hit: ties, zeros, repeated indices, strides,
 broadcasting, mixed dtypes, keepdim; and the fused rules of torch_rules.py (attention, embedding, losses,
-normalizations) against eager autograd."""
+normalizations) against eager autograd. Each test runs with the torch executor's rules (eager's backward
+kernels, thunder/executors/torch_grad.py) and with the built-in rules alone."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ import torch
 import torch.nn.functional as F
 
 import thunder
+
+
+@pytest.fixture(autouse=True, params=["torch kernels", "built-in rules"])
+def rules(request, monkeypatch):
+    """Every test runs twice: with the torch executor's own rules (eager's backward kernels), and with them
+    removed, so that the built-in rules a fusion executor gets (the decomposable backward) are checked too."""
+    if request.param == "built-in rules":
+        monkeypatch.setattr(thunder.extend.get_executor("torch"), "grad_rules", {})
+    return request.param
 
 
 def _leaves(args):

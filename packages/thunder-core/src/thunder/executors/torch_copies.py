@@ -1,5 +1,8 @@
 """The torch executor's copy lowering: ``x1 = copy_to_out_(t, out=x)`` where ``t = torch.add(x, y)`` becomes
 ``x1 = torch.add(x, y, out=x)``, one pass over memory instead of two (what the copy_to_out_ contract is for).
+And the reuse of dead temporaries: ``t2 = torch.add(t1, eps)`` where ``t1`` is a temporary read by nothing else
+becomes ``torch.add(t1, eps, out=t1)``, as eager code's ``x.sqrt().div(c).add_(eps)`` does, instead of allocating
+(and first touching) a new buffer.
 
 Folding is done when the op that computed ``t`` is an elementwise torch function with ``out=`` (whose output
 may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` between the op and the
@@ -11,7 +14,7 @@ from __future__ import annotations
 from thunder.core.trace import from_trace
 from thunder.core.symbol import tagged_symbol
 
-__all__ = ["fold_copies_into_out", "OUT_CAPABLE"]
+__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "OUT_CAPABLE"]
 
 # torch functions that accept out= and compute elementwise (out may alias an input)
 OUT_CAPABLE = frozenset({
@@ -19,6 +22,16 @@ OUT_CAPABLE = frozenset({
     "torch.sqrt", "torch.rsqrt", "torch.neg", "torch.exp", "torch.log", "torch.abs", "torch.maximum",
     "torch.minimum", "torch.clamp", "torch.sigmoid", "torch.tanh", "torch.pow", "torch.where",
 })
+
+
+def _takes_out(bsym) -> bool:
+    """Whether ``bsym`` can be given ``out=``: an elementwise torch function (``torch.where``'s out= overload takes
+    tensors only)."""
+    if f"{bsym.sym.module}.{bsym.sym.name}" not in OUT_CAPABLE or "out" in bsym.kwargs:
+        return False
+    from thunder.core.proxies import TensorProxy
+
+    return bsym.sym.name != "where" or all(isinstance(a, TensorProxy) for a in bsym.args[:3])
 
 
 def _is_copy(bsym) -> bool:
@@ -44,7 +57,7 @@ def fold_copies_into_out(trace):
         if i is None or i in replace or uses.get(computed.name) != 1:
             continue
         producer = bsyms[i]
-        if f"{producer.sym.module}.{producer.sym.name}" not in OUT_CAPABLE or "out" in producer.kwargs:
+        if not _takes_out(producer):
             continue
         if len(producer.flat_proxy_outs) != 1:
             continue
@@ -61,4 +74,66 @@ def fold_copies_into_out(trace):
         return trace
     new = from_trace(trace)
     new.bound_symbols = [replace.get(i, b) for i, b in enumerate(bsyms) if i not in drop]
+    return new
+
+
+def _printed(bsym) -> str:
+    return f"{bsym.sym.module}.{bsym.sym.name}"
+
+
+def _static_same(x, y) -> bool:
+    return (x.dtype is y.dtype and x.device == y.device and len(x.shape) == len(y.shape)
+            and all(isinstance(a, int) and isinstance(b, int) and a == b for a, b in zip(x.shape, y.shape)))
+
+
+def _allocates(bsym) -> bool:
+    """Whether each output of ``bsym`` is a new buffer (no view, no alias of an input): elementwise ops, matmuls and
+    the ATen backward kernels."""
+    name = _printed(bsym)
+    if "out" in bsym.kwargs:
+        return False
+    return (name in OUT_CAPABLE and len(bsym.flat_proxy_outs) == 1) or name == "torch.matmul" or (
+        name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
+
+
+def reuse_dead_temporaries(trace):
+    """An elementwise op whose tensor argument is a temporary that an op of this trace allocated (so it aliases
+    nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
+    writes its result into that temporary. Where grad mode may be on, tensors that may require grad are left alone
+(``out=`` refuses them)."""
+    from thunder.core.proxies import Proxy, TensorProxy
+    from thunder.core.pytree import tree_flatten
+
+    bsyms = list(trace.bound_symbols)
+    fresh = {}  # temporary name -> its proxy, for outputs of allocating elementwise ops
+    for b in bsyms:
+        if _allocates(b):
+            fresh.update((o.name, o) for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
+    uses: dict[str, int] = {}
+    for b in bsyms:
+        for a in b.flat_proxy_args:
+            uses[a.name] = uses.get(a.name, 0) + 1
+    for p in tree_flatten(trace.output)[0]:
+        if isinstance(p, Proxy):
+            uses[p.name] = uses.get(p.name, 0) + 1
+    replace, taken = {}, set()
+    grad_on = trace.grad_enabled  # a backward trace runs with grad mode off: nothing in it requires grad
+    for j, b in enumerate(bsyms):
+        if b.sym.name == "_C._set_grad_enabled":
+            grad_on = bool(b.args[0])
+        if not _takes_out(b) or len(b.flat_proxy_outs) != 1:
+            continue
+        result = b.flat_proxy_outs[0]
+        if not isinstance(result, TensorProxy) or (grad_on and result.requires_grad):
+            continue
+        for a in b.args:
+            if (isinstance(a, TensorProxy) and a.name in fresh and a.name not in taken and uses.get(a.name) == 1
+                    and not (grad_on and a.requires_grad) and _static_same(a, result)):
+                taken.add(a.name)
+                replace[j] = b.replace(kwargs={**b.kwargs, "out": a})
+                break
+    if not replace:
+        return trace
+    new = from_trace(trace)
+    new.bound_symbols = [replace.get(i, b) for i, b in enumerate(bsyms)]
     return new

@@ -22,9 +22,9 @@ class TorchExecutor(OperatorExecutor):
         return tree_map(_to_torch, args), tree_map(_to_torch, kwargs)
 
     def after_dispatch(self, trace):
-        from thunder.executors.torch_copies import fold_copies_into_out
+        from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
 
-        return fold_copies_into_out(trace)
+        return reuse_dead_temporaries(fold_copies_into_out(trace))
 
 
 def _to_torch(x):
@@ -226,6 +226,9 @@ def thunder_register_implementations(get_executor):
     for name, path in IN_PLACE_SUPPORT.items():
         if name in language_symbols:
             register(f"ltorch.{name}", path, checker=_has_tensor)
+    from thunder.executors import torch_grad
+
+    torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.manual_seed", "torch.manual_seed")

@@ -42,7 +42,7 @@ class Executor:
     def __init__(self, name: str, *, priority: int = 0, version: str | None = None):
         self.name, self.priority, self.version = name, priority, version
         self.implmap: dict[str, ImplInfo] = {}
-        self.grad_rules: dict = {}  # symbol id -> gradient rule used when this executor runs the symbol
+        self.grad_rules: dict = {}  # symbol id -> (gradient rule, checker) used when this executor runs the symbol
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -74,10 +74,19 @@ class Executor:
         sym_id = sym if isinstance(sym, str) else sym.id
         self.implmap[sym_id] = ImplInfo(op, checker=checker, execution_transform=execution_transform)
 
-    def register_grad_rule(self, sym: Symbol | str, rule) -> None:
+    def register_grad_rule(self, sym: Symbol | str, rule, *, checker=None) -> None:
         """A gradient rule (see :mod:`thunder.grad`) for a symbol this executor claims: used instead of the
-        built-in rule whenever this executor can run the bound symbol (e.g. a fused attention backward)."""
-        self.grad_rules[sym if isinstance(sym, str) else sym.id] = rule
+        built-in rule when this executor is the one that runs the bound symbol (the first in the executor list
+        that can) and ``checker`` (called with the bound symbol's arguments, like an implementation's) accepts
+        them (e.g. a fused attention backward for the shapes its kernel supports)."""
+        self.grad_rules[sym if isinstance(sym, str) else sym.id] = (rule, checker)
+
+    def grad_rule(self, bsym: BoundSymbol):
+        """This executor's gradient rule for ``bsym``, or None (no rule, or its checker refuses the arguments)."""
+        rule, checker = self.grad_rules.get(bsym.sym.id, (None, None))
+        if rule is None or (checker is not None and not checker(*bsym.args, **bsym.kwargs)):
+            return None
+        return rule
 
     def register_copy_lowering(self, *, copy_to_out: Symbol, copy: Symbol | None = None) -> None:
         """How this executor performs ``prims.copy_to_out_`` (and ``prims.copy_``): see the

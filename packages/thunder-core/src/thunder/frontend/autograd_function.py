@@ -35,9 +35,10 @@ class ThunderAutogradFunction(torch.autograd.Function):
         ctx.save_for_backward(*saved_tensors)
         ctx.saved_others = saved_others
         ctx.compiled = compiled
-        nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
-        if nondiff:
-            ctx.mark_non_differentiable(*nondiff)
+        if compiled.nondifferentiable_outputs:
+            nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
+            if nondiff:
+                ctx.mark_non_differentiable(*nondiff)
         return flat_out
 
     @staticmethod
@@ -52,13 +53,25 @@ class ThunderAutogradFunction(torch.autograd.Function):
         return tuple(result)
 
 
+# torch._C._FunctionBase.apply bound to the class: what Function.apply calls after its Python-level preparation
+_node_apply = super(torch.autograd.Function, ThunderAutogradFunction).apply
+
+
 def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
     """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
     n_outputs = len(split.forward.output[0])
     compiled = _Compiled(forward_fn, backward_fn, nargs, split.differentiable_inputs, split.differentiable_outputs,
                          n_outputs)
     spec = split.output_spec
-    apply = ThunderAutogradFunction.apply
+    node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
+
+    def apply(*args):
+        # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
+        # microseconds on each call): the node is created in C++ directly unless functorch transforms are active
+        if functorch_active():
+            return ThunderAutogradFunction.apply(*args)
+        return node_apply(*args)
+
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     names = {p.name: i for i, p in enumerate(split.forward.args)}

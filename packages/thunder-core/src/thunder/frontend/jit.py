@@ -140,7 +140,7 @@ class ThunderFunction:
         traces += prepare(computation)
         backward_traces, split = [], None
         if requires_grad(traces[-1]):
-            split = rematerialize(split_forward_backward(traces[-1], self.executors))
+            split = rematerialize(split_forward_backward(traces[-1], self.executors), self.executors)
             traces.append(split.forward)
             traces += lower(split.forward, self.executors, self.transforms,
                             check_inplace=not self.disable_inplace_copy_check)

@@ -14,6 +14,13 @@ neither a rule nor a decomposition (an opaque PyTorch call, a higher-order call)
 autograd (:mod:`thunder.grad.torch_island`).
 """
 
-from thunder.grad.registry import grad_rule, grad_rules, nondifferentiable, register_grad, register_nondifferentiable
+from thunder.grad.registry import (
+    grad_rule,
+    grad_rules,
+    needs_grad,
+    nondifferentiable,
+    register_grad,
+    register_nondifferentiable,
+)
 
-__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable"]
+__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad"]

@@ -30,6 +30,11 @@ def _full_like(a: TensorProxy, value) -> TensorProxy:
     return prims.full(a.shape, value, device=a.device, dtype=a.dtype)
 
 
+def _summed(g, dims) -> list:
+    """``dims`` less those of length 1 in ``g``: summing over them is a copy, the reshape after drops them."""
+    return [d for d in dims if not (isinstance(g.shape[d], int) and g.shape[d] == 1)]
+
+
 def sum_to_shape(g: TensorProxy, shape) -> TensorProxy:
     """Sums ``g`` over the dims broadcasting added or expanded, so it has ``shape`` again."""
     shape = tuple(shape)
@@ -38,6 +43,7 @@ def sum_to_shape(g: TensorProxy, shape) -> TensorProxy:
     lead = g.ndim - len(shape)
     dims = list(range(lead))
     dims += [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    dims = _summed(g, dims)
     if dims:
         g = prims.sum(g, tuple(dims))
     return prims.reshape(g, shape) if tuple(g.shape) != shape else g
@@ -244,6 +250,7 @@ def _broadcast_in_dim_grad(a, shape, broadcast_dimensions):
         kept = set(broadcast_dimensions)
         dims = [d for d in range(len(shape)) if d not in kept]
         dims += [bd for i, bd in enumerate(broadcast_dimensions) if a.shape[i] == 1 and shape[bd] != 1]
+        dims = _summed(g, dims)
         r = prims.sum(g, tuple(sorted(dims))) if dims else g
         return (prims.reshape(r, a.shape) if tuple(r.shape) != tuple(a.shape) else r), None, None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable"]
+__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad"]
 
 grad_rules: dict[str, Callable] = {}
 _loaded = False
@@ -42,3 +42,15 @@ nondifferentiable: set[str] = set()
 
 def register_nondifferentiable(*symbols) -> None:
     nondifferentiable.update(s if isinstance(s, str) else s.id for s in symbols)
+
+
+# the names carrying gradients in the differentiator applying a rule (innermost last)
+_active: list = []
+
+
+def needs_grad(x) -> bool:
+    """Called by a rule while it records the forward: whether argument ``x`` carries a gradient, so that a fused
+    backward computes only the gradients asked for (as eager's ``needs_input_grad``). True outside a rule."""
+    from thunder.core.proxies import TensorProxy
+
+    return isinstance(x, TensorProxy) and (not _active or x.name in _active[-1])

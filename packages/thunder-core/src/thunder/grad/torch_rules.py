@@ -38,7 +38,9 @@ def _linear_grad(input, weight, bias=None):
     def backward(g):
         grads = {"input": ltorch.matmul(g, weight)}
         if weight.ndim == 2:
-            g2 = ltorch.reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
+            # sizes from the forward's proxies: the cotangent's may be numbers made inside a backward decomposition
+            # (a cat's summed size), which the dispatched backward does not define
+            g2 = ltorch.reshape(g, (-1, weight.shape[0])) if g.ndim != 2 else g
             x2 = ltorch.reshape(input, (-1, input.shape[-1])) if input.ndim != 2 else input
             grads["weight"] = ltorch.matmul(ltorch.t(g2), x2)
         else:  # one output feature
@@ -199,6 +201,16 @@ def _scatter_grad(out, a, dim, index, src=None, value=None, reduce=None):
 @_fused(ltorch.scatter_add)
 def _scatter_add_grad(out, a, dim, index, src):
     return lambda g: {"a": g, "src": _gathered(g, dim, index, src, "ScatterAdd") if _tensor(src) else None}
+
+
+def _pieces_grad(out, a, dim=0, **split_arg):
+    # the pieces tile ``a`` along ``dim`` in order: the gradient is their cotangents joined (one cat, as eager),
+    # not one zero-padded copy of ``a`` per piece
+    return lambda *gs: {"a": ltorch.cat(list(gs), canonicalize_dim(a.ndim, dim))}
+
+
+_fused(ltorch.split)(_pieces_grad)
+_fused(ltorch.chunk)(_pieces_grad)
 
 
 # ---------------------------------------------------------------------------------------------

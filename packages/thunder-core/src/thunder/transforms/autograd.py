@@ -4,7 +4,8 @@ The forward trace computes the outputs and what backward needs (the *saved* valu
 trace maps the saved values and one cotangent per differentiable output to the gradients of the
 inputs that require grad. Each bound symbol is differentiated by the first of:
 
-1. a gradient rule an executor registered for it (when that executor can run it),
+1. a gradient rule registered by the executor that will run it (the first in the list that can), e.g. the
+   torch executor's eager backward kernels (:mod:`thunder.executors.torch_grad`),
 2. a rule in :mod:`thunder.grad` (every prim has one; torch-language symbols may have fused rules),
 3. its decomposition, symbol by symbol,
 4. PyTorch's autograd, for a symbol with neither (:mod:`thunder.grad.torch_island`).
@@ -23,6 +24,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
+from thunder.grad.registry import _active as active
 from thunder.grad.registry import grad_rule, nondifferentiable
 
 __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
@@ -185,10 +187,12 @@ class _Differentiator:
             )
 
     def _rule(self, b: BoundSymbol):
+        # The executor that will run the symbol (the first that can) decides: its own rule (the torch executor's
+        # backward kernels), else the built-in one, which a fusion executor claiming the decomposition fuses.
         for ex in self.executors:
-            rule = ex.grad_rules.get(b.sym.id) if getattr(ex, "grad_rules", None) else None
-            if rule is not None and ex.can_execute(b):
-                return rule
+            if ex.can_execute(b):
+                rule = ex.grad_rule(b) if ex.grad_rules else None
+                return rule if rule is not None else grad_rule(b.sym.id)
         return grad_rule(b.sym.id)
 
     def _copy(self, b: BoundSymbol) -> None:
@@ -213,9 +217,11 @@ class _Differentiator:
 
     def _apply_rule(self, b: BoundSymbol, rule) -> None:
         scope = self.fw.push_scope()
+        active.append(self.active)
         try:
             out, backward = rule(*b.args, **b.kwargs)
         finally:
+            active.pop()
             self.fw.pop_scope()
         made = {o.name for s in scope for o in s.flat_proxy_outs}
         new_flat = tree_flatten(out)[0]
@@ -296,6 +302,9 @@ class _Differentiator:
         """A composite of cheap prims runs as itself in the forward (one call); its backward recomputes the
         decomposition from the composite's inputs and differentiates that, so nothing inside it is saved."""
         self.emit(b)
+        # run by an operator executor (the torch executor), a recomputed op is a kernel eager does not run: where the
+        # backward needs the composite's outputs themselves (rsqrt's, exp's), it reads them, saved, as eager does
+        fused = any(ex.kind == "fusion" and ex.can_execute(b) for ex in self.executors)
         outs = list(b.flat_proxy_outs)
         self.active.update(o.name for o in outs if _differentiable_dtype(o))
         # each input once: its cotangent below already sums every use inside the decomposition
@@ -308,6 +317,7 @@ class _Differentiator:
             from thunder.core.trace import get_tracectx
 
             bw = get_tracectx()
+            start = len(bw.scopes[-1])
             # fresh names for everything the decomposition defines: the backward may also hold the originals
             fresh = {}
             for sub in _walk(b.subsymbols):
@@ -323,7 +333,12 @@ class _Differentiator:
                 if c is not None:
                     inner._accumulate(cots, fresh.get(o.name, o), c, b)
             inner.run_tape(cots)
-            return [(p, cots[p.name]) for p in inputs if p.name in cots]
+            grads = [(p, cots[p.name]) for p in inputs if p.name in cots]
+            if not fused:
+                _read_saved_outputs(bw.scopes[-1], start, {fresh[o.name].name: o for o in outs if o.name in fresh},
+                                    {self.rename[g.name].name if g.name in self.rename else g.name for _, g in grads},
+                                    self.rename)
+            return grads
 
         self.tape.append((b, outs, backprop))
 
@@ -338,6 +353,7 @@ class _Differentiator:
 
     def build_backward(self, flat_out: list) -> tuple[TraceCtx, list, list]:
         bw = TraceCtx("backward")
+        bw.grad_enabled = False  # it runs inside the autograd node's backward (once differentiable)
         bw.names = set(self.fw.names)
         bw._counters = dict(self.fw._counters)
         cotangents: dict[str, TensorProxy] = {}
@@ -394,6 +410,24 @@ class _Differentiator:
                                  f"{proxy.name} ({proxy.type_string()}); please file an issue")
         prev = cotangents.get(proxy.name)
         cotangents[proxy.name] = grad if prev is None else prims.add(prev, grad)
+
+
+def _read_saved_outputs(scope: list, start: int, outputs: dict, results: set, rename: dict) -> None:
+    """In ``scope[start:]`` (a recomputed decomposition and its backward), reads of the recomputed outputs (fresh name
+    -> original output) read the originals instead, and what then computes nothing ``results`` need is dropped."""
+    def name(p):  # names a rule made are renamed to the outputs they stand for when the backward is built
+        return rename[p.name].name if p.name in rename else p.name
+
+    outputs = {**outputs, **{k: outputs[v.name] for k, v in rename.items() if v.name in outputs}}
+    body = [s if any(name(o) in outputs for o in s.flat_proxy_outs) else swap_proxies(s, outputs)
+            for s in scope[start:]]
+
+    needed, kept = set(results), []
+    for s in reversed(body):
+        if any(name(o) in needed for o in s.flat_proxy_outs) or "side_effect" in s.sym.tags:
+            kept.append(s)
+            needed.update(name(p) for p in s.flat_proxy_args)
+    scope[start:] = reversed(kept)
 
 
 # Prims cheap enough to recompute in backward: elementwise, shape, reductions and gathers (memory-bound, no

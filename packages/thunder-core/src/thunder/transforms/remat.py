@@ -2,8 +2,10 @@
 
 After the autograd split, each tensor the forward saves for backward is a candidate: if the bound
 symbol that made it is cheap to run again (elementwise, shape, reductions, gathers; no randomness, no
-side effects) and the tensors it reads cost fewer bytes to keep than the tensor itself (because they
-are inputs of the call, which live anyway, or are saved already), backward recomputes it from them.
+side effects), lands in a fusion executor's kernel in backward (or is a view, free anywhere), and the
+tensors it reads cost fewer bytes to keep than the tensor itself (because they are inputs of the call,
+which live anyway, or are saved already), backward recomputes it from them. With the torch executor
+alone, nothing but views is recomputed: eager recomputes nothing either.
 Repeated to a fixed point, this turns chains like ``gelu(linear(x))`` into one saved tensor.
 """
 
@@ -15,6 +17,7 @@ from thunder.transforms.autograd import (
     _CHEAP_PRIMS,
     ForwardBackward,
     _cheap,
+    _walk,
     forward_output,
     order_saved,
     saved_bytes,
@@ -23,17 +26,26 @@ from thunder.transforms.autograd import (
 
 __all__ = ["rematerialize"]
 
+_VIEW_PRIMS = frozenset({"prims.broadcast_in_dim", "prims.reshape", "prims.transpose", "prims.squeeze", "prims.slice"})
 
-def _recomputable(b) -> bool:
+
+def _recomputable(b, executors) -> bool:
     tags = b.sym.tags
     if "side_effect" in tags or "random" in tags or b.sym.executor is not None:
         return False
-    if b.subsymbols:
-        return _cheap(b)
-    return b.sym.is_prim and ("elementwise" in tags or b.sym.id in _CHEAP_PRIMS)
+    if not (_cheap(b) if b.subsymbols else b.sym.is_prim and ("elementwise" in tags or b.sym.id in _CHEAP_PRIMS)):
+        return False
+    # Recomputed by an operator executor, it would be a kernel eager never runs (and reads its inputs again):
+    # only a fusion executor makes it nearly free, folded into the backward kernel that reads it. Shape ops are
+    # views, free for anyone.
+    return _is_view(b) or any(ex.kind == "fusion" and ex.can_execute(b) for ex in executors)
 
 
-def rematerialize(split: ForwardBackward) -> ForwardBackward:
+def _is_view(b) -> bool:
+    return all(s.sym.id in _VIEW_PRIMS for s in _walk([b]) if not s.subsymbols)
+
+
+def rematerialize(split: ForwardBackward, executors=()) -> ForwardBackward:
     import time
 
     start = time.perf_counter_ns()
@@ -51,7 +63,7 @@ def rematerialize(split: ForwardBackward) -> ForwardBackward:
             if not isinstance(r, TensorProxy) or r.name in inputs:
                 continue
             b = producers.get(r.name)
-            if b is None or not _recomputable(b):
+            if b is None or not _recomputable(b, executors):
                 continue
             reads = {p.name: p for p in b.flat_proxy_args}
             extra = sum(tensor_bytes(p) for n, p in reads.items() if n not in names and n not in inputs)
