@@ -91,6 +91,13 @@ def _unpack_cell(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
 
 
+def _unpack_lookup(bsym, imports):
+    cls, name, after = bsym.args
+    imports.need("from thunder.interpreter.typeutil import lookup_type")
+    start = "" if after is None else f", after={prettyprint(after, imports)}"
+    return [f"{bsym.output.name} = lookup_type({prettyprint(cls, imports)}, {name!r}{start})"]
+
+
 def _unpack_dims(bsym, imports):
     (t,) = bsym.args
     names = ", ".join(d.name if d is not None else "_" for d in bsym.output)
@@ -223,6 +230,7 @@ def _call_method(bsym, imports):
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
+    "unpack_lookup": _unpack_lookup,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,

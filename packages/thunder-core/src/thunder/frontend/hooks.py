@@ -31,6 +31,7 @@ _CONTAINED_LITERALS = (bool, int, float, str, type(None))
 def _all_literals(value, depth: int = 0) -> bool:
     return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
                              for v in value)
+_CLASS_STATE = ("type", "lookup")  # provenance kinds of what attribute lookup found on a class
 _IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
 
 
@@ -202,7 +203,9 @@ def _module_call(module_call_wrapped, self_w, *args, **kwargs):
             or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks
             or torch.nn.modules.module._global_backward_hooks or torch.nn.modules.module._global_backward_pre_hooks):
         return call_wrapped(torch.nn.Module._call_impl, self_w, *args, **kwargs)
-    return call_wrapped(type(m).forward, self_w, *args, **kwargs)
+    # ``self.forward`` as _call_impl reads it: an instance attribute (a patched forward) wins, and the class's
+    # forward is a checked input, so replacing either later retraces
+    return call_wrapped(call_wrapped(getattr, self_w, "forward"), *args, **kwargs)
 
 
 def _jitted_calls() -> dict:
@@ -350,6 +353,9 @@ class JitHooks(Hooks):
             self.autocast.begin(get_tracectx())
         if self.side_effects.is_written(provenance):
             return value  # the program reads back what it wrote: not an input
+        if provenance.kind in _CLASS_STATE:
+            self._class_state(value, provenance)
+            return value
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
@@ -401,6 +407,17 @@ class JitHooks(Hooks):
             # any other object (a submodule, a config object): its type decides which methods ran
             self.records.append(InputRecord(provenance, value, "type"))
         return value
+
+    def _class_state(self, value, provenance):
+        """What attribute lookup found on a class (``lookup``) is checked by identity; the receiver's
+        class (``type``) by ``type(x) is C``. Thunder's own classes (proxies) are not the caller's state."""
+        cls = value if provenance.kind == "type" else provenance.parent.root
+        if (getattr(cls, "__module__", "") or "").startswith("thunder."):
+            return
+        if provenance.kind == "type":
+            self.records.append(InputRecord(provenance.parent, value, "class"))
+        else:
+            self.records.append(InputRecord(provenance, value, "is"))
 
     def _tensor_state_reader(self, tensor, provenance):
         def read(name):

@@ -47,6 +47,15 @@ class PathReacher:
             value = prims.unpack_item(self.kwargs_p, prov.key)
         elif kind == "global":
             value = prims.unpack_item(self.ref(prov.root, f"globals_{prov.root.get('__name__', 'module')}"), prov.key)
+        elif kind == "globals":
+            value = self.ref(prov.root, f"globals_{prov.root.get('__name__', 'module')}")
+        elif kind == "class":
+            value = self.ref(prov.root, prov.root.__name__)
+        elif kind == "lookup":
+            # the class's own entry under that name (a method, a property): what attribute lookup starts from
+            name, after = (prov.key, None) if type(prov.key) is str else prov.key
+            after = None if after is None else self.ref(after, after.__name__)
+            value = prims.unpack_lookup(self.reach(prov.parent), name, after)
         elif kind == "builtin":
             value = prims.unpack_item(self.ref(prov.root, "builtins"), prov.key)
         elif kind == "closure_cell":

@@ -20,8 +20,8 @@ class InputRecord:
     """An outside value the traced program read: its provenance, the value, and what to check.
 
     ``check`` is one of "tensor" (the value is ``proxy``), "literal" (equality with ``value``),
-    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), or None
-    (only a path step).
+    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), "class"
+    (the exact type is ``value``), or None (only a path step).
     """
 
     __slots__ = ("provenance", "value", "check", "proxy")
@@ -95,7 +95,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
 
         checked: set = set()
         for r in records:
-            identity = (r.provenance, r.check if isinstance(r.check, str) or r.check is None else id(r.check[1]))
+            check = "type" if r.check == "class" else r.check  # both say type(x) is T
+            identity = (r.provenance, check if isinstance(check, str) or check is None else id(check[1]))
             if identity in checked:
                 continue  # the program read it more than once; one check suffices
             checked.add(identity)
@@ -123,8 +124,9 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             elif isinstance(r.check, tuple) and r.check[0] == "contains":
                 _, key, present = r.check
                 prims.check_contains(reach(r.provenance), key, present)
-            elif r.check == "type":
-                prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
+            elif r.check in ("type", "class"):
+                tp = r.value if r.check == "class" else type(r.value)
+                prims.check_type(reach(r.provenance), reacher.ref(tp, tp.__name__))
             elif r.check == "is" and r.provenance not in parents:
                 prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
         if checks and computation is not None and computation.constraints:

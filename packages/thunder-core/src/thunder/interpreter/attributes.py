@@ -11,11 +11,35 @@ import types
 from .calls import bind_method, call_value
 from .derivation import derive_attr
 from .typeutil import NOTFOUND, lookup_type
+from .provenance import Provenance
 from .wrapped import WrappedValue, computed, constant
 
 __all__ = ["load_attr", "load_method", "load_super_attr", "store_attr", "delete_attr"]
 
 _METHOD_TYPES = (types.FunctionType, types.MethodDescriptorType)
+# Descriptors CPython makes for a class's slots and __dict__/__weakref__: not replaced after the fact.
+_SLOT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
+                     types.MethodDescriptorType, types.ClassMethodDescriptorType)
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: built-in and extension types nobody can patch
+
+
+def class_dependency(rt, wobj: WrappedValue | None, tp: type, name: str, descr, *, shadowable: bool,
+                     after: type | None = None) -> None:
+    """The program used ``descr``, found under ``name`` along ``tp``'s MRO (a method, property,
+    classmethod, ...). Classes are outside state the caller may patch (``C.apply = ...``), so the entry
+    found is an input (reached by a ``lookup`` provenance); and for an outside receiver, that its type is
+    ``tp`` and, where an instance attribute would win (``shadowable``), that its ``__dict__`` lacks
+    ``name``."""
+    if tp.__flags__ & _IMMUTABLE_TYPE or id(tp) in rt.created_classes or isinstance(descr, _SLOT_DESCRIPTORS):
+        return
+    rt.input(descr, Provenance.lookup(Provenance.class_(tp), name, after))
+    if wobj is None or not wobj.provenance.is_outside:
+        return
+    rt.input(tp, Provenance.type_of(wobj.provenance))
+    if shadowable:
+        d = _instance_dict(wobj.value)
+        if d is not None:
+            rt.hooks.on_membership(derive_attr(rt, wobj, "__dict__", d), name, False)
 
 
 def _instance_dict(obj):
@@ -48,14 +72,17 @@ def _generic_getattr(rt, wobj, name) -> WrappedValue:
         dtp = type(descr)
         get = lookup_type(dtp, "__get__")
         if get is not NOTFOUND and dtp is not types.FunctionType and _is_data_descriptor(dtp):
+            class_dependency(rt, wobj, tp, name, descr, shadowable=False)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
     d = _instance_dict(obj)
     if d is not None and name in d:
         return derive_attr(rt, wobj, name, d[name])
     if descr is not NOTFOUND:
         if type(descr) is types.FunctionType:
-            return derive_attr(rt, wobj, name, types.MethodType(descr, obj))
+            class_dependency(rt, wobj, tp, name, descr, shadowable=True)
+            return bind_method(wobj, descr)  # made now from checked parts: not itself an input
         if get is not NOTFOUND:
+            class_dependency(rt, wobj, tp, name, descr, shadowable=True)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
         return derive_attr(rt, wobj, name, descr)
     raise AttributeError(f"'{tp.__name__}' object has no attribute '{name}'", name=name, obj=obj)
@@ -95,6 +122,7 @@ def load_method(rt, wobj: WrappedValue, name: str):
         if type(descr) in _METHOD_TYPES:
             d = _instance_dict(obj)
             if d is None or name not in d:
+                class_dependency(rt, wobj, tp, name, descr, shadowable=True)
                 return computed(descr), wobj
     return None, load_attr(rt, wobj, name)
 
@@ -116,6 +144,8 @@ def load_super_attr(rt, start_cls, wself: WrappedValue, name: str, method: bool)
             descr = d[name]
             dtp = type(descr)
             instance = None if obj is starttype else obj
+            class_dependency(rt, wself if instance is not None else None, starttype, name, descr, shadowable=False,
+                             after=start_cls)
             if dtp is types.FunctionType and instance is not None:
                 if method:
                     return computed(descr), wself

@@ -90,12 +90,14 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
             return interpret_function(rt, fn, wargs, wkwargs)
         return native_call(fn, wargs, wkwargs)
     if tp is types.MethodType:
+        from .derivation import derive_attr
+
         wself = wfn.bound_self
         if wself is None or wself.value is not fn.__self__:
-            from .derivation import derive_attr
-
             wself = derive_attr(rt, wfn, "__self__", fn.__self__)
-        return call_value(computed(fn.__func__), [wself, *wargs], wkwargs)
+        # a bound method kept outside (an instance attribute, a global) runs the function it holds now
+        wfunc = derive_attr(rt, wfn, "__func__", fn.__func__)
+        return call_value(wfunc, [wself, *wargs], wkwargs)
     if tp is functools.partial:
         from .derivation import derive_attr, derive_item
 

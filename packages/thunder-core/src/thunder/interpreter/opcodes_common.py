@@ -220,6 +220,8 @@ def load_global(rt, frame, name):
     if name in frame.globals:
         w = rt.input(frame.globals[name], Provenance.global_(frame.globals, name))
     elif name in frame.builtins:
+        # a global of that name defined later would win: the globals dict must still lack it
+        rt.hooks.on_membership(WrappedValue(frame.globals, Provenance.globals_dict(frame.globals)), name, False)
         w = rt.input(frame.builtins[name], Provenance.builtin(name, frame.builtins))
     else:
         raise NameError(f"name '{name}' is not defined", name=name)
