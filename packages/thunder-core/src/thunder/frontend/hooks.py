@@ -237,6 +237,9 @@ class SharpEdgeError(UnsupportedError):
     """Outside state was read in a way the prologue does not check (``sharp_edges="error"``)."""
 
 
+_TYPE_CHECKS = {"tensor", "number", "literal", "is", "type", "class"}  # record checks that fix the exact type
+# Native callables whose answer depends on the type of their first argument.
+_TYPE_READERS = {isinstance, _isinstance, type, callable}
 # Native callables that only look at an object's identity or type, which the prologue does check.
 _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasattr}
 
@@ -379,7 +382,8 @@ class JitHooks(Hooks):
                 self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
             return proxy
-        if self.symbolic and type(value) in (bool, int, float):
+        # bools stay constants: two values, and ``flag is True`` must see a bool, not a proxy
+        if self.symbolic and type(value) in (int, float):
             proxy = self._proxies.get(provenance)
             if proxy is None:
                 name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
@@ -479,6 +483,8 @@ class JitHooks(Hooks):
         if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
             # the program read how many entries an outside dict has (``if len(state) == 0``)
             self.records.append(InputRecord(wargs[0].provenance, wargs[0].value, "len"))
+        if fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
+            self._type_read(wargs[0])
         if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:
             return
         seen = [(w.value, w.provenance) for w in (*wargs, *wkwargs.values()) if w.provenance.is_outside]
@@ -491,6 +497,13 @@ class JitHooks(Hooks):
             record = self._record_of(value)
             if record is not None and not _contents_checked(value, record):
                 self._report(fn, value, provenance)
+
+    def _type_read(self, w) -> None:
+        """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check
+        the type where the value's own check does not (dicts, sets, lists checked by length)."""
+        checks = {r.check for r in self.records if r.provenance == w.provenance and type(r.check) is not tuple}
+        if not checks & _TYPE_CHECKS:
+            self.records.append(InputRecord(w.provenance, w.value, "type"))
 
     def _record_of(self, value):
         for r in reversed(self.records):
