@@ -86,6 +86,11 @@ def _unpack_item(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
 
 
+def _unpack_key(bsym, imports):
+    d, index = bsym.args
+    return [f"{bsym.output.name} = list({prettyprint(d, imports)})[{index}]"]
+
+
 def _unpack_cell(bsym, imports):
     (cell,) = bsym.args
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
@@ -149,6 +154,18 @@ def _check_contains(bsym, imports):
     return [f"if {prettyprint(key, imports)} {test} {prettyprint(container, imports)}: return None"]
 
 
+def _check_hasattr(bsym, imports):
+    obj, name, present = bsym.args
+    return [f"if {'not ' if present else ''}hasattr({prettyprint(obj, imports)}, {name!r}): return None"]
+
+
+def _check_no_hooks(bsym, imports):
+    counter, count, keys, *dicts = bsym.args
+    any_hook = " or ".join(f"{prettyprint(d, imports)}[{k!r}]" for d, names in zip(dicts, keys) for k in names)
+    # while no hook was registered anywhere (the counter of handles is unchanged), the dicts need no look
+    return [f"if {prettyprint(counter, imports)}.next_id != {count} and ({any_hook}): return None"]
+
+
 def _check_grad_mode(bsym, imports):
     (enabled,) = bsym.args
     imports.need("import torch")
@@ -177,6 +194,8 @@ def _check_distinct_storage(bsym, imports):
 def _check_len(bsym, imports):
     x, n = bsym.args
     name = prettyprint(x, imports)
+    if n == 0:  # lists, tuples, dicts and sets: empty is falsy, and truth needs no call
+        return [f"if {name}: return None"]
     return [f"if len({name}) != {n}: return None"]
 
 
@@ -230,9 +249,10 @@ def _call_method(bsym, imports):
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
-    "unpack_lookup": _unpack_lookup,
+    "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
+    "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,

@@ -32,7 +32,8 @@ def _all_literals(value, depth: int = 0) -> bool:
     return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
                              for v in value)
 _CLASS_STATE = ("type", "lookup")  # provenance kinds of what attribute lookup found on a class
-_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType,
+                   types.CodeType)
 
 
 def _holds_tensors(value, depth: int = 0) -> bool:
@@ -195,14 +196,25 @@ def _out_variant(sym):
     return call
 
 
-def _module_call(module_call_wrapped, self_w, *args, **kwargs):
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_MODULE_HOOKS = tuple(f"_global{name}" for name in _MODULE_HOOKS)
+
+
+def _module_call(module_call_wrapped, self_w, *args, records=None, **kwargs):
     """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret the
-    implementation that runs them (``_call_impl``: interpreting ``__call__`` itself would come back here)."""
+    implementation that runs them (``_call_impl``: interpreting ``__call__`` itself would come back here).
+    ``records``: where to note that the program relied on there being no hooks (registering one later
+    retraces)."""
     m = self_w.value
-    if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
-            or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks
-            or torch.nn.modules.module._global_backward_hooks or torch.nn.modules.module._global_backward_pre_hooks):
+    module_globals = vars(torch.nn.modules.module)
+    if any(getattr(m, name) for name in _MODULE_HOOKS) or any(module_globals[name] for name in _GLOBAL_MODULE_HOOKS):
         return call_wrapped(torch.nn.Module._call_impl, self_w, *args, **kwargs)
+    if records is not None:
+        records.append(InputRecord(Provenance.globals_dict(module_globals), module_globals,
+                                   ("empty_items", _GLOBAL_MODULE_HOOKS)))
+        if self_w.provenance.is_outside:
+            records.append(InputRecord(Provenance.attr(self_w.provenance, "__dict__"), m.__dict__,
+                                       ("empty_items", _MODULE_HOOKS)))
     # ``self.forward`` as _call_impl reads it: an instance attribute (a patched forward) wins, and the class's
     # forward is a checked input, so replacing either later retraces
     return call_wrapped(call_wrapped(getattr, self_w, "forward"), *args, **kwargs)
@@ -308,8 +320,9 @@ class JitHooks(Hooks):
                 raise UnsupportedError("jit(checkpoint=...): checkpointed submodules are called with positional "
                                        f"arguments only{user_location_suffix()}")
             return checkpoint_lookaside(
-                self_w, *args, _trace_with=lambda: _module_call(module_call_wrapped, self_w, *args))
-        return _module_call(module_call_wrapped, self_w, *args, **kwargs)
+                self_w, *args, _trace_with=lambda: _module_call(module_call_wrapped, self_w, *args,
+                                                                records=self.records))
+        return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
     def lookaside(self, fn):
         mutation = self._mutating_method(fn)
@@ -412,12 +425,12 @@ class JitHooks(Hooks):
             self.records.append(InputRecord(provenance, value, "type"))
         return value
 
+    def is_outside_class(self, cls) -> bool:
+        return not (getattr(cls, "__module__", "") or "").startswith("thunder.")  # proxies are thunder's
+
     def _class_state(self, value, provenance):
         """What attribute lookup found on a class (``lookup``) is checked by identity; the receiver's
-        class (``type``) by ``type(x) is C``. Thunder's own classes (proxies) are not the caller's state."""
-        cls = value if provenance.kind == "type" else provenance.parent.root
-        if (getattr(cls, "__module__", "") or "").startswith("thunder."):
-            return
+        class (``type``) by ``type(x) is C``."""
         if provenance.kind == "type":
             self.records.append(InputRecord(provenance.parent, value, "class"))
         else:
@@ -479,10 +492,16 @@ class JitHooks(Hooks):
     def on_membership(self, wcontainer, key, present: bool) -> None:
         self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
 
+    def on_missing_attr(self, wobj, name):
+        self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
+
+    def on_length(self, wcontainer):
+        if type(wcontainer.value) in (dict, set):  # lists and tuples are checked by length already
+            self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
+
     def on_native_call(self, fn, wargs, wkwargs):
-        if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
-            # the program read how many entries an outside dict has (``if len(state) == 0``)
-            self.records.append(InputRecord(wargs[0].provenance, wargs[0].value, "len"))
+        if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:
+            self.on_length(wargs[0])  # ``if len(state) == 0``
         if fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
             self._type_read(wargs[0])
         if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:

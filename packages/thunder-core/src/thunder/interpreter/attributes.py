@@ -9,47 +9,14 @@ from __future__ import annotations
 import types
 
 from .calls import bind_method, call_value
+from .class_lookups import class_dependency, instance_dict
 from .derivation import derive_attr
 from .typeutil import NOTFOUND, lookup_type
-from .provenance import Provenance
 from .wrapped import WrappedValue, computed, constant
 
 __all__ = ["load_attr", "load_method", "load_super_attr", "store_attr", "delete_attr"]
 
 _METHOD_TYPES = (types.FunctionType, types.MethodDescriptorType)
-# Descriptors CPython makes for a class's slots and __dict__/__weakref__: not replaced after the fact.
-_SLOT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
-                     types.MethodDescriptorType, types.ClassMethodDescriptorType)
-_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: built-in and extension types nobody can patch
-
-
-def class_dependency(rt, wobj: WrappedValue | None, tp: type, name: str, descr, *, shadowable: bool,
-                     after: type | None = None) -> None:
-    """The program used ``descr``, found under ``name`` along ``tp``'s MRO (a method, property,
-    classmethod, ...). Classes are outside state the caller may patch (``C.apply = ...``), so the entry
-    found is an input (reached by a ``lookup`` provenance); and for an outside receiver, that its type is
-    ``tp`` and, where an instance attribute would win (``shadowable``), that its ``__dict__`` lacks
-    ``name``."""
-    if tp.__flags__ & _IMMUTABLE_TYPE or id(tp) in rt.created_classes or isinstance(descr, _SLOT_DESCRIPTORS):
-        return
-    rt.input(descr, Provenance.lookup(Provenance.class_(tp), name, after))
-    if wobj is None or not wobj.provenance.is_outside:
-        return
-    rt.input(tp, Provenance.type_of(wobj.provenance))
-    if shadowable:
-        d = _instance_dict(wobj.value)
-        if d is not None:
-            rt.hooks.on_membership(derive_attr(rt, wobj, "__dict__", d), name, False)
-
-
-def _instance_dict(obj):
-    try:
-        d = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return None
-    return d if isinstance(d, dict) else None
-
-
 def _is_data_descriptor(dtp) -> bool:
     return lookup_type(dtp, "__set__") is not NOTFOUND or lookup_type(dtp, "__delete__") is not NOTFOUND
 
@@ -62,8 +29,9 @@ def _descriptor_get(rt, wobj, name, descr, get, owner) -> WrappedValue:
     return derive_attr(rt, wobj, name, get(descr, wobj.value, owner))
 
 
-def _generic_getattr(rt, wobj, name) -> WrappedValue:
-    """object.__getattribute__ with provenance."""
+def _generic_getattr(rt, wobj, name, fallback: bool = False) -> WrappedValue:
+    """object.__getattribute__ with provenance. ``fallback``: a Python ``__getattr__`` handles a failure (its
+    own reads are then what is checked)."""
     obj = wobj.value
     tp = type(obj)
     descr = lookup_type(tp, name)
@@ -74,7 +42,7 @@ def _generic_getattr(rt, wobj, name) -> WrappedValue:
         if get is not NOTFOUND and dtp is not types.FunctionType and _is_data_descriptor(dtp):
             class_dependency(rt, wobj, tp, name, descr, shadowable=False)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
-    d = _instance_dict(obj)
+    d = instance_dict(obj)
     if d is not None and name in d:
         return derive_attr(rt, wobj, name, d[name])
     if descr is not NOTFOUND:
@@ -85,6 +53,8 @@ def _generic_getattr(rt, wobj, name) -> WrappedValue:
             class_dependency(rt, wobj, tp, name, descr, shadowable=True)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
         return derive_attr(rt, wobj, name, descr)
+    if not fallback:
+        class_dependency(rt, wobj, tp, name, NOTFOUND, shadowable=True)  # a later class or instance attribute wins
     raise AttributeError(f"'{tp.__name__}' object has no attribute '{name}'", name=name, obj=obj)
 
 
@@ -98,12 +68,18 @@ def load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
         if type(getattribute) is types.FunctionType:
             return call_value(computed(getattribute), [wobj, constant(name)], {})
         # C-level lookup (classes, modules, ...): run natively, keep provenance.
-        return derive_attr(rt, wobj, name, getattr(obj, name))
+        try:
+            value = getattr(obj, name)
+        except AttributeError:
+            if wobj.provenance.is_outside:
+                rt.hooks.on_missing_attr(wobj, name)  # the attribute could be added later
+            raise
+        return derive_attr(rt, wobj, name, value)
     getattr_hook = lookup_type(tp, "__getattr__")
     if getattr_hook is NOTFOUND:
         return _generic_getattr(rt, wobj, name)
     try:
-        return _generic_getattr(rt, wobj, name)
+        return _generic_getattr(rt, wobj, name, fallback=type(getattr_hook) is types.FunctionType)
     except AttributeError:
         pass  # leave the except block first so the fallback is not chained to this error
     if type(getattr_hook) is types.FunctionType:
@@ -120,10 +96,9 @@ def load_method(rt, wobj: WrappedValue, name: str):
     if lookup_type(tp, "__getattribute__") is object.__getattribute__:
         descr = lookup_type(tp, name)
         if type(descr) in _METHOD_TYPES:
-            d = _instance_dict(obj)
+            d = instance_dict(obj)
             if d is None or name not in d:
-                class_dependency(rt, wobj, tp, name, descr, shadowable=True)
-                return computed(descr), wobj
+                return class_dependency(rt, wobj, tp, name, descr, shadowable=True), wobj
     return None, load_attr(rt, wobj, name)
 
 

@@ -14,6 +14,7 @@ from .attributes import delete_attr, load_attr, store_attr
 from .class_bodies import build_class
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
+from .provenance import Provenance
 from .wrapped import WrappedValue, computed, constant
 
 __all__ = ["find_internal_lookaside"]
@@ -225,6 +226,13 @@ def _locals(rt, wargs, wkwargs):
     return computed(_frame_locals(rt))
 
 
+def _globals(rt, wargs, wkwargs):
+    if wargs or wkwargs or not rt.frames:
+        return _native(globals, wargs, wkwargs)
+    g = rt.frames[-1].globals
+    return WrappedValue(g, Provenance.globals_dict(g))  # what the program finds in it is checked
+
+
 def _vars(rt, wargs, wkwargs):
     if wargs or wkwargs or not rt.frames:
         return _native(vars, wargs, wkwargs)
@@ -243,6 +251,7 @@ def _dir(rt, wargs, wkwargs):
 
 _TABLE = {
     locals: _locals,
+    globals: _globals,
     vars: _vars,
     dir: _dir,
     getattr: _getattr,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import types
 
+from .class_lookups import class_dependency, code_dependency
 from .errors import InterpreterError, unsupported
 from .frame import Frame
 from .provenance import Provenance
@@ -87,6 +88,7 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
     tp = type(fn)
     if tp is types.FunctionType:
         if hooks.should_interpret(fn):
+            code_dependency(rt, wfn)
             return interpret_function(rt, fn, wargs, wkwargs)
         return native_call(fn, wargs, wkwargs)
     if tp is types.MethodType:
@@ -115,7 +117,7 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
         return native_call(fn, wargs, wkwargs)
     call = lookup_type(tp, "__call__")
     if type(call) is types.FunctionType:
-        return call_value(computed(call), [wfn, *wargs], wkwargs)
+        return call_value(class_dependency(rt, wfn, tp, "__call__", call, shadowable=False), [wfn, *wargs], wkwargs)
     return native_call(fn, wargs, wkwargs)
 
 

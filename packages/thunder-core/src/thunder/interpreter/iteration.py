@@ -50,6 +50,8 @@ def _dict_keys(rt, wdict):
             yield rt.input(key, Provenance.dict_key(prov, i))
         else:
             yield computed(key)
+    if prov.is_outside:
+        rt.hooks.on_length(wdict)  # the loop ended after that many keys
 
 
 def _dict_view_elements(rt, kind, wdict):
@@ -65,6 +67,8 @@ def _dict_view_elements(rt, kind, wdict):
         else:
             wkey = rt.input(key, Provenance.dict_key(prov, i)) if prov.is_outside else computed(key)
             yield computed((key, value), items=(wkey, wvalue))
+    if prov.is_outside:
+        rt.hooks.on_length(wdict)
 
 
 def wrapped_iterator(source) -> WrappedValue:

@@ -482,7 +482,7 @@ def _dict_update(rt, frame, instr):
 def _copy_outside_dict(rt, wsrc, wdict):
     """``{**d}`` (and a match's ``**rest``) of an outside dict: its length and each item are inputs, so
     the copy is checked the way reading each key would be."""
-    rt.hooks.on_native_call(len, [wsrc], {})  # same length + every key below present = same keys
+    rt.hooks.on_length(wsrc)  # same length + every key below present = same keys
     src, d = wsrc.value, wdict.value
     items = wdict.items if type(wdict.items) is dict else ({} if not d else None)
     for key in list(src):
@@ -502,7 +502,7 @@ def _dict_merge(rt, frame, instr):
     if lookup_type(type(src), "keys") is NOTFOUND:
         raise TypeError(f"{function_str(fn)} argument after ** must be a mapping, not {type(src).__name__}")
     if type(src) is dict and wsrc.provenance.is_outside:
-        rt.hooks.on_native_call(len, [wsrc], {})  # f(**d): the keyword names passed are d's keys
+        rt.hooks.on_length(wsrc)  # f(**d): the keyword names passed are d's keys
     d = wdict.value
     for key in src.keys():
         if key in d:

@@ -258,13 +258,11 @@ def _hashable_key(key):
 
 
 def class_lookup(cls, key):
-    """The value of a ``lookup`` step: ``key`` is a name, or ``(name, after)`` for a super() lookup."""
-    from .typeutil import NOTFOUND, lookup_type
+    """The value of a ``lookup`` step (``typeutil.NOTFOUND`` when absent): ``key`` is a name, or
+    ``(name, after)`` for a super() lookup."""
+    from .typeutil import lookup_type
 
-    value = lookup_type(cls, key) if type(key) is str else lookup_type(cls, key[0], after=key[1])
-    if value is NOTFOUND:
-        raise AttributeError(key)
-    return value
+    return lookup_type(cls, key) if type(key) is str else lookup_type(cls, key[0], after=key[1])
 
 
 def default_value(fn, name):
