@@ -679,6 +679,31 @@ def default_dtype_changed_python_scalar_tensor():
                restore=lambda: torch.set_default_dtype(original))
 
 
+@row
+def default_dtype_changed_branch_on_dtype():
+    original = torch.get_default_dtype()
+    return Row(lambda x: x * 2 if torch.zeros(1).dtype == torch.float64 else x, _x,
+               lambda: torch.set_default_dtype(torch.float64), restore=lambda: torch.set_default_dtype(original))
+
+
+@row
+def default_dtype_changed_int_true_divide():
+    original = torch.get_default_dtype()
+    return Row(lambda x: x.int() / 3, _x, lambda: torch.set_default_dtype(torch.float64),
+               restore=lambda: torch.set_default_dtype(original))
+
+
+@row
+def default_dtype_changed_random():
+    original = torch.get_default_dtype()
+
+    def f(x):
+        torch.manual_seed(0)
+        return x + torch.rand(2)
+
+    return Row(f, _x, lambda: torch.set_default_dtype(torch.float64), restore=lambda: torch.set_default_dtype(original))
+
+
 # ----- the test -------------------------------------------------------------------------------------------------
 
 
@@ -715,3 +740,31 @@ def test_builtin_shadowed_by_global(builtin_name, cache):
     source, replacement = _SHADOW_SOURCES[builtin_name]
     g = _make(source)
     _run_row(Row(g["f"], _x, lambda: g.update({builtin_name: replacement})), cache)
+
+
+def test_hooks_elsewhere_keep_the_cache():
+    """A hook registered on a module the program does not call moves PyTorch's handle counter: the
+    prologue then looks at the hook dicts of the modules it called, finds them empty, and hits."""
+    m = _Net()
+    jm = thunder.jit(m)
+    x = _x()[0]
+    jm(x)
+    handle = torch.nn.Linear(1, 1).register_forward_hook(lambda *a: None)
+    torch.testing.assert_close(jm(x), m(x))
+    assert thunder.cache_misses(jm) == 1 and thunder.cache_hits(jm) == 1
+    handle.remove()
+
+
+def test_class_lookups_are_checked_once_per_class():
+    """Methods of a class called on many instances: one check of the class's entry, one instance-dict check
+    per instance (a patched instance attribute wins)."""
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    m = torch.nn.Sequential(*[Scale() for _ in range(4)])
+    jm = thunder.jit(m)
+    jm(_x()[0])
+    prologue = str(thunder.last_prologue_traces(jm)[-1])
+    assert prologue.count("Scale.forward") == 1, prologue
+    assert prologue.count("'forward' in") == 5, prologue  # the Sequential and each Scale

@@ -86,6 +86,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_grad_mode(computation.grad_enabled)
                 # the caller's autocast decides which casts the trace recorded
                 check_autocast_state()
+        if checks and computation is not None and computation.default_dtype is not None:
+            prims.check_default_dtype(computation.default_dtype)  # creation ops and Python floats followed it
 
         parents = set()
         for r in records:
