@@ -275,6 +275,65 @@ def dunder_call_replaced():
 
 
 @row
+def dunder_add_replaced():
+    class Vec:
+        def __init__(self, t):
+            self.t = t
+
+        def __add__(self, other):
+            return self.t + other
+
+    v = Vec(torch.ones(2, 2))
+    return Row(lambda v, x: v + x, lambda: (v, *_x()), lambda: setattr(Vec, "__add__", lambda s, o: s.t - o))
+
+
+@row
+def dunder_getitem_replaced():
+    class Table:
+        def __getitem__(self, k):
+            return k * 2.0
+
+    return Row(lambda t, x: x * t[3], lambda: (Table(), *_x()), lambda: setattr(Table, "__getitem__", lambda s, k: -k))
+
+
+@row
+def dunder_iter_replaced():
+    class Steps:
+        def __iter__(self):
+            return iter([1.0, 2.0])
+
+    return Row(lambda s, x: x * sum(v for v in s), lambda: (Steps(), *_x()),
+               lambda: setattr(Steps, "__iter__", lambda s: iter([5.0])))
+
+
+@row
+def dunder_enter_replaced():
+    class Ctx:
+        def __enter__(self):
+            return 2.0
+
+        def __exit__(self, *exc):
+            return False
+
+    def f(c, x):
+        with c as k:
+            return x * k
+
+    return Row(f, lambda: (Ctx(), *_x()), lambda: setattr(Ctx, "__enter__", lambda s: -1.0))
+
+
+@row
+def global_class_init_replaced():
+    g = _make("class Helper:\n    def __init__(self):\n        self.k = 2.0\n"
+              "def f(x):\n    return x * Helper().k")
+
+    def init(self):
+        self.k = 7.0
+
+    return Row(g["f"], _x, lambda: setattr(g["Helper"], "__init__", init))
+
+
+@row
 def class_attribute_changed():
     Base, _ = _fresh_classes()
     return Row(lambda o, x: x * o.scale, lambda: (Base(), *_x()), lambda: setattr(Base, "scale", 5.0))

@@ -265,6 +265,7 @@ class JitHooks(Hooks):
         self.checkpoint = checkpoint  # module -> bool: submodules to run as activation checkpoints
         self.sharp_edges = sharp_edges
         self._reported: set = set()
+        self._type_read_done: set = set()  # provenances whose type the program read (checked once)
         self.records: list[InputRecord] = []
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
@@ -520,6 +521,9 @@ class JitHooks(Hooks):
     def _type_read(self, w) -> None:
         """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check
         the type where the value's own check does not (dicts, sets, lists checked by length)."""
+        if w.provenance in self._type_read_done:
+            return
+        self._type_read_done.add(w.provenance)
         checks = {r.check for r in self.records if r.provenance == w.provenance and type(r.check) is not tuple}
         if not checks & _TYPE_CHECKS:
             self.records.append(InputRecord(w.provenance, w.value, "type"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import types
 
-from .class_lookups import class_dependency, code_dependency
+from .class_lookups import class_dependency, code_dependency, special_method
 from .errors import InterpreterError, unsupported
 from .frame import Frame
 from .provenance import Provenance
@@ -143,7 +143,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
     meta = type(cls)
     meta_call = lookup_type(meta, "__call__")
     if type(meta_call) is types.FunctionType:
-        return call_value(computed(meta_call), [wcls, *wargs], wkwargs)
+        return call_value(special_method(rt, meta, "__call__", meta_call), [wcls, *wargs], wkwargs)
     if meta_call is not type.__call__ or cls is type:
         return native_call(cls, wargs, wkwargs)
     new = lookup_type(cls, "__new__")
@@ -154,6 +154,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
     if not python_new and not python_init:
         return native_call(cls, wargs, wkwargs)
     if python_new:
+        special_method(rt, cls, "__new__", new)
         wobj = call_value(computed(new_fn), [wcls, *wargs], wkwargs)
     elif new_fn is object.__new__:
         # __init__ is overridden, so object.__new__ ignores the arguments (as in CPython).
@@ -165,7 +166,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
         return wobj
     init = lookup_type(type(obj), "__init__")
     if type(init) is types.FunctionType:
-        result = call_value(computed(init), [wobj, *wargs], wkwargs)
+        result = call_value(special_method(rt, type(obj), "__init__", init), [wobj, *wargs], wkwargs)
         if result.value is not None:
             raise TypeError(f"__init__() should return None, not '{type(result.value).__name__}'")
     else:

@@ -10,7 +10,7 @@ from .derivation import derive_attr
 from .provenance import Provenance
 from .wrapped import WrappedValue, computed
 
-__all__ = ["class_dependency", "code_dependency", "instance_dict"]
+__all__ = ["class_dependency", "code_dependency", "instance_dict", "special_method"]
 
 # Descriptors CPython makes for a class's slots and __dict__/__weakref__: not replaced after the fact.
 _SLOT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
@@ -51,3 +51,11 @@ def code_dependency(rt, wfn: WrappedValue) -> None:
     replaced while the function object stays the same)."""
     if wfn.provenance.is_outside:
         rt.input(wfn.value.__code__, Provenance.attr(wfn.provenance, "__code__"))
+
+
+def special_method(rt, tp: type, name: str, method) -> WrappedValue:
+    """``method``, found on ``tp`` by a protocol (an operator, ``in``, ``[]``, ``iter``, ``with``, creating an
+    instance): a Python function there is the class's entry like any method, an input."""
+    if type(method) is not types.FunctionType:
+        return computed(method)
+    return class_dependency(rt, None, tp, name, method, shadowable=False)

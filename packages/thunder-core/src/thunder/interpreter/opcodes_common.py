@@ -14,6 +14,7 @@ import types
 from .attributes import delete_attr, load_attr, load_method, store_attr
 from .calls import bind_method, call_value
 from .class_bodies import NAME_HANDLERS
+from .class_lookups import special_method
 from .derivation import derive_item
 from .errors import unsupported
 from .exception_groups import check_except_star_type, exception_group_match, prep_reraise_star
@@ -948,6 +949,8 @@ def _before_with(rt, frame, instr):
     if exit_ is NOTFOUND:
         raise TypeError(f"'{tp.__name__}' object does not support the context manager protocol "
                         "(missed __exit__ method)")
+    special_method(rt, tp, "__exit__", exit_)  # patching either on the class later must retrace
+    special_method(rt, tp, "__enter__", enter)
     frame.stack.append(bind_method(wmgr, exit_))
     frame.stack.append(call_value(bind_method(wmgr, enter), [], {}))
 
