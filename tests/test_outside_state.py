@@ -644,6 +644,22 @@ def global_dict_iterated_key_added():
 
 
 @row
+def global_dict_missing_key_added():
+    g = _make("D = {}\ndef f(x):\n    try:\n        return x * D['k']\n    except KeyError:\n        return x")
+    return Row(g["f"], _x, lambda: g["D"].__setitem__("k", 3.0))
+
+
+@row
+def environment_variable_set():
+    import os
+
+    name = "THUNDER_OUTSIDE_STATE_ROW"
+    os.environ.pop(name, None)
+    return Row(lambda x: x * 2 if os.environ.get(name) == "1" else x, _x,
+               lambda: os.environ.__setitem__(name, "1"), restore=lambda: os.environ.pop(name, None))
+
+
+@row
 def global_set_member_added():
     g = _make("S = {'a'}\ndef f(x):\n    return x * 2 if 'b' in S else x")
     return Row(g["f"], _x, lambda: g["S"].add("b"))

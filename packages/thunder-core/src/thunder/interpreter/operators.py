@@ -162,7 +162,12 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
         method = lookup_type(type(container), "__getitem__")
         if type(method) is types.FunctionType:
             return call_value(special_method(rt, type(container), "__getitem__", method), [wcontainer, wkey], {})
-    value = container[key]
+    try:
+        value = container[key]
+    except KeyError:
+        if type(container) is dict and wcontainer.provenance.is_outside:
+            rt.hooks.on_membership(wcontainer, key, False)  # ``try: d[k] except KeyError``: the absence counts
+        raise
     if isinstance(container, (list, tuple, dict)):
         if type(key) is slice:
             items = wcontainer.items

@@ -100,6 +100,9 @@ _PY_DEFAULT = {bool: lambda: dtypes.bool8, int: lambda: dtypes.int64, float: def
                complex: default_complex_dtype}
 
 
+_STATIC_PY_DEFAULT = {bool: dtypes.bool8, int: dtypes.int64, float: dtypes.float32, complex: dtypes.complex64}
+
+
 def python_number_dtype(t: type) -> dtypes.dtype:
     """The dtype PyTorch gives a Python number of type ``t`` (floats follow the default dtype)."""
     return _PY_DEFAULT[t]()
@@ -133,7 +136,13 @@ def _combine(higher, lower):
 def _promoted(args) -> dtypes.dtype:
     dim_tensors = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim > 0)
     zero_dim = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim == 0)
-    numbers = _fold(python_number_dtype(dtype_of(a)) for a in args if not isinstance(a, TensorProxy) and a is not None)
+    kinds = [dtype_of(a) for a in args if not isinstance(a, TensorProxy) and a is not None]
+    tensors = _fold(d for d in (dim_tensors, zero_dim) if d is not None)
+    top = max(kinds, key=lambda t: _PY_CATEGORY[t], default=None)
+    if top in (float, complex) and (tensors is None or _category(tensors) < _PY_CATEGORY[top]):
+        numbers = _fold(python_number_dtype(t) for t in kinds)  # a Python float decides: the default dtype counts
+    else:
+        numbers = _fold(_STATIC_PY_DEFAULT[t] for t in kinds)  # tensors decide; the numbers' width does not matter
     return _combine(dim_tensors, _combine(zero_dim, numbers))
 
 
