@@ -34,9 +34,9 @@ class Holder:
 
 def sequence(x, s):
     match s:
-        case [a, b]:
+        case [a, _]:
             return x + a
-        case [a, b, c] if c > 0:
+        case [a, _, c] if c > 0:
             return x * c
         case [a, *rest]:
             return x - len(rest)

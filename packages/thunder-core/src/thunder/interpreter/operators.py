@@ -11,8 +11,8 @@ import operator
 import types
 
 from .calls import call_value
-from .derivation import derive_item
 from .class_lookups import special_method
+from .derivation import derive_item
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed
 
