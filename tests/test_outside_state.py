@@ -779,6 +779,29 @@ def default_dtype_changed_random():
     return Row(f, _x, lambda: torch.set_default_dtype(torch.float64), restore=lambda: torch.set_default_dtype(original))
 
 
+@row
+def default_dtype_queried_by_the_program():
+    original = torch.get_default_dtype()
+    return Row(lambda x: x.to(torch.get_default_dtype()), lambda: (torch.arange(4).reshape(2, 2),),
+               lambda: torch.set_default_dtype(torch.float64), restore=lambda: torch.set_default_dtype(original))
+
+
+@row
+def deterministic_algorithms_switched():
+    original = torch.are_deterministic_algorithms_enabled()
+    return Row(lambda x: x * 2 if torch.are_deterministic_algorithms_enabled() else x, _x,
+               lambda: torch.use_deterministic_algorithms(not original),
+               restore=lambda: torch.use_deterministic_algorithms(original))
+
+
+@row
+def matmul_precision_switched():
+    original = torch.get_float32_matmul_precision()
+    return Row(lambda x: x * 2 if torch.get_float32_matmul_precision() == "high" else x, _x,
+               lambda: torch.set_float32_matmul_precision("high" if original != "high" else "highest"),
+               restore=lambda: torch.set_float32_matmul_precision(original))
+
+
 # ----- the test -------------------------------------------------------------------------------------------------
 
 

@@ -166,10 +166,13 @@ def _check_no_hooks(bsym, imports):
     return [f"if {prettyprint(counter, imports)}.next_id != {count} and ({any_hook}): return None"]
 
 
-def _check_default_dtype(bsym, imports):
-    (dtype,) = bsym.args
-    imports.need("import torch")
-    return [f"if torch.get_default_dtype() is not {dtype}: return None"]
+def _check_state(bsym, imports):
+    query, answer = bsym.args
+    if type(answer).__module__ == "torch":  # a dtype: printed as torch.float32
+        imports.need("import torch")
+        return [f"if {prettyprint(query, imports)}() is not {answer}: return None"]
+    test = "is not" if answer is None or isinstance(answer, bool) else "!="
+    return [f"if {prettyprint(query, imports)}() {test} {answer!r}: return None"]
 
 
 def _check_grad_mode(bsym, imports):
@@ -259,7 +262,7 @@ for _name, _printer in {
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
-    "check_default_dtype": _check_default_dtype,
+    "check_state": _check_state,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,

@@ -178,6 +178,22 @@ def _set_rng_state(state):
     prims.set_rng_state(state)
 
 
+# Process-wide switches user code may query (and branch on): the answer becomes a checked input.
+_STATE_QUERIES = {f for f in (torch.get_default_dtype, torch.are_deterministic_algorithms_enabled,
+                              torch.is_deterministic_algorithms_warn_only_enabled, torch.get_float32_matmul_precision,
+                              torch.is_anomaly_enabled, torch.is_anomaly_check_nan_enabled, torch.cuda.is_available,
+                              torch.get_num_threads, torch.backends.mps.is_available) if f is not None}
+
+
+def _state_query(query):
+    def ask():
+        answer = query()
+        get_tracectx().state_reads[query] = answer  # the prologue asks again
+        return answer
+
+    return ask
+
+
 _RNG_STATE = {torch.manual_seed: _manual_seed, torch.random.manual_seed: _manual_seed,
               torch.get_rng_state: _get_rng_state, torch.set_rng_state: _set_rng_state,
               torch.random.get_rng_state: _get_rng_state, torch.random.set_rng_state: _set_rng_state}
@@ -340,6 +356,8 @@ class JitHooks(Hooks):
         autocast = autocast_lookaside(self.autocast, fn)
         if autocast is not None:
             return autocast
+        if type(fn) in (types.BuiltinFunctionType, types.FunctionType) and fn in _STATE_QUERIES:
+            return _state_query(fn)
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng

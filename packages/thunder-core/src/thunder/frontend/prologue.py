@@ -86,8 +86,10 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_grad_mode(computation.grad_enabled)
                 # the caller's autocast decides which casts the trace recorded
                 check_autocast_state()
-        if checks and computation is not None and computation.default_dtype is not None:
-            prims.check_default_dtype(computation.default_dtype)  # creation ops and Python floats followed it
+        if checks and computation is not None:
+            # process-wide switches the trace followed (the default dtype, deterministic algorithms, ...)
+            for query, answer in computation.state_reads.items():
+                prims.check_state(reacher.ref(query, query.__name__), answer)
 
         parents = set()
         for r in records:

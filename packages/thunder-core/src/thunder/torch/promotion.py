@@ -93,7 +93,7 @@ def depends_on_default_dtype() -> None:
     run on meta tensors): the prologue checks the default dtype."""
     trace = get_tracectx()
     if trace is not None:
-        trace.default_dtype = torch.get_default_dtype()
+        trace.state_reads[torch.get_default_dtype] = torch.get_default_dtype()
 
 
 _PY_DEFAULT = {bool: lambda: dtypes.bool8, int: lambda: dtypes.int64, float: default_float_dtype,
