@@ -465,6 +465,15 @@ def module_attribute_via_import_alias():
 
 
 @row
+def stdlib_module_attribute_via_import_alias():
+    import math
+
+    original = math.pi
+    g = _make("import math as m\ndef f(x):\n    return x * m.pi")
+    return Row(g["f"], _x, lambda: setattr(math, "pi", 3.0), restore=lambda: setattr(math, "pi", original))
+
+
+@row
 def module_function_replaced():
     mod = types.ModuleType("row_lib")
     mod.act = lambda x: x + 1
@@ -663,6 +672,29 @@ def environment_variable_set():
 def global_set_member_added():
     g = _make("S = {'a'}\ndef f(x):\n    return x * 2 if 'b' in S else x")
     return Row(g["f"], _x, lambda: g["S"].add("b"))
+
+
+@row
+def global_list_of_objects_membership():
+    a, b = object(), object()
+    g = _make("SKIP = [A]\ndef f(o, x):\n    return x if o in SKIP else x * 2", A=a)
+    return Row(g["f"], lambda: (a, *_x()), lambda: g["SKIP"].__setitem__(0, b))
+
+
+@row
+def membership_of_another_object_in_a_global_set():
+    a, b = object(), object()
+    holder = {"o": a}
+    g = _make("SKIP = {A}\ndef f(o, x):\n    return x if o in SKIP else x * 2", A=a)
+    return Row(g["f"], lambda: (holder["o"], *_x()), lambda: holder.update(o=b))
+
+
+@row
+def membership_of_another_object_in_a_global_list():
+    a, b = object(), object()
+    holder = {"o": a}
+    g = _make("SKIP = [A]\ndef f(o, x):\n    return x if o in SKIP else x * 2", A=a)
+    return Row(g["f"], lambda: (holder["o"], *_x()), lambda: holder.update(o=b))
 
 
 @row

@@ -508,8 +508,18 @@ class JitHooks(Hooks):
         # ``state[p]`` with p a proxy of a parameter looks up the parameter itself
         return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
 
-    def on_membership(self, wcontainer, key, present: bool) -> None:
-        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
+    def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        if type(wcontainer.value) in (list, tuple) and self._record_check(wcontainer.provenance) == "literal":
+            return  # its contents are checked already
+        # an outside object as the key (not a number or string, whose value is checked) is re-read by the check
+        key_path = None
+        if (wkey is not None and wkey.provenance.is_outside and not isinstance(wkey.value, (TensorProxy, NumberProxy))
+                and not isinstance(wkey.value, _LITERAL_TYPES)):
+            key_path = wkey.provenance
+        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present, key_path)))
+
+    def _record_check(self, provenance):
+        return next((r.check for r in reversed(self.records) if r.provenance == provenance), None)
 
     def on_missing_attr(self, wobj, name):
         self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))

@@ -128,8 +128,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
             elif isinstance(r.check, tuple) and r.check[0] == "contains":
-                _, key, present = r.check
-                prims.check_contains(reach(r.provenance), key, present)
+                _, key, present, key_path = r.check
+                prims.check_contains(reach(r.provenance), key if key_path is None else reach(key_path), present)
             elif isinstance(r.check, tuple) and r.check[0] == "empty_items":
                 no_hooks.append((reach(r.provenance), r.check[1]))
             elif isinstance(r.check, tuple) and r.check[0] == "hasattr":

@@ -155,7 +155,7 @@ def _dict_get(rt, wargs, wkwargs):
     if key in d:
         return derive_item(rt, wargs[0], key, d[key])
     if wargs[0].provenance.is_outside:
-        rt.hooks.on_membership(wargs[0], key, False)  # the absence is what the program relied on
+        rt.hooks.on_membership(wargs[0], key, False, wargs[1])  # the absence is what the program relied on
     return wargs[2] if len(wargs) == 3 else computed(None)
 
 

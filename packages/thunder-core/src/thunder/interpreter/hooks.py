@@ -46,9 +46,10 @@ class Hooks:
         for, so ``state[param]`` finds the entry of the real parameter). Default: ``key``."""
         return key
 
-    def on_membership(self, wcontainer, key, present: bool) -> None:
-        """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
-        Default: nothing."""
+    def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        """The program learned whether ``key`` is in an outside dict, set, list or tuple (``in``,
+        ``dict.get``). ``wkey``: the wrapped key, when the program supplied it (an outside key may differ on
+        the next call). Default: nothing."""
 
     def on_missing_attr(self, wobj, name: str) -> None:
         """Native attribute lookup on an outside object (a module, a class, a C type's instance) found no

@@ -149,9 +149,12 @@ def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
         key = rt.hooks.dict_key(witem.value)
         present = key in container
         if wcontainer.provenance.is_outside:
-            rt.hooks.on_membership(wcontainer, key, present)
+            rt.hooks.on_membership(wcontainer, key, present, witem)
         return present
-    return witem.value in container
+    present = witem.value in container
+    if type(container) in (list, tuple) and wcontainer.provenance.is_outside:
+        rt.hooks.on_membership(wcontainer, witem.value, present, witem)  # the answer depends on every item
+    return present
 
 
 def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
@@ -166,7 +169,7 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
         value = container[key]
     except KeyError:
         if type(container) is dict and wcontainer.provenance.is_outside:
-            rt.hooks.on_membership(wcontainer, key, False)  # ``try: d[k] except KeyError``: the absence counts
+            rt.hooks.on_membership(wcontainer, key, False, wkey)  # ``try: d[k] except KeyError``: the absence counts
         raise
     if isinstance(container, (list, tuple, dict)):
         if type(key) is slice:
