@@ -668,6 +668,31 @@ def environment_variable_set():
                lambda: os.environ.__setitem__(name, "1"), restore=lambda: os.environ.pop(name, None))
 
 
+@pytest.fixture(params=["sorted(D)", "list(D)", "max(D.values())", "sum(D.values())", "tuple(D.items())",
+                        "dict(D)"])
+def whole_dict_expression(request):
+    return request.param
+
+
+@row
+def global_set_iterated_member_added():
+    g = _make("S = {1}\ndef f(x):\n    for s in S:\n        x = x + s\n    return x")
+    return Row(g["f"], _x, lambda: g["S"].add(2))
+
+
+@row
+def object_attributes_through_vars():
+    ns = types.SimpleNamespace(a=1)
+    g = _make("def f(x):\n    return x * len(vars(o))", o=ns)
+    return Row(g["f"], _x, lambda: setattr(ns, "b", 2))
+
+
+@row
+def class_attribute_through_type_of_instance():
+    Base, _ = _fresh_classes()
+    return Row(lambda o, x: x * type(o).scale, lambda: (Base(), *_x()), lambda: setattr(Base, "scale", 4.0))
+
+
 @row
 def global_set_member_added():
     g = _make("S = {'a'}\ndef f(x):\n    return x * 2 if 'b' in S else x")
@@ -898,3 +923,9 @@ def test_class_lookups_are_checked_once_per_class():
     prologue = str(thunder.last_prologue_traces(jm)[-1])
     assert prologue.count("Scale.forward") == 1, prologue
     assert prologue.count("'forward' in") == 5, prologue  # the Sequential and each Scale
+
+
+@pytest.mark.parametrize("cache", CACHES)
+def test_dict_read_whole_by_native_code(whole_dict_expression, cache):
+    g = _make(f"D = {{'a': 1.0}}\ndef f(x):\n    return x * len(str({whole_dict_expression}))")
+    _run_row(Row(g["f"], _x, lambda: g["D"].update(b=55.5)), cache)

@@ -563,7 +563,7 @@ def _unpack_meta(*args, **kwargs):
     return AnyProxy()
 
 
-for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_key"):
+for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_key", "unpack_type"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 

@@ -91,6 +91,11 @@ def _unpack_key(bsym, imports):
     return [f"{bsym.output.name} = list({prettyprint(d, imports)})[{index}]"]
 
 
+def _unpack_type(bsym, imports):
+    (obj,) = bsym.args
+    return [f"{bsym.output.name} = type({prettyprint(obj, imports)})"]
+
+
 def _unpack_cell(bsym, imports):
     (cell,) = bsym.args
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
@@ -130,7 +135,7 @@ def _check_literal(bsym, imports):
     name = prettyprint(x, imports)
     if value is None or isinstance(value, bool):
         return [f"if {name} is not {value!r}: return None"]
-    if type(value) in (int, float, complex, str, bytes, tuple, list):
+    if type(value) in (int, float, complex, str, bytes, tuple, list, set, frozenset):
         # the type matters too: 1 == 1.0 == True, but they trace differently
         return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
     # dtypes, devices: compared by equality with the object itself
@@ -258,7 +263,7 @@ def _call_method(bsym, imports):
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
-    "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key,
+    "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key, "unpack_type": _unpack_type,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,

@@ -21,6 +21,7 @@ from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
+from thunder.interpreter.derivation import ViewSource
 
 __all__ = ["JitHooks", "source_location"]
 
@@ -282,6 +283,7 @@ class JitHooks(Hooks):
         self.sharp_edges = sharp_edges
         self._reported: set = set()
         self._type_read_done: set = set()  # provenances whose type the program read (checked once)
+        self._whole_dicts: set = set()  # provenances of outside dicts native code read whole
         self.records: list[InputRecord] = []
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
@@ -433,6 +435,9 @@ class JitHooks(Hooks):
             # length was baked into unrolled iteration, and the items used are reached on their own.
             # Nested containers of literals count too: an index like ([0, 2], [1, 3]) goes whole to native code.
             self.records.append(InputRecord(provenance, value, "literal" if _all_literals(value) else "len"))
+        elif type(value) in (set, frozenset) and _all_literals(value):
+            # a set's members are iterated, counted and tested natively: checked whole, by value
+            self.records.append(InputRecord(provenance, type(value)(value), "literal"))
         elif provenance.kind == "fn" or type(value) in (dict, set) or _is_bound_method(value):
             # the jitted callable itself; dicts and sets, whose items are reached (or mutated) one by one;
             # bound methods, remade on each read
@@ -450,6 +455,8 @@ class JitHooks(Hooks):
     def _class_state(self, value, provenance):
         """What attribute lookup found on a class (``lookup``) is checked by identity; the receiver's
         class (``type``) by ``type(x) is C``."""
+        if provenance.kind == "type" and not self.is_outside_class(value):
+            return  # a proxy's class: the value it stands for is checked by its own record
         if provenance.kind == "type":
             self.records.append(InputRecord(provenance.parent, value, "class"))
         else:
@@ -533,7 +540,13 @@ class JitHooks(Hooks):
             self.on_length(wargs[0])  # ``if len(state) == 0``
         if fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
             self._type_read(wargs[0])
-        if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:
+        if fn in _IDENTITY_READERS or fn is len:
+            return
+        for w in (*wargs, *wkwargs.values()):
+            wdict = w.items.wdict if isinstance(w.items, ViewSource) else w
+            if type(wdict.value) is dict and wdict.provenance.is_outside:
+                self._whole_dict(wdict)
+        if self.sharp_edges in (None, "allow"):
             return
         seen = [(w.value, w.provenance) for w in (*wargs, *wkwargs.values()) if w.provenance.is_outside]
         owner = getattr(fn, "__self__", None)
@@ -545,6 +558,18 @@ class JitHooks(Hooks):
             record = self._record_of(value)
             if record is not None and not _contents_checked(value, record):
                 self._report(fn, value, provenance)
+
+    def _whole_dict(self, wdict) -> None:
+        """An outside dict (or a view of it) goes whole to native code (``sorted(d)``, ``max(d.values())``,
+        ``dict(d)``): its length and every item are inputs, so the same keys with the same values are what
+        the cached program saw. Only dicts of Python literals: other values are inputs where they are read."""
+        d = wdict.value
+        if wdict.provenance in self._whole_dicts or not _all_literals(d.values()):
+            return
+        self._whole_dicts.add(wdict.provenance)
+        self.on_length(wdict)
+        for key, value in d.items():
+            self.on_input(value, Provenance.item(wdict.provenance, key))
 
     def _type_read(self, w) -> None:
         """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check

@@ -77,6 +77,8 @@ class PathReacher:
             value = prims.unpack_attr(self.reach(prov.parent), prov.key)
         elif kind == "item":
             value = prims.unpack_item(self.reach(prov.parent), prov.key)
+        elif kind == "type":
+            value = prims.unpack_type(self.reach(prov.parent))
         elif kind == "key":
             value = prims.unpack_key(self.reach(prov.parent), prov.key)
         else:
