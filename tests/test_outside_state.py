@@ -929,3 +929,24 @@ def test_class_lookups_are_checked_once_per_class():
 def test_dict_read_whole_by_native_code(whole_dict_expression, cache):
     g = _make(f"D = {{'a': 1.0}}\ndef f(x):\n    return x * len(str({whole_dict_expression}))")
     _run_row(Row(g["f"], _x, lambda: g["D"].update(b=55.5)), cache)
+
+
+@pytest.mark.parametrize("cache", CACHES)
+def test_program_patching_a_class_itself(cache):
+    """The program sets a class's method and calls it: what it finds there is its own write (replayed by the
+    epilogue on every call), not an input to check."""
+    Base, _ = _fresh_classes()
+
+    def tripled(self, x):
+        return x * 3
+
+    def f(o, x):
+        Base.apply = tripled
+        return o.apply(x)
+
+    jf = thunder.jit(f, cache=cache)
+    o, x = Base(), _x()[0]
+    torch.testing.assert_close(jf(o, x), x * 3)
+    Base.apply = lambda s, x: x  # undone by the next call, as in eager
+    torch.testing.assert_close(jf(o, x), f(o, x))
+    assert thunder.cache_misses(jf) == 1

@@ -388,7 +388,7 @@ class JitHooks(Hooks):
     def on_input(self, value, provenance):
         if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
             self.autocast.begin(get_tracectx())
-        if self.side_effects.is_written(provenance):
+        if self.side_effects.is_written(provenance) or self._patched_class_entry(provenance):
             return value  # the program reads back what it wrote: not an input
         if provenance.kind in _CLASS_STATE:
             self._class_state(value, provenance)
@@ -459,8 +459,20 @@ class JitHooks(Hooks):
             return  # a proxy's class: the value it stands for is checked by its own record
         if provenance.kind == "type":
             self.records.append(InputRecord(provenance.parent, value, "class"))
-        else:
-            self.records.append(InputRecord(provenance, value, "is"))
+            return
+        self.records.append(InputRecord(provenance, value, "is"))
+
+    def _patched_class_entry(self, provenance) -> bool:
+        """Whether ``provenance`` goes through a class entry the program itself set (``C.apply = ...`` in the
+        jitted function): what it finds there is its own doing, not an input."""
+        p = provenance
+        while p.kind in ("attr", "item", "key", "type", "lookup"):
+            if p.kind == "lookup":
+                name = p.key if type(p.key) is str else p.key[0]
+                if any(self.side_effects.wrote_attr(klass, name) for klass in p.parent.root.__mro__):
+                    return True
+            p = p.parent
+        return False
 
     def _tensor_state_reader(self, tensor, provenance):
         def read(name):
