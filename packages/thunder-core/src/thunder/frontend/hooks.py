@@ -568,7 +568,7 @@ class JitHooks(Hooks):
                 seen.append((owner, record.provenance))
         for value, provenance in seen:
             record = self._record_of(value)
-            if record is not None and not _contents_checked(value, record):
+            if record is not None and not _contents_checked(value, record) and provenance not in self._whole_dicts:
                 self._report(fn, value, provenance)
 
     def _whole_dict(self, wdict) -> None:
