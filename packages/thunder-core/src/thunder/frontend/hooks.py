@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sysconfig
 import types
 import weakref
 
@@ -33,6 +34,13 @@ def _all_literals(value, depth: int = 0) -> bool:
     return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
                              for v in value)
 _CLASS_STATE = ("type", "lookup")  # provenance kinds of what attribute lookup found on a class
+# Installed packages and the standard library change only by reinstalling (a new process); the caller's own
+# code changes in place (IPython's autoreload swaps ``f.__code__``, a notebook cell defines a global ``len``).
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _in_library(filename) -> bool:
+    return isinstance(filename, str) and filename.startswith(_LIBRARY_DIRS)
 _IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType,
                    types.CodeType)
 
@@ -390,6 +398,8 @@ class JitHooks(Hooks):
             self.autocast.begin(get_tracectx())
         if self.side_effects.is_written(provenance) or self._patched_class_entry(provenance):
             return value  # the program reads back what it wrote: not an input
+        if type(value) is types.CodeType and _in_library(value.co_filename):
+            return value  # library code is replaced by reinstalling, not in place
         if provenance.kind in _CLASS_STATE:
             self._class_state(value, provenance)
             return value
@@ -528,6 +538,8 @@ class JitHooks(Hooks):
         return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
 
     def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        if wcontainer.provenance.kind == "globals" and _in_library(wcontainer.value.get("__file__")):
+            return  # a library module's globals: nobody defines a ``len`` there later
         if type(wcontainer.value) in (list, tuple) and self._record_check(wcontainer.provenance) == "literal":
             return  # its contents are checked already
         # an outside object as the key (not a number or string, whose value is checked) is re-read by the check
