@@ -571,6 +571,16 @@ def nn_forward_pre_hook_registered():
 
 
 @row
+def transformer_encoder_layer_norm_eps_changed():
+    # iterating a module's _modules by position reaches keys by index (list(d)[i]) in the prologue
+    torch.manual_seed(0)
+    m = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 2)
+    m.eval()
+    return Row(m, lambda: (torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(1)),),
+               lambda: setattr(m.layers[1].norm2, "eps", 0.5))
+
+
+@row
 def train_to_eval():
     m = _Net()
     return Row(m, _x, m.eval)
