@@ -169,11 +169,16 @@ def test_failed_tracing_undoes_writes():
     assert COUNTER == 5
 
 
-CONFIG = {"layers": 2}
+class _Layers:
+    def __repr__(self):
+        return "two layers"
+
+
+CONFIG = {"layers": _Layers()}  # str() reads the value's repr natively: nothing the prologue checks
 
 
 def _uses_config(x):
-    return x * len(CONFIG)
+    return x * len(str(CONFIG))
 
 
 def test_sharp_edges_report_unchecked_reads_at_the_users_line():
@@ -181,9 +186,9 @@ def test_sharp_edges_report_unchecked_reads_at_the_users_line():
 
     x = torch.ones(2)
     torch.testing.assert_close(thunder.jit(_uses_config)(x), _uses_config(x))  # "allow" (default): silent
-    with pytest.warns(SharpEdgeWarning, match="len\\(\\) runs natively on .*'CONFIG'"):
+    with pytest.warns(SharpEdgeWarning, match="str\\(\\) runs natively on .*'CONFIG'"):
         thunder.jit(_uses_config, sharp_edges="warn")(x)
-    with pytest.raises(SharpEdgeError, match="test_side_effects.py:.*return x \\* len\\(CONFIG\\)"):
+    with pytest.raises(SharpEdgeError, match="test_side_effects.py:.*return x \\* len\\(str\\(CONFIG\\)\\)"):
         thunder.jit(_uses_config, sharp_edges="error")(x)
 
 

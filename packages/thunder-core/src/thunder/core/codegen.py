@@ -73,6 +73,9 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         return "[" + ", ".join(prettyprint(v, imports) for v in x) + "]"
     if t is dict:
         return "{" + ", ".join(f"{prettyprint(k, imports)}: {prettyprint(v, imports)}" for k, v in x.items()) + "}"
+    if (t is set or t is frozenset) and all(type(v) in (bool, int, float, str, type(None), tuple) for v in x):
+        inner = ", ".join(sorted(prettyprint(v, imports) for v in x))
+        return (f"{{{inner}}}" if x else "set()") if t is set else f"frozenset({{{inner}}})"
     if isinstance(x, tuple) and (hasattr(x, "_fields") or hasattr(t, "n_fields")):
         # namedtuples take fields as arguments; torch's structseqs (torch.return_types.max) take one tuple
         inner = ", ".join(prettyprint(v, imports) for v in x)

@@ -606,7 +606,7 @@ def _unpack_meta(*args, **kwargs):
     return AnyProxy()
 
 
-for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims"):
+for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_key", "unpack_type"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 
@@ -614,7 +614,8 @@ def _check_meta(*args, **kwargs):
     return None
 
 
-for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_contains",
+for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_contains", "check_hasattr",
+              "check_no_hooks", "check_state",
               "check_arg_count", "check_grad_mode", "check_distinct_storage"):
     make_prim(_name, _check_meta, tags=("prologue",))
 

@@ -68,6 +68,9 @@ class TraceCtx:
         # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them
         self.constraints: list = []
         self.grad_enabled: bool = True  # grad mode when tracing started (the prologue checks it)
+        # query function -> its answer, for process-wide switches the trace followed (torch.get_default_dtype,
+        # torch.are_deterministic_algorithms_enabled, ...); the prologue asks again
+        self.state_reads: dict = {}
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self._compiled = None
@@ -140,6 +143,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.decorators = list(trace.decorators)
     t.constraints = list(trace.constraints)
     t.grad_enabled = trace.grad_enabled
+    t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
     return t
 

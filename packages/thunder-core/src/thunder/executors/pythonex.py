@@ -96,9 +96,26 @@ def _unpack_item(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
 
 
+def _unpack_key(bsym, imports):
+    d, index = bsym.args
+    return [f"{bsym.output.name} = list({prettyprint(d, imports)})[{index}]"]
+
+
+def _unpack_type(bsym, imports):
+    (obj,) = bsym.args
+    return [f"{bsym.output.name} = type({prettyprint(obj, imports)})"]
+
+
 def _unpack_cell(bsym, imports):
     (cell,) = bsym.args
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
+
+
+def _unpack_lookup(bsym, imports):
+    cls, name, after = bsym.args
+    imports.need("from thunder.interpreter.typeutil import lookup_type")
+    start = "" if after is None else f", after={prettyprint(after, imports)}"
+    return [f"{bsym.output.name} = lookup_type({prettyprint(cls, imports)}, {name!r}{start})"]
 
 
 def _unpack_dims(bsym, imports):
@@ -128,7 +145,7 @@ def _check_literal(bsym, imports):
     name = prettyprint(x, imports)
     if value is None or isinstance(value, bool):
         return [f"if {name} is not {value!r}: return None"]
-    if type(value) in (int, float, complex, str, bytes, tuple, list):
+    if type(value) in (int, float, complex, str, bytes, tuple, list, set, frozenset):
         # the type matters too: 1 == 1.0 == True, but they trace differently
         return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
     if type(value).__module__ == "torch" and type(value).__name__ == "Size":
@@ -153,6 +170,27 @@ def _check_contains(bsym, imports):
     container, key, present = bsym.args
     test = "not in" if present else "in"
     return [f"if {prettyprint(key, imports)} {test} {prettyprint(container, imports)}: return None"]
+
+
+def _check_hasattr(bsym, imports):
+    obj, name, present = bsym.args
+    return [f"if {'not ' if present else ''}hasattr({prettyprint(obj, imports)}, {name!r}): return None"]
+
+
+def _check_no_hooks(bsym, imports):
+    counter, count, keys, *dicts = bsym.args
+    any_hook = " or ".join(f"{prettyprint(d, imports)}[{k!r}]" for d, names in zip(dicts, keys) for k in names)
+    # while no hook was registered anywhere (the counter of handles is unchanged), the dicts need no look
+    return [f"if {prettyprint(counter, imports)}.next_id != {count} and ({any_hook}): return None"]
+
+
+def _check_state(bsym, imports):
+    query, answer = bsym.args
+    if type(answer).__module__ == "torch":  # a dtype: printed as torch.float32
+        imports.need("import torch")
+        return [f"if {prettyprint(query, imports)}() is not {answer}: return None"]
+    test = "is not" if answer is None or isinstance(answer, bool) else "!="
+    return [f"if {prettyprint(query, imports)}() {test} {answer!r}: return None"]
 
 
 def _check_grad_mode(bsym, imports):
@@ -183,6 +221,8 @@ def _check_distinct_storage(bsym, imports):
 def _check_len(bsym, imports):
     x, n = bsym.args
     name = prettyprint(x, imports)
+    if n == 0:  # lists, tuples, dicts and sets: empty is falsy, and truth needs no call
+        return [f"if {name}: return None"]
     return [f"if len({name}) != {n}: return None"]
 
 
@@ -236,8 +276,11 @@ def _call_method(bsym, imports):
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
+    "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key, "unpack_type": _unpack_type,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
+    "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
+    "check_state": _check_state,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sysconfig
 import types
 import weakref
 
@@ -22,6 +23,7 @@ from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
+from thunder.interpreter.derivation import ViewSource
 
 __all__ = ["JitHooks", "source_location"]
 
@@ -32,7 +34,16 @@ _CONTAINED_LITERALS = (bool, int, float, str, type(None))
 def _all_literals(value, depth: int = 0) -> bool:
     return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
                              for v in value)
-_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+_CLASS_STATE = ("type", "lookup")  # provenance kinds of what attribute lookup found on a class
+# Installed packages and the standard library change only by reinstalling (a new process); the caller's own
+# code changes in place (IPython's autoreload swaps ``f.__code__``, a notebook cell defines a global ``len``).
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _in_library(filename) -> bool:
+    return isinstance(filename, str) and filename.startswith(_LIBRARY_DIRS)
+_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType,
+                   types.CodeType)
 
 
 def _holds_tensors(value, depth: int = 0) -> bool:
@@ -187,6 +198,22 @@ def _set_rng_state(state):
     prims.set_rng_state(state)
 
 
+# Process-wide switches user code may query (and branch on): the answer becomes a checked input.
+_STATE_QUERIES = {f for f in (torch.get_default_dtype, torch.are_deterministic_algorithms_enabled,
+                              torch.is_deterministic_algorithms_warn_only_enabled, torch.get_float32_matmul_precision,
+                              torch.is_anomaly_enabled, torch.is_anomaly_check_nan_enabled, torch.cuda.is_available,
+                              torch.get_num_threads, torch.backends.mps.is_available) if f is not None}
+
+
+def _state_query(query):
+    def ask():
+        answer = query()
+        get_tracectx().state_reads[query] = answer  # the prologue asks again
+        return answer
+
+    return ask
+
+
 _RNG_STATE = {torch.manual_seed: _manual_seed, torch.random.manual_seed: _manual_seed,
               torch.get_rng_state: _get_rng_state, torch.set_rng_state: _set_rng_state,
               torch.random.get_rng_state: _get_rng_state, torch.random.set_rng_state: _set_rng_state}
@@ -205,15 +232,28 @@ def _out_variant(sym):
     return call
 
 
-def _module_call(module_call_wrapped, self_w, *args, **kwargs):
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_MODULE_HOOKS = tuple(f"_global{name}" for name in _MODULE_HOOKS)
+
+
+def _module_call(module_call_wrapped, self_w, *args, records=None, **kwargs):
     """nn.Module.__call__ without hooks is ``self.forward(*args, **kwargs)``; with hooks, interpret the
-    implementation that runs them (``_call_impl``: interpreting ``__call__`` itself would come back here)."""
+    implementation that runs them (``_call_impl``: interpreting ``__call__`` itself would come back here).
+    ``records``: where to note that the program relied on there being no hooks (registering one later
+    retraces)."""
     m = self_w.value
-    if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
-            or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks
-            or torch.nn.modules.module._global_backward_hooks or torch.nn.modules.module._global_backward_pre_hooks):
+    module_globals = vars(torch.nn.modules.module)
+    if any(getattr(m, name) for name in _MODULE_HOOKS) or any(module_globals[name] for name in _GLOBAL_MODULE_HOOKS):
         return call_wrapped(torch.nn.Module._call_impl, self_w, *args, **kwargs)
-    return call_wrapped(type(m).forward, self_w, *args, **kwargs)
+    if records is not None:
+        records.append(InputRecord(Provenance.globals_dict(module_globals), module_globals,
+                                   ("empty_items", _GLOBAL_MODULE_HOOKS)))
+        if self_w.provenance.is_outside:
+            records.append(InputRecord(Provenance.attr(self_w.provenance, "__dict__"), m.__dict__,
+                                       ("empty_items", _MODULE_HOOKS)))
+    # ``self.forward`` as _call_impl reads it: an instance attribute (a patched forward) wins, and the class's
+    # forward is a checked input, so replacing either later retraces
+    return call_wrapped(call_wrapped(getattr, self_w, "forward"), *args, **kwargs)
 
 
 def _jitted_calls() -> dict:
@@ -245,6 +285,9 @@ class SharpEdgeError(UnsupportedError):
     """Outside state was read in a way the prologue does not check (``sharp_edges="error"``)."""
 
 
+_TYPE_CHECKS = {"tensor", "number", "literal", "is", "type", "class"}  # record checks that fix the exact type
+# Native callables whose answer depends on the type of their first argument.
+_TYPE_READERS = {isinstance, _isinstance, type, callable}
 # Native callables that only look at an object's identity or type, which the prologue does check.
 _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasattr}
 
@@ -258,6 +301,8 @@ class JitHooks(Hooks):
         self.checkpoint = checkpoint  # module -> bool: submodules to run as activation checkpoints
         self.sharp_edges = sharp_edges
         self._reported: set = set()
+        self._type_read_done: set = set()  # provenances whose type the program read (checked once)
+        self._whole_dicts: set = set()  # provenances of outside dicts native code read whole
         self.records: list[InputRecord] = []
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
         self._proxies: dict = {}  # provenance -> TensorProxy
@@ -313,8 +358,9 @@ class JitHooks(Hooks):
                 raise UnsupportedError("jit(checkpoint=...): checkpointed submodules are called with positional "
                                        f"arguments only{user_location_suffix()}")
             return checkpoint_lookaside(
-                self_w, *args, _trace_with=lambda: _module_call(module_call_wrapped, self_w, *args))
-        return _module_call(module_call_wrapped, self_w, *args, **kwargs)
+                self_w, *args, _trace_with=lambda: _module_call(module_call_wrapped, self_w, *args,
+                                                                records=self.records))
+        return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
     def lookaside(self, fn):
         mutation = self._mutating_method(fn)
@@ -331,6 +377,8 @@ class JitHooks(Hooks):
         autocast = autocast_lookaside(self.autocast, fn)
         if autocast is not None:
             return autocast
+        if type(fn) in (types.BuiltinFunctionType, types.FunctionType) and fn in _STATE_QUERIES:
+            return _state_query(fn)
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
@@ -359,8 +407,13 @@ class JitHooks(Hooks):
     def on_input(self, value, provenance):
         if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
             self.autocast.begin(get_tracectx())
-        if self.side_effects.is_written(provenance):
+        if self.side_effects.is_written(provenance) or self._patched_class_entry(provenance):
             return value  # the program reads back what it wrote: not an input
+        if type(value) is types.CodeType and _in_library(value.co_filename):
+            return value  # library code is replaced by reinstalling, not in place
+        if provenance.kind in _CLASS_STATE:
+            self._class_state(value, provenance)
+            return value
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
@@ -384,7 +437,8 @@ class JitHooks(Hooks):
                 self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
                 self.records.append(InputRecord(provenance, value, "tensor", proxy))
             return proxy
-        if self.symbolic and type(value) in (bool, int, float):
+        # bools stay constants: two values, and ``flag is True`` must see a bool, not a proxy
+        if self.symbolic and type(value) in (int, float):
             proxy = self._proxies.get(provenance)
             if proxy is None:
                 name = get_tracectx().make_unique_name(proxy_name_for(provenance, self.fn))
@@ -402,6 +456,9 @@ class JitHooks(Hooks):
             # length was baked into unrolled iteration, and the items used are reached on their own.
             # Nested containers of literals count too: an index like ([0, 2], [1, 3]) goes whole to native code.
             self.records.append(InputRecord(provenance, value, "literal" if _all_literals(value) else "len"))
+        elif type(value) in (set, frozenset) and _all_literals(value):
+            # a set's members are iterated, counted and tested natively: checked whole, by value
+            self.records.append(InputRecord(provenance, type(value)(value), "literal"))
         elif provenance.kind == "fn" or type(value) in (dict, set) or _is_bound_method(value):
             # the jitted callable itself; dicts and sets, whose items are reached (or mutated) one by one;
             # bound methods, remade on each read
@@ -412,6 +469,31 @@ class JitHooks(Hooks):
             # any other object (a submodule, a config object): its type decides which methods ran
             self.records.append(InputRecord(provenance, value, "type"))
         return value
+
+    def is_outside_class(self, cls) -> bool:
+        return not (getattr(cls, "__module__", "") or "").startswith("thunder.")  # proxies are thunder's
+
+    def _class_state(self, value, provenance):
+        """What attribute lookup found on a class (``lookup``) is checked by identity; the receiver's
+        class (``type``) by ``type(x) is C``."""
+        if provenance.kind == "type" and not self.is_outside_class(value):
+            return  # a proxy's class: the value it stands for is checked by its own record
+        if provenance.kind == "type":
+            self.records.append(InputRecord(provenance.parent, value, "class"))
+            return
+        self.records.append(InputRecord(provenance, value, "is"))
+
+    def _patched_class_entry(self, provenance) -> bool:
+        """Whether ``provenance`` goes through a class entry the program itself set (``C.apply = ...`` in the
+        jitted function): what it finds there is its own doing, not an input."""
+        p = provenance
+        while p.kind in ("attr", "item", "key", "type", "lookup"):
+            if p.kind == "lookup":
+                name = p.key if type(p.key) is str else p.key[0]
+                if any(self.side_effects.wrote_attr(klass, name) for klass in p.parent.root.__mro__):
+                    return True
+            p = p.parent
+        return False
 
     def _tensor_state_reader(self, tensor, provenance):
         def read(name):
@@ -469,14 +551,40 @@ class JitHooks(Hooks):
         # ``state[p]`` with p a proxy of a parameter looks up the parameter itself
         return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
 
-    def on_membership(self, wcontainer, key, present: bool) -> None:
-        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
+    def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        if wcontainer.provenance.kind == "globals" and _in_library(wcontainer.value.get("__file__")):
+            return  # a library module's globals: nobody defines a ``len`` there later
+        if type(wcontainer.value) in (list, tuple) and self._record_check(wcontainer.provenance) == "literal":
+            return  # its contents are checked already
+        # an outside object as the key (not a number or string, whose value is checked) is re-read by the check
+        key_path = None
+        if (wkey is not None and wkey.provenance.is_outside and not isinstance(wkey.value, (TensorProxy, NumberProxy))
+                and not isinstance(wkey.value, _LITERAL_TYPES)):
+            key_path = wkey.provenance
+        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present, key_path)))
+
+    def _record_check(self, provenance):
+        return next((r.check for r in reversed(self.records) if r.provenance == provenance), None)
+
+    def on_missing_attr(self, wobj, name):
+        self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
+
+    def on_length(self, wcontainer):
+        if type(wcontainer.value) in (dict, set):  # lists and tuples are checked by length already
+            self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
 
     def on_native_call(self, fn, wargs, wkwargs):
-        if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
-            # the program read how many entries an outside dict has (``if len(state) == 0``)
-            self.records.append(InputRecord(wargs[0].provenance, wargs[0].value, "len"))
-        if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:
+        if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:
+            self.on_length(wargs[0])  # ``if len(state) == 0``
+        if fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
+            self._type_read(wargs[0])
+        if fn in _IDENTITY_READERS or fn is len:
+            return
+        for w in (*wargs, *wkwargs.values()):
+            wdict = w.items.wdict if isinstance(w.items, ViewSource) else w
+            if type(wdict.value) is dict and wdict.provenance.is_outside:
+                self._whole_dict(wdict)
+        if self.sharp_edges in (None, "allow"):
             return
         seen = [(w.value, w.provenance) for w in (*wargs, *wkwargs.values()) if w.provenance.is_outside]
         owner = getattr(fn, "__self__", None)
@@ -486,8 +594,30 @@ class JitHooks(Hooks):
                 seen.append((owner, record.provenance))
         for value, provenance in seen:
             record = self._record_of(value)
-            if record is not None and not _contents_checked(value, record):
+            if record is not None and not _contents_checked(value, record) and provenance not in self._whole_dicts:
                 self._report(fn, value, provenance)
+
+    def _whole_dict(self, wdict) -> None:
+        """An outside dict (or a view of it) goes whole to native code (``sorted(d)``, ``max(d.values())``,
+        ``dict(d)``): its length and every item are inputs, so the same keys with the same values are what
+        the cached program saw. Only dicts of Python literals: other values are inputs where they are read."""
+        d = wdict.value
+        if wdict.provenance in self._whole_dicts or not _all_literals(d.values()):
+            return
+        self._whole_dicts.add(wdict.provenance)
+        self.on_length(wdict)
+        for key, value in d.items():
+            self.on_input(value, Provenance.item(wdict.provenance, key))
+
+    def _type_read(self, w) -> None:
+        """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check
+        the type where the value's own check does not (dicts, sets, lists checked by length)."""
+        if w.provenance in self._type_read_done:
+            return
+        self._type_read_done.add(w.provenance)
+        checks = {r.check for r in self.records if r.provenance == w.provenance and type(r.check) is not tuple}
+        if not checks & _TYPE_CHECKS:
+            self.records.append(InputRecord(w.provenance, w.value, "type"))
 
     def _record_of(self, value):
         for r in reversed(self.records):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import keyword
 import re
+import types
 
 from thunder.core import prims
 from thunder.core.codegen import ObjectRef
 from thunder.core.prims import AnyProxy
 from thunder.interpreter import Provenance
+from thunder.interpreter.typeutil import lookup_type
 
 __all__ = ["PathReacher"]
 
@@ -21,6 +23,7 @@ class PathReacher:
         self.trace, self.fn, self.args_p, self.kwargs_p = trace, fn, args_p, kwargs_p
         self.reached: dict[Provenance, object] = {}
         self._refs: dict[int, ObjectRef] = {}
+        self._class_dicts: dict[Provenance, object] = {}  # a class's __dict__, read once
 
     def ref(self, obj, base: str) -> ObjectRef:
         """A named reference to an object the trace needs as is (a globals dict, a cell, a function)."""
@@ -47,6 +50,23 @@ class PathReacher:
             value = prims.unpack_item(self.kwargs_p, prov.key)
         elif kind == "global":
             value = prims.unpack_item(self.ref(prov.root, f"globals_{prov.root.get('__name__', 'module')}"), prov.key)
+        elif kind == "globals":
+            value = self.ref(prov.root, f"globals_{prov.root.get('__name__', 'module')}")
+        elif kind == "class":
+            value = self.ref(prov.root, prov.root.__name__)
+        elif kind == "lookup":
+            # the entry under that name along the class's MRO (a method, a property), before descriptors run
+            name, after = (prov.key, None) if type(prov.key) is str else prov.key
+            cls = prov.parent.root
+            if after is None and type(lookup_type(cls, name)) is types.FunctionType and name.isidentifier():
+                # ``C.name`` gives a function found along the MRO as it is (at C speed, through the type's
+                # attribute cache); a data descriptor of the metaclass would give something else, a miss
+                value = prims.unpack_attr(self.reach(prov.parent), name)
+            elif after is None and name in cls.__dict__:  # the class's own: one dict read, whatever the MRO
+                value = prims.unpack_item(self._class_dict(prov.parent), name)
+            else:
+                after = None if after is None else self.ref(after, after.__name__)
+                value = prims.unpack_lookup(self.reach(prov.parent), name, after)
         elif kind == "builtin":
             value = prims.unpack_item(self.ref(prov.root, "builtins"), prov.key)
         elif kind == "closure_cell":
@@ -57,6 +77,10 @@ class PathReacher:
             value = prims.unpack_attr(self.reach(prov.parent), prov.key)
         elif kind == "item":
             value = prims.unpack_item(self.reach(prov.parent), prov.key)
+        elif kind == "type":
+            value = prims.unpack_type(self.reach(prov.parent))
+        elif kind == "key":
+            value = prims.unpack_key(self.reach(prov.parent), prov.key)
         else:
             raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r}")
         if out is not None:
@@ -66,6 +90,12 @@ class PathReacher:
             value = out
         self.reached[prov] = value
         return value
+
+    def _class_dict(self, class_prov: Provenance):
+        d = self._class_dicts.get(class_prov)
+        if d is None:
+            d = self._class_dicts[class_prov] = prims.unpack_attr(self.reach(class_prov), "__dict__")
+        return d
 
     def forget(self, prov: Provenance) -> None:
         """Drops what was reached through ``prov`` (after a write there, reads must happen anew)."""

@@ -4,6 +4,7 @@ path, check what the compiled program assumed, and return the computation's inpu
 from __future__ import annotations
 
 import re
+import types
 
 from thunder.core import dtypes, prims
 from thunder.core.prims import AnyProxy
@@ -20,8 +21,8 @@ class InputRecord:
     """An outside value the traced program read: its provenance, the value, and what to check.
 
     ``check`` is one of "tensor" (the value is ``proxy``), "literal" (equality with ``value``),
-    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), or None
-    (only a path step).
+    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), "class"
+    (the exact type is ``value``), or None (only a path step).
     """
 
     __slots__ = ("provenance", "value", "check", "proxy")
@@ -85,6 +86,10 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_grad_mode(computation.grad_enabled)
                 # the caller's autocast decides which casts the trace recorded
                 check_autocast_state()
+        if checks and computation is not None:
+            # process-wide switches the trace followed (the default dtype, deterministic algorithms, ...)
+            for query, answer in computation.state_reads.items():
+                prims.check_state(reacher.ref(query, query.__name__), answer)
 
         parents = set()
         for r in records:
@@ -94,8 +99,10 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 p = p.parent
 
         checked: set = set()
+        no_hooks: list = []  # (module __dict__ or hooks globals, names of hook dicts that were empty)
         for r in records:
-            identity = (r.provenance, r.check if isinstance(r.check, str) or r.check is None else id(r.check[1]))
+            check = "type" if r.check == "class" else r.check  # both say type(x) is T
+            identity = (r.provenance, check if isinstance(check, str) or check is None else id(check[1]))
             if identity in checked:
                 continue  # the program read it more than once; one check suffices
             checked.add(identity)
@@ -121,12 +128,22 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
             elif isinstance(r.check, tuple) and r.check[0] == "contains":
-                _, key, present = r.check
-                prims.check_contains(reach(r.provenance), key, present)
-            elif r.check == "type":
-                prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
-            elif r.check == "is" and r.provenance not in parents:
+                _, key, present, key_path = r.check
+                prims.check_contains(reach(r.provenance), key if key_path is None else reach(key_path), present)
+            elif isinstance(r.check, tuple) and r.check[0] == "empty_items":
+                no_hooks.append((reach(r.provenance), r.check[1]))
+            elif isinstance(r.check, tuple) and r.check[0] == "hasattr":
+                _, name, present = r.check
+                prims.check_hasattr(reach(r.provenance), name, present)
+            elif r.check in ("type", "class"):
+                tp = r.value if r.check == "class" else type(r.value)
+                prims.check_type(reach(r.provenance), reacher.ref(tp, tp.__name__))
+            elif r.check == "is" and not (r.provenance in parents and isinstance(r.value, types.ModuleType)):
+                # a Python module read only for its attributes is checked by them; anything else by identity
+                # (a function with the same code may hold other closure cells)
                 prims.check_is(reach(r.provenance), reacher.ref(r.value, _ref_name(r.value)))
+        if no_hooks:
+            _check_no_hooks(reacher, no_hooks)
         if checks and computation is not None and computation.constraints:
             _check_constraints(computation)
         aliases = aliases or {}
@@ -142,6 +159,16 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_distinct_storage(*dict.fromkeys(tensors))
         trace.output = tuple(computation_args)
     return trace
+
+
+def _check_no_hooks(reacher, dicts) -> None:
+    """The traced modules ran without hooks. Every hook registration goes through a ``RemovableHandle``,
+    which counts them: while the count is unchanged nothing was registered, which costs one comparison;
+    otherwise each module's hook dicts are looked at."""
+    from torch.utils.hooks import RemovableHandle
+
+    holder = reacher.ref(RemovableHandle, "RemovableHandle")
+    prims.check_no_hooks(holder, RemovableHandle.next_id, tuple(keys for _, keys in dicts), *(d for d, _ in dicts))
 
 
 def _number_definitions(trace: TraceCtx) -> dict:

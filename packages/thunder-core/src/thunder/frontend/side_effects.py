@@ -39,6 +39,7 @@ class SideEffects:
     def __init__(self):
         self.writes: list[Write] = []
         self.written: set = set()  # provenances of locations written: later reads are not prologue inputs
+        self._written_attrs: set = set()  # (id(object), name) of attributes written, whatever the path
         self._undo: list = []
         self._snapshotted: set[int] = set()
 
@@ -75,6 +76,7 @@ class SideEffects:
                 setattr(obj, key, plain)
             else:
                 delattr(obj, key)
+            self._written_attrs.add((id(obj), key))
             target_prov, location_prov = target.provenance, Provenance.attr(target.provenance, key)
         elif kind in ("item", "delete_item"):
             obj = target.value
@@ -103,6 +105,10 @@ class SideEffects:
         self._snapshotted.add(id(obj))
         saved = type(obj)(obj) if type(obj) is not list else list(obj)
         self._undo.append(lambda: _restore_contents(obj, saved))
+
+    def wrote_attr(self, obj, name: str) -> bool:
+        """Whether the program set or deleted attribute ``name`` of ``obj`` (a class it patched, say)."""
+        return (id(obj), name) in self._written_attrs
 
     def is_written(self, provenance: Provenance) -> bool:
         p = provenance

@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 
 from .calls import bind_method, call_value
+from .class_lookups import class_dependency, instance_dict
 from .derivation import derive_attr
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed, constant
@@ -16,16 +17,6 @@ from .wrapped import WrappedValue, computed, constant
 __all__ = ["load_attr", "load_method", "load_super_attr", "store_attr", "delete_attr"]
 
 _METHOD_TYPES = (types.FunctionType, types.MethodDescriptorType)
-
-
-def _instance_dict(obj):
-    try:
-        d = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return None
-    return d if isinstance(d, dict) else None
-
-
 def _is_data_descriptor(dtp) -> bool:
     return lookup_type(dtp, "__set__") is not NOTFOUND or lookup_type(dtp, "__delete__") is not NOTFOUND
 
@@ -38,8 +29,9 @@ def _descriptor_get(rt, wobj, name, descr, get, owner) -> WrappedValue:
     return derive_attr(rt, wobj, name, get(descr, wobj.value, owner))
 
 
-def _generic_getattr(rt, wobj, name) -> WrappedValue:
-    """object.__getattribute__ with provenance."""
+def _generic_getattr(rt, wobj, name, fallback: bool = False) -> WrappedValue:
+    """object.__getattribute__ with provenance. ``fallback``: a Python ``__getattr__`` handles a failure (its
+    own reads are then what is checked)."""
     obj = wobj.value
     tp = type(obj)
     descr = lookup_type(tp, name)
@@ -48,16 +40,21 @@ def _generic_getattr(rt, wobj, name) -> WrappedValue:
         dtp = type(descr)
         get = lookup_type(dtp, "__get__")
         if get is not NOTFOUND and dtp is not types.FunctionType and _is_data_descriptor(dtp):
+            class_dependency(rt, wobj, tp, name, descr, shadowable=False)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
-    d = _instance_dict(obj)
+    d = instance_dict(obj)
     if d is not None and name in d:
         return derive_attr(rt, wobj, name, d[name])
     if descr is not NOTFOUND:
         if type(descr) is types.FunctionType:
-            return derive_attr(rt, wobj, name, types.MethodType(descr, obj))
+            class_dependency(rt, wobj, tp, name, descr, shadowable=True)
+            return bind_method(wobj, descr)  # made now from checked parts: not itself an input
         if get is not NOTFOUND:
+            class_dependency(rt, wobj, tp, name, descr, shadowable=True)
             return _descriptor_get(rt, wobj, name, descr, get, tp)
         return derive_attr(rt, wobj, name, descr)
+    if not fallback:
+        class_dependency(rt, wobj, tp, name, NOTFOUND, shadowable=True)  # a later class or instance attribute wins
     raise AttributeError(f"'{tp.__name__}' object has no attribute '{name}'", name=name, obj=obj)
 
 
@@ -71,12 +68,18 @@ def load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
         if type(getattribute) is types.FunctionType:
             return call_value(computed(getattribute), [wobj, constant(name)], {})
         # C-level lookup (classes, modules, ...): run natively, keep provenance.
-        return derive_attr(rt, wobj, name, getattr(obj, name))
+        try:
+            value = getattr(obj, name)
+        except AttributeError:
+            if wobj.provenance.is_outside:
+                rt.hooks.on_missing_attr(wobj, name)  # the attribute could be added later
+            raise
+        return derive_attr(rt, wobj, name, value)
     getattr_hook = lookup_type(tp, "__getattr__")
     if getattr_hook is NOTFOUND:
         return _generic_getattr(rt, wobj, name)
     try:
-        return _generic_getattr(rt, wobj, name)
+        return _generic_getattr(rt, wobj, name, fallback=type(getattr_hook) is types.FunctionType)
     except AttributeError:
         pass  # leave the except block first so the fallback is not chained to this error
     if type(getattr_hook) is types.FunctionType:
@@ -93,11 +96,11 @@ def load_method(rt, wobj: WrappedValue, name: str):
     if lookup_type(tp, "__getattribute__") is object.__getattribute__:
         descr = lookup_type(tp, name)
         if type(descr) in _METHOD_TYPES:
-            d = _instance_dict(obj)
+            d = instance_dict(obj)
             if d is None or name not in d:
                 seen = rt.hooks.attribute_value(obj, name, descr)
                 if seen is descr:
-                    return computed(descr), wobj
+                    return class_dependency(rt, wobj, tp, name, descr, shadowable=True), wobj
                 return None, WrappedValue(seen, computed(None).provenance, wobj)
     return None, load_attr(rt, wobj, name)
 
@@ -119,6 +122,8 @@ def load_super_attr(rt, start_cls, wself: WrappedValue, name: str, method: bool)
             descr = d[name]
             dtp = type(descr)
             instance = None if obj is starttype else obj
+            class_dependency(rt, wself if instance is not None else None, starttype, name, descr, shadowable=False,
+                             after=start_cls)
             if dtp is types.FunctionType and instance is not None:
                 if method:
                     return computed(descr), wself

@@ -11,9 +11,11 @@ import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
+from .calls import native_call
 from .class_bodies import build_class
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
+from .provenance import Provenance
 from .wrapped import WrappedValue, computed, constant
 
 __all__ = ["find_internal_lookaside"]
@@ -154,7 +156,7 @@ def _dict_get(rt, wargs, wkwargs):
     if key in d:
         return derive_item(rt, wargs[0], key, d[key])
     if wargs[0].provenance.is_outside:
-        rt.hooks.on_membership(wargs[0], key, False)  # the absence is what the program relied on
+        rt.hooks.on_membership(wargs[0], key, False, wargs[1])  # the absence is what the program relied on
     return wargs[2] if len(wargs) == 3 else computed(None)
 
 
@@ -225,7 +227,25 @@ def _locals(rt, wargs, wkwargs):
     return computed(_frame_locals(rt))
 
 
+def _globals(rt, wargs, wkwargs):
+    if wargs or wkwargs or not rt.frames:
+        return _native(globals, wargs, wkwargs)
+    g = rt.frames[-1].globals
+    return WrappedValue(g, Provenance.globals_dict(g))  # what the program finds in it is checked
+
+
+def _type(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 1:
+        return native_call(type, wargs, wkwargs)  # type(name, bases, ns) makes a class
+    w = wargs[0]
+    if w.provenance.is_outside:  # ``type(obj).X``: the class is reached (and checked) from the object
+        return rt.input(type(w.value), Provenance.type_of(w.provenance))
+    return computed(type(w.value))
+
+
 def _vars(rt, wargs, wkwargs):
+    if len(wargs) == 1 and not wkwargs:  # vars(obj) is obj.__dict__, with its provenance
+        return load_attr(rt, wargs[0], "__dict__")
     if wargs or wkwargs or not rt.frames:
         return _native(vars, wargs, wkwargs)
     if rt.frames[-1].namespace is not None:
@@ -243,6 +263,8 @@ def _dir(rt, wargs, wkwargs):
 
 _TABLE = {
     locals: _locals,
+    globals: _globals,
+    type: _type,
     vars: _vars,
     dir: _dir,
     getattr: _getattr,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import types
 
+from .class_lookups import class_dependency, code_dependency, special_method
 from .errors import InterpreterError, unsupported
 from .frame import Frame
 from .provenance import Provenance
@@ -87,15 +88,18 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
     tp = type(fn)
     if tp is types.FunctionType:
         if hooks.should_interpret(fn):
+            code_dependency(rt, wfn)
             return interpret_function(rt, fn, wargs, wkwargs)
         return native_call(fn, wargs, wkwargs)
     if tp is types.MethodType:
+        from .derivation import derive_attr
+
         wself = wfn.bound_self
         if wself is None or wself.value is not fn.__self__:
-            from .derivation import derive_attr
-
             wself = derive_attr(rt, wfn, "__self__", fn.__self__)
-        return call_value(computed(fn.__func__), [wself, *wargs], wkwargs)
+        # a bound method kept outside (an instance attribute, a global) runs the function it holds now
+        wfunc = derive_attr(rt, wfn, "__func__", fn.__func__)
+        return call_value(wfunc, [wself, *wargs], wkwargs)
     if tp is functools.partial:
         from .derivation import derive_attr, derive_item
 
@@ -113,7 +117,7 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
         return native_call(fn, wargs, wkwargs)
     call = lookup_type(tp, "__call__")
     if type(call) is types.FunctionType:
-        return call_value(computed(call), [wfn, *wargs], wkwargs)
+        return call_value(class_dependency(rt, wfn, tp, "__call__", call, shadowable=False), [wfn, *wargs], wkwargs)
     return native_call(fn, wargs, wkwargs)
 
 
@@ -139,7 +143,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
     meta = type(cls)
     meta_call = lookup_type(meta, "__call__")
     if type(meta_call) is types.FunctionType:
-        return call_value(computed(meta_call), [wcls, *wargs], wkwargs)
+        return call_value(special_method(rt, meta, "__call__", meta_call), [wcls, *wargs], wkwargs)
     if meta_call is not type.__call__ or cls is type:
         return native_call(cls, wargs, wkwargs)
     new = lookup_type(cls, "__new__")
@@ -150,6 +154,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
     if not python_new and not python_init:
         return native_call(cls, wargs, wkwargs)
     if python_new:
+        special_method(rt, cls, "__new__", new)
         wobj = call_value(computed(new_fn), [wcls, *wargs], wkwargs)
     elif new_fn is object.__new__:
         # __init__ is overridden, so object.__new__ ignores the arguments (as in CPython).
@@ -161,7 +166,7 @@ def call_class(rt, wcls: WrappedValue, wargs, wkwargs) -> WrappedValue:
         return wobj
     init = lookup_type(type(obj), "__init__")
     if type(init) is types.FunctionType:
-        result = call_value(computed(init), [wobj, *wargs], wkwargs)
+        result = call_value(special_method(rt, type(obj), "__init__", init), [wobj, *wargs], wkwargs)
         if result.value is not None:
             raise TypeError(f"__init__() should return None, not '{type(result.value).__name__}'")
     else:

@@ -270,6 +270,7 @@ def build_class(rt, wargs, wkwargs) -> WrappedValue:
         set_item(rt, wns, constant("__orig_bases__"), wbases_tuple)
     wcls = call_value(wmeta, [wname, wbases_final, wns], mkw)
     cls, cell = wcls.value, wcell.value
+    rt.created_classes[id(cls)] = cls  # made by this call: its attributes are not outside state
     if isinstance(cls, type) and type(cell) is types.CellType:
         try:
             cell_cls = cell.cell_contents

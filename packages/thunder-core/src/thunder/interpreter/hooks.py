@@ -42,14 +42,28 @@ class Hooks:
         (``x.shape`` as a ``torch.Size``). Default: ``value``."""
         return value
 
+    def is_outside_class(self, cls) -> bool:
+        """Whether ``cls`` is the caller's, so what attribute lookup finds on it is outside state (a jit's own
+        stand-in classes are not). Default: True."""
+        return True
+
     def dict_key(self, key):
         """The key to use for a dict or set lookup with ``key`` (a jit maps a proxy back to the object it stands
         for, so ``state[param]`` finds the entry of the real parameter). Default: ``key``."""
         return key
 
-    def on_membership(self, wcontainer, key, present: bool) -> None:
-        """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
-        Default: nothing."""
+    def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        """The program learned whether ``key`` is in an outside dict, set, list or tuple (``in``,
+        ``dict.get``). ``wkey``: the wrapped key, when the program supplied it (an outside key may differ on
+        the next call). Default: nothing."""
+
+    def on_missing_attr(self, wobj, name: str) -> None:
+        """Native attribute lookup on an outside object (a module, a class, a C type's instance) found no
+        attribute ``name``; the program relied on that. Default: nothing."""
+
+    def on_length(self, wcontainer) -> None:
+        """The program relied on how many entries an outside dict or set has (``len``, iterating it to the
+        end, ``{**d}``). Default: nothing."""
 
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 
 from .calls import call_value
+from .class_lookups import special_method
 from .derivation import ViewSource, derive_item
 from .provenance import Provenance
 from .typeutil import NOTFOUND, lookup_type
@@ -50,6 +51,8 @@ def _dict_keys(rt, wdict):
             yield rt.input(key, Provenance.dict_key(prov, i))
         else:
             yield computed(key)
+    if prov.is_outside:
+        rt.hooks.on_length(wdict)  # the loop ended after that many keys
 
 
 def _dict_view_elements(rt, kind, wdict):
@@ -65,6 +68,8 @@ def _dict_view_elements(rt, kind, wdict):
         else:
             wkey = rt.input(key, Provenance.dict_key(prov, i)) if prov.is_outside else computed(key)
             yield computed((key, value), items=(wkey, wvalue))
+    if prov.is_outside:
+        rt.hooks.on_length(wdict)
 
 
 def wrapped_iterator(source) -> WrappedValue:
@@ -80,7 +85,7 @@ def get_iter(rt, w: WrappedValue) -> WrappedValue:
         return w
     method = lookup_type(tp, "__iter__")
     if type(method) is types.FunctionType:
-        result = call_value(computed(method), [w], {})
+        result = call_value(special_method(rt, tp, "__iter__", method), [w], {})
         if lookup_type(type(result.value), "__next__") is NOTFOUND:
             raise TypeError(f"iter() returned non-iterator of type '{type(result.value).__name__}'")
         return result
@@ -106,7 +111,7 @@ def next_wrapped(rt, wit: WrappedValue) -> WrappedValue:
         return it.send_wrapped(None)
     method = lookup_type(tp, "__next__")
     if type(method) is types.FunctionType:
-        return call_value(computed(method), [wit], {})
+        return call_value(special_method(rt, tp, "__next__", method), [wit], {})
     if method is NOTFOUND:
         raise TypeError(f"'{tp.__name__}' object is not an iterator")
     return computed(next(it))

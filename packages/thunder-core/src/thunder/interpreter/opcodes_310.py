@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .block_stack import FINALLY, pop_block, pop_except, push_block, unwind_exception
 from .calls import bind_method, call_value
+from .class_lookups import special_method
 from .loop import GENERATOR, YIELD
 from .opcodes_311 import HANDLERS as _HANDLERS_311
 from .opcodes_common import (
@@ -210,6 +211,8 @@ def _setup_with(rt, frame, instr):
     exit_ = lookup_type(tp, "__exit__")
     if exit_ is NOTFOUND:
         raise AttributeError("__exit__")
+    special_method(rt, tp, "__exit__", exit_)
+    special_method(rt, tp, "__enter__", enter)
     frame.stack.append(bind_method(wmgr, exit_))
     wresult = call_value(bind_method(wmgr, enter), [], {})
     push_block(frame, FINALLY, instr.argval)

@@ -14,6 +14,7 @@ import types
 from .attributes import delete_attr, load_attr, load_method, store_attr
 from .calls import bind_method, call_value
 from .class_bodies import NAME_HANDLERS
+from .class_lookups import special_method
 from .derivation import derive_item
 from .errors import unsupported
 from .exception_groups import check_except_star_type, exception_group_match, prep_reraise_star
@@ -220,6 +221,8 @@ def load_global(rt, frame, name):
     if name in frame.globals:
         w = rt.input(frame.globals[name], Provenance.global_(frame.globals, name))
     elif name in frame.builtins:
+        # a global of that name defined later would win: the globals dict must still lack it
+        rt.hooks.on_membership(WrappedValue(frame.globals, Provenance.globals_dict(frame.globals)), name, False)
         w = rt.input(frame.builtins[name], Provenance.builtin(name, frame.builtins))
     else:
         raise NameError(f"name '{name}' is not defined", name=name)
@@ -470,8 +473,25 @@ def _dict_update(rt, frame, instr):
     src = wsrc.value
     if lookup_type(type(src), "keys") is NOTFOUND:
         raise TypeError(f"'{type(src).__name__}' object is not a mapping")
+    if type(src) is dict and wsrc.provenance.is_outside:
+        _copy_outside_dict(rt, wsrc, wdict)
+        return
     wdict.value.update(src)
     wdict.items = None
+
+
+def _copy_outside_dict(rt, wsrc, wdict):
+    """``{**d}`` (and a match's ``**rest``) of an outside dict: its length and each item are inputs, so
+    the copy is checked the way reading each key would be."""
+    rt.hooks.on_length(wsrc)  # same length + every key below present = same keys
+    src, d = wsrc.value, wdict.value
+    items = wdict.items if type(wdict.items) is dict else ({} if not d else None)
+    for key in list(src):
+        w = derive_item(rt, wsrc, key, src[key])
+        d[key] = w.value
+        if items is not None:
+            items[key] = w
+    wdict.items = items
 
 
 @handler("DICT_MERGE")
@@ -482,6 +502,8 @@ def _dict_merge(rt, frame, instr):
     src = wsrc.value
     if lookup_type(type(src), "keys") is NOTFOUND:
         raise TypeError(f"{function_str(fn)} argument after ** must be a mapping, not {type(src).__name__}")
+    if type(src) is dict and wsrc.provenance.is_outside:
+        rt.hooks.on_length(wsrc)  # f(**d): the keyword names passed are d's keys
     d = wdict.value
     for key in src.keys():
         if key in d:
@@ -675,21 +697,28 @@ def for_iter_next(rt, frame):
 
 @handler("GET_LEN")
 def _get_len(rt, frame, instr):
-    frame.stack.append(computed(len(frame.stack[-1].value)))
+    # as a call, so the hooks see what was read (the length of an outside dict or list is then checked)
+    frame.stack.append(call_value(constant(len), [frame.stack[-1]], {}))
 
 
 # ----- pattern matching ---------------------------------------------------------------------------
 
 
+def _isinstance(wvalue, classes) -> bool:
+    """``isinstance`` as the program's own call would run it: the hooks see the type being read (an outside
+    subject's type is then checked) and may answer for values they stand in for."""
+    return bool(call_value(constant(isinstance), [wvalue, constant(classes)], {}).value)
+
+
 @handler("MATCH_MAPPING")
 def _match_mapping(rt, frame, instr):
-    frame.stack.append(computed(isinstance(frame.stack[-1].value, collections.abc.Mapping)))
+    frame.stack.append(computed(_isinstance(frame.stack[-1], collections.abc.Mapping)))
 
 
 @handler("MATCH_SEQUENCE")
 def _match_sequence(rt, frame, instr):
-    v = frame.stack[-1].value
-    ok = isinstance(v, collections.abc.Sequence) and not isinstance(v, (str, bytes, bytearray))
+    w = frame.stack[-1]
+    ok = _isinstance(w, collections.abc.Sequence) and not _isinstance(w, (str, bytes, bytearray))
     frame.stack.append(computed(ok))
 
 
@@ -714,6 +743,8 @@ def match_keys(rt, wsubject, keys):
         seen.add(key)
         value = subject.get(key, _MISSING)
         if value is _MISSING:
+            if isinstance(subject, dict) and wsubject.provenance.is_outside:
+                rt.hooks.on_membership(wsubject, key, False)  # the branch taken relied on the absence
             return computed(None)
         values.append(derive_item(rt, wsubject, key, value) if isinstance(subject, dict) else computed(value))
     return computed(tuple(w.value for w in values), items=tuple(values))
@@ -734,8 +765,7 @@ def _match_class(rt, frame, instr):
 def match_class(rt, wsubject, cls, nargs, kw_names):
     if not isinstance(cls, type):
         raise TypeError("called match pattern must be a class")
-    subject = wsubject.value
-    if not isinstance(subject, cls):
+    if not _isinstance(wsubject, cls):
         return computed(None)
     seen = []
     attrs = []
@@ -919,6 +949,8 @@ def _before_with(rt, frame, instr):
     if exit_ is NOTFOUND:
         raise TypeError(f"'{tp.__name__}' object does not support the context manager protocol "
                         "(missed __exit__ method)")
+    special_method(rt, tp, "__exit__", exit_)  # patching either on the class later must retrace
+    special_method(rt, tp, "__enter__", enter)
     frame.stack.append(bind_method(wmgr, exit_))
     frame.stack.append(call_value(bind_method(wmgr, enter), [], {}))
 

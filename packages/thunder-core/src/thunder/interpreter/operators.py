@@ -11,6 +11,7 @@ import operator
 import types
 
 from .calls import call_value
+from .class_lookups import special_method
 from .derivation import derive_item
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed
@@ -48,14 +49,14 @@ _COMPARE = {
 }
 
 
-def _call_dunder(method, wself: WrappedValue, wother: WrappedValue) -> WrappedValue:
+def _call_dunder(rt, method, name: str, wself: WrappedValue, wother: WrappedValue) -> WrappedValue:
     if type(method) is types.FunctionType:
-        return call_value(computed(method), [wself, wother], {})
+        return call_value(special_method(rt, type(wself.value), name, method), [wself, wother], {})
     if method is object.__ne__:
         # object.__ne__ inverts __eq__; do it here so a Python __eq__ is interpreted.
         eq = lookup_type(type(wself.value), "__eq__")
         if type(eq) is types.FunctionType:
-            result = call_value(computed(eq), [wself, wother], {})
+            result = call_value(special_method(rt, type(wself.value), "__eq__", eq), [wself, wother], {})
             if result.value is NotImplemented:
                 return result
             return computed(not result.value)
@@ -79,20 +80,20 @@ def binary_op(rt, oparg: int, wl: WrappedValue, wr: WrappedValue) -> WrappedValu
     if not _any_python(imethod, lmethod, rmethod) and not (name == "__ne__"):
         return computed(native(left, right))
     if imethod is not NOTFOUND:
-        result = _call_dunder(imethod, wl, wr)
+        result = _call_dunder(rt, imethod, iname, wl, wr)
         if result.value is not NotImplemented:
             return result
     if rmethod is not NOTFOUND and issubclass(rt_, lt) and rmethod is not lookup_type(lt, rname):
-        result = _call_dunder(rmethod, wr, wl)
+        result = _call_dunder(rt, rmethod, rname, wr, wl)
         if result.value is not NotImplemented:
             return result
         rmethod = NOTFOUND
     if lmethod is not NOTFOUND:
-        result = _call_dunder(lmethod, wl, wr)
+        result = _call_dunder(rt, lmethod, name, wl, wr)
         if result.value is not NotImplemented:
             return result
     if rmethod is not NOTFOUND:
-        result = _call_dunder(rmethod, wr, wl)
+        result = _call_dunder(rt, rmethod, rname, wr, wl)
         if result.value is not NotImplemented:
             return result
     if symbol == "**" and iname is None:
@@ -113,15 +114,15 @@ def compare_op(rt, op: str, wl: WrappedValue, wr: WrappedValue) -> WrappedValue:
     checked_reverse = False
     if lt is not rt_ and issubclass(rt_, lt) and rmethod is not NOTFOUND:
         checked_reverse = True
-        result = _call_dunder(rmethod, wr, wl)
+        result = _call_dunder(rt, rmethod, rname, wr, wl)
         if result.value is not NotImplemented:
             return result
     if lmethod is not NOTFOUND:
-        result = _call_dunder(lmethod, wl, wr)
+        result = _call_dunder(rt, lmethod, name, wl, wr)
         if result.value is not NotImplemented:
             return result
     if not checked_reverse and rmethod is not NOTFOUND:
-        result = _call_dunder(rmethod, wr, wl)
+        result = _call_dunder(rt, rmethod, rname, wr, wl)
         if result.value is not NotImplemented:
             return result
     if op == "==":
@@ -134,22 +135,26 @@ def compare_op(rt, op: str, wl: WrappedValue, wr: WrappedValue) -> WrappedValue:
 def unary_op(rt, name: str, native, wv: WrappedValue) -> WrappedValue:
     method = lookup_type(type(wv.value), name)
     if type(method) is types.FunctionType:
-        return call_value(computed(method), [wv], {})
+        return call_value(special_method(rt, type(wv.value), name, method), [wv], {})
     return computed(native(wv.value))
 
 
 def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
     method = lookup_type(type(wcontainer.value), "__contains__")
     if type(method) is types.FunctionType:
-        return bool(call_value(computed(method), [wcontainer, witem], {}).value)
+        wmethod = special_method(rt, type(wcontainer.value), "__contains__", method)
+        return bool(call_value(wmethod, [wcontainer, witem], {}).value)
     container = wcontainer.value
     if isinstance(container, (dict, set, frozenset)):
         key = rt.hooks.dict_key(witem.value)
         present = key in container
         if wcontainer.provenance.is_outside:
-            rt.hooks.on_membership(wcontainer, key, present)
+            rt.hooks.on_membership(wcontainer, key, present, witem)
         return present
-    return witem.value in container
+    present = witem.value in container
+    if type(container) in (list, tuple) and wcontainer.provenance.is_outside:
+        rt.hooks.on_membership(wcontainer, witem.value, present, witem)  # the answer depends on every item
+    return present
 
 
 def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
@@ -159,8 +164,13 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
     if not isinstance(container, type):
         method = lookup_type(type(container), "__getitem__")
         if type(method) is types.FunctionType:
-            return call_value(computed(method), [wcontainer, wkey], {})
-    value = container[key]
+            return call_value(special_method(rt, type(container), "__getitem__", method), [wcontainer, wkey], {})
+    try:
+        value = container[key]
+    except KeyError:
+        if type(container) is dict and wcontainer.provenance.is_outside:
+            rt.hooks.on_membership(wcontainer, key, False, wkey)  # ``try: d[k] except KeyError``: the absence counts
+        raise
     if isinstance(container, (list, tuple, dict)):
         if type(key) is slice:
             items = wcontainer.items
@@ -183,7 +193,7 @@ def set_item(rt, wcontainer: WrappedValue, wkey: WrappedValue, wvalue: WrappedVa
     container = wcontainer.value
     method = lookup_type(type(container), "__setitem__")
     if type(method) is types.FunctionType:
-        call_value(computed(method), [wcontainer, wkey, wvalue], {})
+        call_value(special_method(rt, type(container), "__setitem__", method), [wcontainer, wkey, wvalue], {})
         return
     container[wkey.value] = wvalue.value
     items = wcontainer.items
@@ -203,6 +213,6 @@ def del_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> None:
     container = wcontainer.value
     method = lookup_type(type(container), "__delitem__")
     if type(method) is types.FunctionType:
-        call_value(computed(method), [wcontainer, wkey], {})
+        call_value(special_method(rt, type(container), "__delitem__", method), [wcontainer, wkey], {})
         return
     del container[wkey.value]

@@ -5,22 +5,27 @@ from __future__ import annotations
 __all__ = ["Provenance"]
 
 # Root kinds denote values that live outside the interpreted program.
-OUTSIDE_ROOT_KINDS = frozenset({"fn", "arg", "kwarg", "global", "builtin", "closure_cell", "default"})
+OUTSIDE_ROOT_KINDS = frozenset({"fn", "arg", "kwarg", "global", "builtin", "closure_cell", "default", "globals",
+                                "class"})
 # Derived kinds keep the "outside" property of their parent.
-DERIVED_KINDS = frozenset({"attr", "item", "key"})
+DERIVED_KINDS = frozenset({"attr", "item", "key", "type", "lookup"})
 
 
 class Provenance:
     """Immutable, hashable description of how to re-reach a value.
 
     ``kind`` is one of the root kinds ``fn``, ``arg``, ``kwarg``, ``global``, ``builtin``,
-    ``closure_cell``, ``default`` (values entering from outside), the derived kinds ``attr``,
-    ``item`` and ``key`` (``key``: the ``key``-th key in iteration order of the parent dict), or
-    ``computed`` / ``constant`` (values made by the program itself).
+    ``closure_cell``, ``default``, ``globals`` (a function's globals dict itself), ``class`` (a class
+    the program looked attributes up on) (values entering from outside), the derived kinds ``attr``,
+    ``item``, ``key`` (``key``: the ``key``-th key in iteration order of the parent dict), ``type``
+    (``type(parent)``) and ``lookup`` (what the parent class's MRO holds under a name, before any
+    descriptor runs: ``key`` is the name, or ``(name, cls)`` for a ``super(cls, ...)`` lookup that
+    starts after ``cls``), or ``computed`` / ``constant`` (values made by the program itself).
     ``parent`` is the Provenance of the object the value was read from (derived kinds only),
     ``key`` the index / name / attribute, and ``root`` (roots only) the object needed to re-reach
-    the value later: the globals dict (``global``), the builtins dict (``builtin``), the cell object
-    (``closure_cell``) or the function object (``default``). Roots compare by identity of ``root``.
+    the value later: the globals dict (``global``, ``globals``), the builtins dict (``builtin``), the
+    cell object (``closure_cell``), the function object (``default``) or the class (``class``).
+    Roots compare by identity of ``root``.
     """
 
     __slots__ = ("kind", "parent", "key", "root", "_hash")
@@ -73,6 +78,27 @@ class Provenance:
     def default(name: str, fn: object = None) -> Provenance:
         """The default value of parameter ``name`` of function ``fn``."""
         return Provenance("default", None, name, fn)
+
+    @staticmethod
+    def globals_dict(globals_dict: dict) -> Provenance:
+        """The globals dict of a function itself (its keys decide whether a name is a global or a builtin)."""
+        return Provenance("globals", None, globals_dict.get("__name__"), globals_dict)
+
+    @staticmethod
+    def class_(cls: type) -> Provenance:
+        """A class whose attributes (methods, properties, class attributes) the program looked up."""
+        return Provenance("class", None, cls.__qualname__, cls)
+
+    @staticmethod
+    def type_of(parent: Provenance) -> Provenance:
+        """``type(parent)``."""
+        return Provenance("type", parent)
+
+    @staticmethod
+    def lookup(parent: Provenance, name: str, after: type | None = None) -> Provenance:
+        """The entry ``name`` along the MRO of the parent class (``after``: the MRO after that class, as
+        ``super(after, ...)`` searches), before any descriptor runs."""
+        return Provenance("lookup", parent, name if after is None else (name, after))
 
     @staticmethod
     def attr(parent: Provenance, name: str) -> Provenance:
@@ -140,6 +166,8 @@ class Provenance:
             value = kwargs[root.key]
         elif root.kind in ("global", "builtin"):
             value = root.root[root.key]
+        elif root.kind in ("globals", "class"):
+            value = root.root
         elif root.kind == "closure_cell":
             value = root.root.cell_contents
         elif root.kind == "default":
@@ -151,6 +179,10 @@ class Provenance:
                 value = getattr(value, key)
             elif kind == "item":
                 value = value[key]
+            elif kind == "type":
+                value = type(value)
+            elif kind == "lookup":
+                value = class_lookup(value, key)
             else:  # "key"
                 value = list(value)[key]
         return value
@@ -173,6 +205,10 @@ class Provenance:
             s = f"<cell {root.key[0]}.{root.key[2]}>.cell_contents"
         elif root.kind == "default":
             s = f"<default {getattr(root.root, '__qualname__', '?')}({root.key})>"
+        elif root.kind == "globals":
+            s = f"<globals of {root.key or '?'}>"
+        elif root.kind == "class":
+            s = f"<class {root.key}>"
         else:
             return f"<{root.kind}>"
         for kind, key in self.path()[1:]:
@@ -180,6 +216,11 @@ class Provenance:
                 s = f"{s}.{key}" if str(key).isidentifier() else f"getattr({s}, {key!r})"
             elif kind == "item":
                 s = f"{s}[{key!r}]"
+            elif kind == "type":
+                s = f"type({s})"
+            elif kind == "lookup":
+                s = (f"lookup_type({s}, {key!r})" if type(key) is str
+                     else f"lookup_type({s}, {key[0]!r}, after={key[1].__qualname__})")
             else:
                 s = f"list({s})[{key!r}]"
         return s
@@ -214,6 +255,14 @@ def _hashable_key(key):
         return key
     except TypeError:
         return ("<unhashable>", id(key))
+
+
+def class_lookup(cls, key):
+    """The value of a ``lookup`` step (``typeutil.NOTFOUND`` when absent): ``key`` is a name, or
+    ``(name, after)`` for a super() lookup."""
+    from .typeutil import lookup_type
+
+    return lookup_type(cls, key) if type(key) is str else lookup_type(cls, key[0], after=key[1])
 
 
 def default_value(fn, name):

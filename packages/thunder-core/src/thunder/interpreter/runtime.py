@@ -32,6 +32,7 @@ class Runtime:
         self.frames = []
         self.exc_stack = [ExcInfoEntry(sys.exc_info()[1])]
         self.created_cells = {}  # id -> cell: cells made by interpreted code are not outside state
+        self.created_classes = {}  # id -> class: classes made by interpreted code are not outside state
         self.cell_shadow = {}  # id(cell) -> WrappedValue last stored by interpreted code
         self.no_chain = None  # exception being re-raised or propagated: do not set its __context__ again
         self.reraised = None  # (exception, its traceback) while a bare raise / RERAISE is raising it

@@ -9,9 +9,13 @@ __all__ = ["NOTFOUND", "lookup_type", "is_python_function", "function_str"]
 NOTFOUND = object()
 
 
-def lookup_type(tp: type, name: str):
-    """``name`` looked up along ``tp.__mro__`` without invoking descriptors (like _PyType_Lookup)."""
-    for klass in tp.__mro__:
+def lookup_type(tp: type, name: str, after: type | None = None):
+    """``name`` looked up along ``tp.__mro__`` without invoking descriptors (like _PyType_Lookup);
+    ``after``: only the classes after that one in the MRO (what ``super(after, obj)`` searches)."""
+    mro = tp.__mro__
+    if after is not None:
+        mro = mro[mro.index(after) + 1:] if after in mro else ()
+    for klass in mro:
         d = klass.__dict__
         if name in d:
             return d[name]

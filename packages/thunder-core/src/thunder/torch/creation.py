@@ -17,12 +17,12 @@ from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import normalize_shape_arg
 from thunder.torch import elementwise as ew
 from thunder.core.proxies import torch_function_table
+from thunder.torch.promotion import default_complex_dtype, default_float_dtype, python_number_dtype
 from thunder.torch.registry import register_method, torchsymbol
 
 
 def _dtype_of_number(x):
-    t = type(pyval(x))
-    return {bool: dtypes.bool8, int: dtypes.int64, float: dtypes.float32, complex: dtypes.complex64}[t]
+    return python_number_dtype(type(pyval(x)))
 
 
 def _device(device):
@@ -33,7 +33,7 @@ def _full(shape, fill_value, dtype, device):
     shape = tuple(shape)
     for d in shape:
         check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {list(shape)}")
-    dtype = dtypes.float32 if dtype is None else dtypes.to_dtype(dtype)
+    dtype = default_float_dtype() if dtype is None else dtypes.to_dtype(dtype)
     return prims.full(shape, fill_value, device=_device(device), dtype=dtype)
 
 
@@ -112,7 +112,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, layout=None, req
     check((st > 0 and e >= s) or (st < 0 and e <= s), "upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(pyval(x), int) for x in (start, end, step))
-        dtype = dtypes.int64 if is_int else dtypes.float32
+        dtype = dtypes.int64 if is_int else default_float_dtype()
     if all(isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool) for x in (start, end, step)):
         # integer bounds keep their symbolic form: arange(n, n + k) has length k, whatever n is
         length = end - start if _is_one(step) else (end - start + step - (1 if st > 0 else -1)) // step
@@ -146,7 +146,9 @@ def _linspace(start, end, steps, dtype, device):
 def _float_dtype(dtype, *values):
     if dtype is not None:
         return dtypes.to_dtype(dtype)
-    return dtypes.complex64 if any(isinstance(pyval(x), complex) for x in values) else dtypes.float32
+    if any(isinstance(pyval(x), complex) for x in values):
+        return default_complex_dtype()
+    return default_float_dtype()
 
 
 @torchsymbol(torch.linspace, method=())
@@ -178,7 +180,7 @@ def eye(n, m=None, *, dtype=None, device=None, layout=None, requires_grad=False,
     rows = prims.iota(n, start=0, step=1, device=device, dtype=dtypes.int64)
     cols = prims.iota(m, start=0, step=1, device=device, dtype=dtypes.int64)
     diagonal = ew.eq(prims.broadcast_in_dim(rows, (n, m), (0,)), prims.broadcast_in_dim(cols, (n, m), (1,)))
-    return ew.convert(diagonal, dtypes.float32 if dtype is None else dtypes.to_dtype(dtype))
+    return ew.convert(diagonal, default_float_dtype() if dtype is None else dtypes.to_dtype(dtype))
 
 
 def _is_one(x) -> bool:
@@ -205,8 +207,8 @@ def constant_tensor(data, dtype=None, device=None):
               lambda: f"Could not infer dtype of {type(v).__name__}", TypeError)
     if dtype is None:
         kinds = {type(pyval(v)) for v in values}
-        dtype = next((d for t, d in ((complex, dtypes.complex64), (float, dtypes.float32), (int, dtypes.int64))
-                      if t in kinds), dtypes.bool8 if kinds else dtypes.float32)
+        kind = next((t for t in (complex, float, int, bool) if t in kinds), float)  # [] is a float tensor
+        dtype = python_number_dtype(kind)
     dtype, device = dtypes.to_dtype(dtype), _device(device)
     if not shape:
         return prims.full((), values[0], device=device, dtype=dtype)

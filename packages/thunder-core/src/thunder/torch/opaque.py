@@ -32,6 +32,7 @@ from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.core.pytree import tree_flatten, tree_map, tree_unflatten
 from thunder.core.symbol import Symbol
+from thunder.torch.promotion import depends_on_default_dtype
 
 __all__ = [
     "OpaqueFallbackWarning", "opaque_symbol", "call_opaque", "opaque_method", "opaque_lookaside", "meta_outputs",
@@ -235,6 +236,7 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
     raise :class:`UnsupportedError`.
     """
     what = what or display_name(fn)
+    depends_on_default_dtype()  # PyTorch's own result dtypes may follow it (torch.rand, Python floats)
     tensors = [x for x in tree_flatten((args, kwargs))[0] if isinstance(x, TensorProxy)]
     meta_kwargs = tree_map(_to_meta, kwargs)
     device = tensors[0].device if tensors else None

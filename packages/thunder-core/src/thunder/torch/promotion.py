@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from enum import Enum
 
+import torch
+
 from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy
+from thunder.core.trace import get_tracectx
 
 __all__ = ["Promotion", "result_dtypes", "dtype_of", "can_cast"]
 
@@ -75,7 +78,34 @@ def dtype_of(x):
     return type(x)
 
 
-_PY_DEFAULT = {bool: dtypes.bool8, int: dtypes.int64, float: dtypes.float32, complex: dtypes.complex64}
+def default_float_dtype() -> dtypes.dtype:
+    """``torch.get_default_dtype()``, read now: the trace then depends on it and its prologue checks it."""
+    depends_on_default_dtype()
+    return dtypes.to_dtype(torch.get_default_dtype())
+
+
+def default_complex_dtype() -> dtypes.dtype:
+    return dtypes.corresponding_complex_dtype(default_float_dtype())
+
+
+def depends_on_default_dtype() -> None:
+    """What is being traced follows ``torch.set_default_dtype`` (a creation op, a Python float, a PyTorch call
+    run on meta tensors): the prologue checks the default dtype."""
+    trace = get_tracectx()
+    if trace is not None:
+        trace.state_reads[torch.get_default_dtype] = torch.get_default_dtype()
+
+
+_PY_DEFAULT = {bool: lambda: dtypes.bool8, int: lambda: dtypes.int64, float: default_float_dtype,
+               complex: default_complex_dtype}
+
+
+_STATIC_PY_DEFAULT = {bool: dtypes.bool8, int: dtypes.int64, float: dtypes.float32, complex: dtypes.complex64}
+
+
+def python_number_dtype(t: type) -> dtypes.dtype:
+    """The dtype PyTorch gives a Python number of type ``t`` (floats follow the default dtype)."""
+    return _PY_DEFAULT[t]()
 
 
 def _fold(ds):
@@ -106,7 +136,13 @@ def _combine(higher, lower):
 def _promoted(args) -> dtypes.dtype:
     dim_tensors = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim > 0)
     zero_dim = _fold(a.dtype for a in args if isinstance(a, TensorProxy) and a.ndim == 0)
-    numbers = _fold(_PY_DEFAULT[dtype_of(a)] for a in args if not isinstance(a, TensorProxy) and a is not None)
+    kinds = [dtype_of(a) for a in args if not isinstance(a, TensorProxy) and a is not None]
+    tensors = _fold(d for d in (dim_tensors, zero_dim) if d is not None)
+    top = max(kinds, key=lambda t: _PY_CATEGORY[t], default=None)
+    if top in (float, complex) and (tensors is None or _category(tensors) < _PY_CATEGORY[top]):
+        numbers = _fold(python_number_dtype(t) for t in kinds)  # a Python float decides: the default dtype counts
+    else:
+        numbers = _fold(_STATIC_PY_DEFAULT[t] for t in kinds)  # tensors decide; the numbers' width does not matter
     return _combine(dim_tensors, _combine(zero_dim, numbers))
 
 
@@ -116,7 +152,7 @@ def result_dtypes(*args, promotion: Promotion = Promotion.DEFAULT):
     if promotion is Promotion.ALWAYS_BOOL:
         return promoted, dtypes.bool8
     if promotion is Promotion.INT_TO_FLOAT and (dtypes.is_integer_dtype(promoted) or dtypes.is_boolean_dtype(promoted)):
-        promoted = dtypes.float32
+        promoted = default_float_dtype()
     if promotion is Promotion.BOOL_TO_LONG and dtypes.is_boolean_dtype(promoted):
         return dtypes.int64, dtypes.int64
     result = promoted
