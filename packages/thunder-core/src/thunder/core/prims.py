@@ -563,7 +563,8 @@ def _unpack_meta(*args, **kwargs):
     return AnyProxy()
 
 
-for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims"):
+# unpack_keys(d): the keys of d in iteration order, as a tuple (the program iterated an outside dict)
+for _name in ("unpack_attr", "unpack_item", "unpack_keys", "unpack_cell", "unpack_dims"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 

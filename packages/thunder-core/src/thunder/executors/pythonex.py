@@ -86,6 +86,11 @@ def _unpack_item(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
 
 
+def _unpack_keys(bsym, imports):
+    (d,) = bsym.args
+    return [f"{bsym.output.name} = tuple({prettyprint(d, imports)})"]
+
+
 def _unpack_cell(bsym, imports):
     (cell,) = bsym.args
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
@@ -222,7 +227,8 @@ def _call_method(bsym, imports):
 
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
-    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
+    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
+    "unpack_dims": _unpack_dims,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,

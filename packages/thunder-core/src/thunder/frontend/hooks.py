@@ -458,6 +458,9 @@ class JitHooks(Hooks):
     def on_membership(self, wcontainer, key, present: bool) -> None:
         self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
 
+    def on_exhausted(self, wcontainer) -> None:
+        self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
+
     def on_native_call(self, fn, wargs, wkwargs):
         if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
             # the program read how many entries an outside dict has (``if len(state) == 0``)

@@ -57,6 +57,8 @@ class PathReacher:
             value = prims.unpack_attr(self.reach(prov.parent), prov.key)
         elif kind == "item":
             value = prims.unpack_item(self.reach(prov.parent), prov.key)
+        elif kind == "key":
+            value = prims.unpack_item(self._keys(prov.parent), prov.key)
         else:
             raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r}")
         if out is not None:
@@ -66,6 +68,14 @@ class PathReacher:
             value = out
         self.reached[prov] = value
         return value
+
+    def _keys(self, dict_prov: Provenance):
+        """The keys of a dict in iteration order, read once per trace (the ``i``-th key is ``keys[i]``)."""
+        keys_prov = Provenance.attr(dict_prov, "<keys>")  # a private step: no user path has this name
+        keys = self.reached.get(keys_prov)
+        if keys is None:
+            keys = self.reached[keys_prov] = prims.unpack_keys(self.reach(dict_prov))
+        return keys
 
     def forget(self, prov: Provenance) -> None:
         """Drops what was reached through ``prov`` (after a write there, reads must happen anew)."""

@@ -12,6 +12,7 @@ import types
 
 from .attributes import delete_attr, load_attr, store_attr
 from .class_bodies import build_class
+from .consumers import CONSUMERS
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
 from .wrapped import WrappedValue, computed, constant
@@ -262,6 +263,7 @@ _TABLE = {
     sys.exc_info: _exc_info,
     builtins.__build_class__: build_class,
 }
+_TABLE.update(CONSUMERS)
 if hasattr(sys, "exception"):
     _TABLE[sys.exception] = _exception
 

@@ -45,6 +45,10 @@ class Hooks:
         """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
         Default: nothing."""
 
+    def on_exhausted(self, wcontainer) -> None:
+        """The program iterated an outside container to its end, so it relied on how many entries it has.
+        Default: nothing."""
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import types
 
 from .calls import call_value
@@ -43,28 +44,36 @@ def _sequence_elements(rt, wseq):
         i += 1
 
 
-def _dict_keys(rt, wdict):
+# Containers whose elements are reached by position in iteration order (``tuple(d)[i]``): dicts' keys, and the
+# elements of sets, which have no other path
+_KEYED_ITERS = (dict.__iter__, collections.OrderedDict.__iter__, set.__iter__, frozenset.__iter__)
+
+
+def _keys_in_order(rt, wdict):
+    yield from (wkey for wkey, _ in _entries_in_order(rt, wdict))
+
+
+def _entries_in_order(rt, wdict):
+    """(wrapped key, key) of a dict (or set) in iteration order. The keys of an outside dict are inputs (the
+    ``i``-th key is reached and checked like any other value) and iterating to the end relies on how many
+    there are, so a dict that gained, lost or reordered entries does not reuse a program unrolled over the
+    old ones."""
     prov = wdict.provenance
+    outside = prov.is_outside
     for i, key in enumerate(iter(wdict.value)):
-        if prov.is_outside:
-            yield rt.input(key, Provenance.dict_key(prov, i))
-        else:
-            yield computed(key)
+        yield (rt.input(key, Provenance.dict_key(prov, i)) if outside else computed(key)), key
+    if outside:
+        rt.hooks.on_exhausted(wdict)
 
 
 def _dict_view_elements(rt, kind, wdict):
     d = wdict.value
-    if kind == "keys":
-        yield from _dict_keys(rt, wdict)
-        return
-    prov = wdict.provenance
-    for i, (key, value) in enumerate(iter(d.items())):
-        wvalue = derive_item(rt, wdict, key, value)
-        if kind == "values":
-            yield wvalue
-        else:
-            wkey = rt.input(key, Provenance.dict_key(prov, i)) if prov.is_outside else computed(key)
-            yield computed((key, value), items=(wkey, wvalue))
+    for wkey, key in _entries_in_order(rt, wdict):
+        if kind == "keys":
+            yield wkey
+            continue
+        wvalue = derive_item(rt, wdict, key, dict.__getitem__(d, key))
+        yield wvalue if kind == "values" else computed((wkey.value, wvalue.value), items=(wkey, wvalue))
 
 
 def wrapped_iterator(source) -> WrappedValue:
@@ -89,8 +98,8 @@ def get_iter(rt, w: WrappedValue) -> WrappedValue:
     if is_tracked(w):
         if method is list.__iter__ or method is tuple.__iter__:
             return wrapped_iterator(_sequence_elements(rt, w))
-        if method is dict.__iter__ and w.provenance.is_outside:
-            return wrapped_iterator(_dict_keys(rt, w))
+        if method in _KEYED_ITERS and w.provenance.is_outside:
+            return wrapped_iterator(_keys_in_order(rt, w))
     return computed(iter(value))
 
 

@@ -15,7 +15,8 @@ class Provenance:
 
     ``kind`` is one of the root kinds ``fn``, ``arg``, ``kwarg``, ``global``, ``builtin``,
     ``closure_cell``, ``default`` (values entering from outside), the derived kinds ``attr``,
-    ``item`` and ``key`` (``key``: the ``key``-th key in iteration order of the parent dict), or
+    ``item`` and ``key`` (``key``: the ``key``-th key in iteration order of the parent dict, or element of
+    the parent set), or
     ``computed`` / ``constant`` (values made by the program itself).
     ``parent`` is the Provenance of the object the value was read from (derived kinds only),
     ``key`` the index / name / attribute, and ``root`` (roots only) the object needed to re-reach
@@ -84,7 +85,7 @@ class Provenance:
 
     @staticmethod
     def dict_key(parent: Provenance, index: int) -> Provenance:
-        """The ``index``-th key of the parent dict in iteration order."""
+        """The ``index``-th key of the parent dict (element of the parent set) in iteration order."""
         return Provenance("key", parent, index)
 
     @staticmethod
