@@ -219,11 +219,23 @@ _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_ca
 _JITTED_CALLS: dict = {}
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 _CHECKPOINT = torch.utils.checkpoint.checkpoint
+_VMAP_IMPL = getattr(getattr(getattr(torch, "_functorch", None), "vmap", None), "vmap_impl", None)
 _LOOPS = {}
 for _name in ("map", "scan", "associative_scan", "while_loop"):
     _fn = getattr(torch._higher_order_ops, _name, None)
     if _fn is not None:
         _LOOPS[_unwrapped(_fn)] = f"{_name}_lookaside"
+
+
+_FUNC_TRANSFORM_ENTRIES: dict = {}
+
+
+def _func_transform_entries() -> dict:
+    if not _FUNC_TRANSFORM_ENTRIES:
+        from thunder.frontend.func_transforms import func_transform_entries
+
+        _FUNC_TRANSFORM_ENTRIES.update(func_transform_entries() or {None: None})
+    return _FUNC_TRANSFORM_ENTRIES
 
 
 class SharpEdgeWarning(UserWarning):
@@ -270,6 +282,10 @@ class JitHooks(Hooks):
             import thunder.frontend.higher_order as higher_order
 
             return getattr(higher_order, loop)
+        if fn is _VMAP_IMPL:
+            from thunder.frontend.func_transforms import vmap_impl_lookaside
+
+            return vmap_impl_lookaside
         if _unwrapped(fn) is _unwrapped(_CHECKPOINT):
             from thunder.frontend.higher_order import checkpoint_lookaside
 
@@ -325,6 +341,11 @@ class JitHooks(Hooks):
             return rng
         if _unwrapped(fn) in _IS_COMPILING:
             return _compiling
+        refused = _func_transform_entries().get(_unwrapped(fn))
+        if refused is not None:
+            from thunder.frontend.func_transforms import refused_transform
+
+            return refused_transform(refused)
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
