@@ -214,6 +214,20 @@ def test_list_of_an_interpreted_iterator_keeps_element_provenance():
     assert _only_provenance_of(rec, w).replay(f, (net,), {}) is w
 
 
+def test_map_and_filter_call_their_function_through_the_interpreter():
+    table = {"x": 10, "y": 20}
+
+    def f(d):
+        return list(map(lambda k: table[k] + d[k], filter(lambda k: d[k] > 1, d))), list(reversed(d))
+
+    d = {"x": 1, "y": 2}
+    rec = IterationRecorder()
+    assert interpret(f, (d,), {}, hooks=rec) == f(d)
+    read = {p.key for p, _ in rec.inputs if p.kind == "item"}
+    assert {"x", "y"} <= read  # table[k] and d[k], read inside the callbacks, are inputs
+    assert Provenance.arg(0) in rec.exhausted
+
+
 def test_breaking_out_of_dict_iteration_does_not_rely_on_its_length():
     d = {"x": 1, "y": 2}
 

@@ -11,6 +11,7 @@ import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
+from .calls import call_value
 from .class_bodies import build_class
 from .consumers import CONSUMERS
 from .derivation import ViewSource, derive_item
@@ -122,6 +123,9 @@ def _zip(rt, wargs, wkwargs):
 
 
 def _reversed(rt, wargs, wkwargs):
+    if not wkwargs and len(wargs) == 1 and type(wargs[0].value) is dict and wargs[0].provenance.is_outside:
+        # the keys, read in order (each checked, and the length), then handed out last first
+        return wrapped_iterator(reversed(list(next_all(rt, get_iter(rt, wargs[0])))))
     if wkwargs or len(wargs) != 1 or type(wargs[0].value) not in (list, tuple) or not is_tracked(wargs[0]):
         return _native(reversed, wargs, wkwargs)
     wseq = wargs[0]
@@ -132,6 +136,49 @@ def _reversed(rt, wargs, wkwargs):
         while 0 <= i < len(seq):
             yield derive_item(rt, wseq, i, seq[i])
             i -= 1
+
+    return wrapped_iterator(elements())
+
+
+def next_all(rt, wit):
+    """The remaining elements of a wrapped iterator, wrapped."""
+    while True:
+        try:
+            yield next_wrapped(rt, wit)
+        except StopIteration:
+            return
+
+
+def _map(rt, wargs, wkwargs):
+    """map(f, *iterables): f is called through the interpreter (natively, its own reads of outside state would go
+    unchecked), lazily, as map does."""
+    if wkwargs or len(wargs) < 2:
+        return _native(map, wargs, wkwargs)
+    wfn, its = wargs[0], [get_iter(rt, w) for w in wargs[1:]]
+
+    def elements():
+        while True:
+            row = []
+            for it in its:
+                try:
+                    row.append(next_wrapped(rt, it))
+                except StopIteration:
+                    return
+            yield call_value(wfn, row, {})
+
+    return wrapped_iterator(elements())
+
+
+def _filter(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 2:
+        return _native(filter, wargs, wkwargs)
+    wfn, it = wargs[0], get_iter(rt, wargs[1])
+
+    def elements():
+        for w in next_all(rt, it):
+            keep = w.value if wfn.value is None else call_value(wfn, [w], {}).value
+            if keep:
+                yield w
 
     return wrapped_iterator(elements())
 
@@ -255,6 +302,8 @@ _TABLE = {
     enumerate: _enumerate,
     zip: _zip,
     reversed: _reversed,
+    map: _map,
+    filter: _filter,
     dict.keys: _dict_view("keys", dict.keys),
     dict.values: _dict_view("values", dict.values),
     dict.items: _dict_view("items", dict.items),
