@@ -134,3 +134,27 @@ def test_transformer_encoder_stack_matches_eager():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", thunder.torch.opaque.OpaqueFallbackWarning)
         torch.testing.assert_close(thunder.jit(m)(x), m(x))
+
+
+def test_iterating_a_container_the_program_changed_first():
+    # the program iterates the caller's original keys plus its own writes: the original keys are checked as one
+    # tuple (positions in the caller's container would not match), the writes replayed by the epilogue
+    def f(x):
+        D["c"] = 2.0
+        return x * sum(D.values()) + sum(k == "c" for k in D)
+
+    def g(x):
+        S.add(5)
+        return x * sum(S)
+
+    x = torch.ones(2)
+    for fn, undo, change in ((f, lambda: D.pop("c"), lambda: D.__setitem__("b", 7.0)),
+                             (g, lambda: S.discard(5), lambda: S.add(3))):
+        jfn = thunder.jit(fn)
+        for step in (lambda: None, lambda: None, change):
+            step()
+            got = jfn(x)
+            undo()
+            torch.testing.assert_close(got, fn(x))
+            undo()
+        assert thunder.cache_misses(jfn) == 2 and thunder.cache_hits(jfn) == 1

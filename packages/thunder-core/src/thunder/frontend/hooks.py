@@ -479,6 +479,21 @@ class JitHooks(Hooks):
     def on_membership(self, wcontainer, key, present: bool) -> None:
         self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
 
+    def keys_are_inputs(self, wcontainer) -> bool:
+        original = self.side_effects.original(wcontainer.value)
+        if original is None:
+            return True
+        # The program changed the container before iterating it: it iterates the original keys (checked as one
+        # tuple) and its own writes (which the epilogue replays), so positions in the caller's container mean nothing
+        keys = tuple(original)
+        if not all(type(k) in _CONTAINED_LITERALS for k in keys):
+            raise UnsupportedError(
+                f"iterating {wcontainer.provenance.to_source()}, a {type(wcontainer.value).__name__} from outside the "
+                f"jitted function that it changed before{user_location_suffix()}, whose keys are not strings or "
+                "numbers; iterate a copy made before the change, or pass the keys in")
+        self.records.append(InputRecord(wcontainer.provenance, keys, "keys"))
+        return False
+
     def on_exhausted(self, wcontainer) -> None:
         self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
 

@@ -58,7 +58,7 @@ class PathReacher:
         elif kind == "item":
             value = prims.unpack_item(self.reach(prov.parent), prov.key)
         elif kind == "key":
-            value = prims.unpack_item(self._keys(prov.parent), prov.key)
+            value = prims.unpack_item(self.keys(prov.parent), prov.key)
         else:
             raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r}")
         if out is not None:
@@ -69,7 +69,7 @@ class PathReacher:
         self.reached[prov] = value
         return value
 
-    def _keys(self, dict_prov: Provenance):
+    def keys(self, dict_prov: Provenance):
         """The keys of a dict in iteration order, read once per trace (the ``i``-th key is ``keys[i]``)."""
         keys_prov = Provenance.attr(dict_prov, "<keys>")  # a private step: no user path has this name
         keys = self.reached.get(keys_prov)

@@ -45,6 +45,12 @@ class Hooks:
         """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
         Default: nothing."""
 
+    def keys_are_inputs(self, wcontainer) -> bool:
+        """The program starts iterating an outside dict or set: True makes its ``i``-th key an input (provenance
+        ``key``); False iterates it as a computed container (the hook checks what the keys were its own way, e.g.
+        when the program changed the container before). Default: True."""
+        return True
+
     def on_exhausted(self, wcontainer) -> None:
         """The program iterated an outside container to its end, so it relied on how many entries it has.
         Default: nothing."""

@@ -59,7 +59,7 @@ def _entries_in_order(rt, wdict):
     there are, so a dict that gained, lost or reordered entries does not reuse a program unrolled over the
     old ones."""
     prov = wdict.provenance
-    outside = prov.is_outside
+    outside = prov.is_outside and rt.hooks.keys_are_inputs(wdict)
     for i, key in enumerate(iter(wdict.value)):
         yield (rt.input(key, Provenance.dict_key(prov, i)) if outside else computed(key)), key
     if outside:
