@@ -158,3 +158,28 @@ def test_iterating_a_container_the_program_changed_first():
             torch.testing.assert_close(got, fn(x))
             undo()
         assert thunder.cache_misses(jfn) == 2 and thunder.cache_hits(jfn) == 1
+
+
+class _DtypeMixin:
+    # like transformers' ModuleUtilsMixin.dtype, a property on a mixin after nn.Module in the MRO
+    @property
+    def dtype(self):
+        for p in self.parameters():
+            if p.is_floating_point():
+                return p.dtype
+        return torch.float32
+
+
+class _Stack(nn.Module, _DtypeMixin):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(4, 3).double()
+
+    def forward(self, ids):
+        return self.embed(ids) * torch.ones(3, dtype=self.dtype)
+
+
+def test_property_on_a_mixin_of_a_module():
+    m = _Stack()
+    ids = torch.tensor([[0, 3]])
+    torch.testing.assert_close(thunder.jit(m)(ids), m(ids))
