@@ -84,6 +84,7 @@ ERRORS = {
     "in_dim out of range": (lambda x: vmap(lambda r: r, in_dims=2)(x), (torch.randn(3, 2),)),
     "no batched input": (lambda x: vmap(lambda r: r, in_dims=None)(x), (torch.randn(3, 2),)),
     "a random draw": (lambda x: vmap(lambda r: r + torch.randn(2))(x), (torch.randn(3, 2),)),
+    ".item()": (lambda x: vmap(lambda r: r * r.sum().item())(x), (torch.randn(3, 2),)),
     "out_dims=None for a batched output": (lambda x: vmap(lambda r: r * 2, out_dims=None)(x), (torch.randn(3, 2),)),
     "a number returned with an int out_dim": (lambda x: vmap(lambda r: (r * 2, 3))(x), (torch.randn(3, 2),)),
 }

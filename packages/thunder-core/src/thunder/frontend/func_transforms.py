@@ -74,7 +74,7 @@ def vmap_impl_lookaside(func_w, in_dims_w, out_dims_w, randomness_w, chunk_size_
         start = len(trace.scopes[-1])
         slices = [[_ltorch("select")(x, 0, i) for x in batched] for i in range(n)]
         outputs = [example(s) for s in slices]
-        _check_randomness(trace.scopes[-1][start:], randomness, func_w.value)
+        _check_body(trace.scopes[-1][start:], randomness, func_w.value)
         recorded = trace.scopes[-1][start:]
         sources = {x.name for s in slices for x in s}
         return computed(_stack_outputs(outputs, out_dims_w.value, func_w.value,
@@ -96,7 +96,7 @@ def _looped(example, batched, out_dims, func, randomness):
         params = [fresh_proxy(x.replace(shape=tuple(x.shape[1:]))) for x in batched]
         out = example(params)
     body.args = params
-    _check_randomness(body.bound_symbols, randomness, func)
+    _check_body(body.bound_symbols, randomness, func)
     leaves, spec = tree_flatten(out)
     flat_dims = _flat_out_dims(out, leaves, spec, out_dims, func)
     if any(d is None for d in flat_dims):
@@ -153,8 +153,13 @@ def _flat_out_dims(out, leaves, spec, out_dims, func) -> list:
     return flat
 
 
-def _check_randomness(bsyms, randomness, func) -> None:
-    if not any(_draws(b) for b in bsyms):
+def _check_body(bsyms, randomness, func) -> None:
+    """What eager's vmap refuses inside the function: a tensor's value (``.item()``), random draws."""
+    if any(_uses(b, lambda s: s.name == "item") for b in bsyms):
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+                           ".item() on a Tensor, please try to rewrite what you're doing with other operations. If error "
+                           "is occurring somewhere inside PyTorch internals, please file a bug report.")
+    if not any(_uses(b, lambda s: "random" in s.tags) for b in bsyms):
         return
     if randomness == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
@@ -165,8 +170,8 @@ def _check_randomness(bsyms, randomness, func) -> None:
                            "values outside the vmapped function and pass them in (batched)")
 
 
-def _draws(bsym) -> bool:
-    return "random" in bsym.sym.tags or any(_draws(b) for b in bsym.subsymbols)
+def _uses(bsym, test) -> bool:
+    return test(bsym.sym) or any(_uses(b, test) for b in bsym.subsymbols)
 
 
 def _depends_on(bsyms, sources: set, target) -> bool:
