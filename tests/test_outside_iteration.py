@@ -3,6 +3,7 @@ saw are inputs the prologue re-reaches (``tuple(d)[i]``) and checks, so a contai
 calls gives eager's result, whether it is iterated by a ``for`` loop, a view, or a builtin that consumes it
 (``list(d)``, ``sorted(d)``, ``sum(d.values())``, ``dict(d)``, ...)."""
 
+import itertools
 import warnings
 
 import pytest
@@ -52,6 +53,8 @@ CASES = {
     "map over d.values()": (lambda x: x * sum(map(lambda v: v * 2, D.values())), DICT_CHANGES),
     "map reading d in its function": (lambda x: x * max(map(lambda k: D[k], sorted(D))), DICT_CHANGES),
     "filter over d": (lambda x: x * len(list(filter(lambda k: D[k] > 1.5, D))), DICT_CHANGES),
+    "itertools.chain": (lambda x: x * sum(itertools.chain(D.values(), [1.0])), DICT_CHANGES),
+    "chain.from_iterable": (lambda x: x * len(list(itertools.chain.from_iterable([D, D.values()]))), DICT_CHANGES),
     "zip(d, d.values())": (lambda x: x * [v for k, v in zip(D, D.values())][-1], DICT_CHANGES),
     "for v in set": (lambda x: sum((x * v for v in S), x), SET_CHANGES),
     "sum(set)": (lambda x: x * sum(S), SET_CHANGES),

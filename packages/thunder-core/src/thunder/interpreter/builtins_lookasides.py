@@ -7,6 +7,7 @@ unbound descriptor (``dict.items``) with the wrapped receiver prepended.
 from __future__ import annotations
 
 import builtins
+import itertools
 import sys
 import types
 
@@ -183,6 +184,30 @@ def _filter(rt, wargs, wkwargs):
     return wrapped_iterator(elements())
 
 
+def _chain(rt, wargs, wkwargs):
+    """itertools.chain(*iterables): each iterable walked through the interpreter, lazily, as chain does."""
+    if wkwargs or not any(is_tracked(w) for w in wargs):
+        return _native(itertools.chain, wargs, wkwargs)
+
+    def elements():
+        for w in wargs:
+            yield from next_all(rt, get_iter(rt, w))
+
+    return wrapped_iterator(elements())
+
+
+def _chain_from_iterable(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 1:
+        return _native(itertools.chain.from_iterable, wargs, wkwargs)
+    outer = get_iter(rt, wargs[0])
+
+    def elements():
+        for w in next_all(rt, outer):
+            yield from next_all(rt, get_iter(rt, w))
+
+    return wrapped_iterator(elements())
+
+
 def _dict_view(kind, method):
     def view(rt, wargs, wkwargs):
         if wkwargs or len(wargs) != 1 or not isinstance(wargs[0].value, dict):
@@ -304,6 +329,8 @@ _TABLE = {
     reversed: _reversed,
     map: _map,
     filter: _filter,
+    itertools.chain: _chain,
+    itertools.chain.from_iterable: _chain_from_iterable,
     dict.keys: _dict_view("keys", dict.keys),
     dict.values: _dict_view("values", dict.values),
     dict.items: _dict_view("items", dict.items),
