@@ -1,9 +1,12 @@
 """torch.cond under thunder.jit: branches are the user's callables, translated while tracing."""
 
+import warnings
+
 import pytest
 import torch
 
 import thunder
+from thunder.frontend.higher_order import FunctionBackwardNotTraced
 
 
 def test_cond_with_a_predicate_known_while_tracing():
@@ -430,6 +433,51 @@ def test_mark_non_differentiable_in_the_ctx_form():
     torch.testing.assert_close((values, idx), (e_values, e_idx))
     assert idx.requires_grad == e_idx.requires_grad  # the float output was not marked: both require grad
     torch.testing.assert_close(torch.autograd.grad(values.sum(), x), torch.autograd.grad(e_values.sum(), x))
+
+
+class _Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)  # an output saved for backward
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * 3  # x3: the user's backward ran
+
+
+class _Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(x, w, b=None):
+        y = x @ w.t()
+        return y if b is None else y + b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, w, b = inputs  # PyTorch fills in defaults and makes keyword arguments positional
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g @ w, g.t() @ x, g.sum(0) if ctx.has_bias else None
+
+
+def test_setup_context_with_defaults_keywords_and_once_differentiable():
+    def f(x, w, b):
+        return _Exp.apply(_Linear.apply(x, w, b=b)).sum() + _Linear.apply(x, w).sum()
+
+    x, w, b = torch.randn(4, 3, requires_grad=True), torch.randn(2, 3, requires_grad=True), torch.randn(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FunctionBackwardNotTraced)  # every backward is traced
+        jf = _grads_match(f, (x, w, b))
+    assert ", 3)" in str(thunder.last_backward_traces(jf)[-1])
 
 
 class _UntraceableSetupContext(torch.autograd.Function):

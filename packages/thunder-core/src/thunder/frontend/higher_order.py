@@ -203,6 +203,43 @@ def _run_forward(cls, ctx_w, wargs):
     return out_w
 
 
+def _traceable_backward(cls):
+    """The user's backward, under ``@once_differentiable`` if so decorated: that wrapper only runs it without grad
+    and marks its results for PyTorch's autograd (its C helper cannot take proxies); thunder's backward trace is
+    not differentiated again anyway."""
+    import torch.autograd.function as function
+
+    backward = cls.backward
+    if getattr(backward, "__code__", None) is _once_differentiable_code(function) and hasattr(backward, "__wrapped__"):
+        return backward.__wrapped__
+    return backward
+
+
+def _once_differentiable_code(function):
+    return function.once_differentiable(lambda ctx: None).__code__
+
+
+def _bind_defaults(forward, wargs, wkwargs) -> list:
+    """As PyTorch's ``Function.apply`` does for the setup_context form: keyword arguments made positional and
+    defaults filled in, so ``forward`` and ``setup_context``'s ``inputs`` see every parameter."""
+    import inspect
+
+    from thunder.interpreter.wrapped import computed
+
+    bound = inspect.signature(forward).bind(*[w.value for w in wargs], **{k: w.value for k, w in wkwargs.items()})
+    bound.apply_defaults()
+    names = list(bound.signature.parameters)
+    out = []
+    for i, value in enumerate(bound.args):
+        if i < len(wargs):
+            out.append(wargs[i])
+        elif i < len(names) and names[i] in wkwargs:
+            out.append(wkwargs[names[i]])
+        else:
+            out.append(computed(value))  # a default
+    return out
+
+
 def _forward_natively(cls, ctx, args, kwargs):
     if not _uses_setup_context(cls):
         return cls.forward(ctx, *args, **kwargs)
@@ -223,6 +260,8 @@ def autograd_function_lookaside(cls):
         from thunder.interpreter.wrapped import computed
 
         refuse_under_autocast(f"{cls.__name__}.apply (a torch.autograd.Function)")
+        if _uses_setup_context(cls):
+            wargs, wkwargs = _bind_defaults(cls.forward, wargs, wkwargs), {}
         if not wkwargs:
             traced = _traced_function(cls, wargs)
             if traced is not None:
@@ -266,7 +305,7 @@ def _traced_function(cls, wargs):
     try:
         with tracectx(backward):
             ctx.in_backward = True
-            result = call_wrapped(computed(cls.backward), computed(ctx),
+            result = call_wrapped(computed(_traceable_backward(cls)), computed(ctx),
                                   *[computed(g) for g in grads]).value
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         if len(result) != len(args):
