@@ -186,3 +186,14 @@ def test_property_on_a_mixin_of_a_module():
     m = _Stack()
     ids = torch.tensor([[0, 3]])
     torch.testing.assert_close(thunder.jit(m)(ids), m(ids))
+
+
+def test_iterators_made_by_the_interpreter_answer_isinstance_like_cpython():
+    def f(x):
+        its = (zip(D, D), enumerate(D), map(abs, [1]), filter(None, [1]), reversed([1, 2]), iter(D), iter([1]),
+               itertools.chain(D, [1]))
+        kinds = (zip, enumerate, map, filter, type(reversed([])), type(iter({})), type(iter([])), itertools.chain)
+        return x * sum(isinstance(it, kind) for it, kind in zip(its, kinds)) + isinstance(zip(D, D), enumerate)
+
+    x = torch.ones(2)
+    torch.testing.assert_close(thunder.jit(f)(x), f(x))

@@ -21,6 +21,7 @@ from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
+from thunder.interpreter.iteration import ProvenanceIterator
 
 __all__ = ["JitHooks", "source_location"]
 
@@ -87,6 +88,9 @@ def source_location():
 
 
 def _isinstance(obj, classinfo):
+    if type(obj) is ProvenanceIterator and obj.stands_for is not None:
+        # the interpreter's iterator for zip(...), enumerate(...), iter(a_list), ...: what CPython would have made
+        return issubclass(obj.stands_for, classinfo)
     # A proxy stands for a torch.Tensor or a Python number: user code that asks must take that branch.
     stands_for = torch.Tensor if isinstance(obj, TensorProxy) else getattr(obj, "number_type", None)
     if isinstance(obj, (TensorProxy, NumberProxy)):

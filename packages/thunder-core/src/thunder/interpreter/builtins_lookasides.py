@@ -12,7 +12,7 @@ import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
-from .calls import call_value
+from .calls import call_value, native_call
 from .class_bodies import build_class
 from .consumers import CONSUMERS
 from .derivation import ViewSource, derive_item
@@ -100,7 +100,7 @@ def _enumerate(rt, wargs, wkwargs):
             yield computed((i, w.value), items=(computed(i), w))
             i += 1
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), enumerate)
 
 
 def _zip(rt, wargs, wkwargs):
@@ -120,13 +120,14 @@ def _zip(rt, wargs, wkwargs):
                     return
             yield computed(tuple(w.value for w in row), items=tuple(row))
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), zip)
 
 
 def _reversed(rt, wargs, wkwargs):
     if not wkwargs and len(wargs) == 1 and type(wargs[0].value) is dict and wargs[0].provenance.is_outside:
         # the keys, read in order (each checked, and the length), then handed out last first
-        return wrapped_iterator(reversed(list(next_all(rt, get_iter(rt, wargs[0])))))
+        keys = list(next_all(rt, get_iter(rt, wargs[0])))
+        return wrapped_iterator(reversed(keys), type(reversed(wargs[0].value)))
     if wkwargs or len(wargs) != 1 or type(wargs[0].value) not in (list, tuple) or not is_tracked(wargs[0]):
         return _native(reversed, wargs, wkwargs)
     wseq = wargs[0]
@@ -138,7 +139,7 @@ def _reversed(rt, wargs, wkwargs):
             yield derive_item(rt, wseq, i, seq[i])
             i -= 1
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), type(reversed(wseq.value)))
 
 
 def next_all(rt, wit):
@@ -167,7 +168,7 @@ def _map(rt, wargs, wkwargs):
                     return
             yield call_value(wfn, row, {})
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), map)
 
 
 def _filter(rt, wargs, wkwargs):
@@ -181,7 +182,7 @@ def _filter(rt, wargs, wkwargs):
             if keep:
                 yield w
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), filter)
 
 
 def _chain(rt, wargs, wkwargs):
@@ -193,7 +194,7 @@ def _chain(rt, wargs, wkwargs):
         for w in wargs:
             yield from next_all(rt, get_iter(rt, w))
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), itertools.chain)
 
 
 def _chain_from_iterable(rt, wargs, wkwargs):
@@ -205,7 +206,15 @@ def _chain_from_iterable(rt, wargs, wkwargs):
         for w in next_all(rt, outer):
             yield from next_all(rt, get_iter(rt, w))
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), itertools.chain)
+
+
+def _type(rt, wargs, wkwargs):
+    """type(it) of an iterator the interpreter made for zip(...), iter(a_list), ...: the type CPython's would have."""
+    if not wkwargs and len(wargs) == 1 and type(wargs[0].value) is ProvenanceIterator and \
+            wargs[0].value.stands_for is not None:
+        return computed(wargs[0].value.stands_for)
+    return native_call(type, wargs, wkwargs)
 
 
 def _dict_view(kind, method):
@@ -329,6 +338,7 @@ _TABLE = {
     reversed: _reversed,
     map: _map,
     filter: _filter,
+    type: _type,
     itertools.chain: _chain,
     itertools.chain.from_iterable: _chain_from_iterable,
     dict.keys: _dict_view("keys", dict.keys),

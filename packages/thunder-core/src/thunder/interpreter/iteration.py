@@ -17,10 +17,13 @@ __all__ = ["ProvenanceIterator", "get_iter", "next_wrapped", "is_tracked"]
 class ProvenanceIterator:
     """A real iterator (usable by native code) whose elements the interpreter gets wrapped."""
 
-    __slots__ = ("_source",)
+    __slots__ = ("_source", "stands_for")
 
-    def __init__(self, source):
+    def __init__(self, source, stands_for: type | None = None):
         self._source = source  # a Python generator yielding WrappedValues
+        # the type of the iterator CPython would have made (zip, enumerate, list_iterator, ...), which
+        # isinstance() answers for (a jit's isinstance lookaside consults it)
+        self.stands_for = stands_for
 
     def __iter__(self):
         return self
@@ -76,8 +79,8 @@ def _dict_view_elements(rt, kind, wdict):
         yield wvalue if kind == "values" else computed((wkey.value, wvalue.value), items=(wkey, wvalue))
 
 
-def wrapped_iterator(source) -> WrappedValue:
-    return computed(ProvenanceIterator(source))
+def wrapped_iterator(source, stands_for: type | None = None) -> WrappedValue:
+    return computed(ProvenanceIterator(source, stands_for))
 
 
 def get_iter(rt, w: WrappedValue) -> WrappedValue:
@@ -94,12 +97,12 @@ def get_iter(rt, w: WrappedValue) -> WrappedValue:
             raise TypeError(f"iter() returned non-iterator of type '{type(result.value).__name__}'")
         return result
     if isinstance(w.items, ViewSource):
-        return wrapped_iterator(_dict_view_elements(rt, w.items.kind, w.items.wdict))
+        return wrapped_iterator(_dict_view_elements(rt, w.items.kind, w.items.wdict), type(iter(value)))
     if is_tracked(w):
         if method is list.__iter__ or method is tuple.__iter__:
-            return wrapped_iterator(_sequence_elements(rt, w))
+            return wrapped_iterator(_sequence_elements(rt, w), type(iter(value)))
         if method in _KEYED_ITERS and w.provenance.is_outside:
-            return wrapped_iterator(_keys_in_order(rt, w))
+            return wrapped_iterator(_keys_in_order(rt, w), type(iter(value)))
     return computed(iter(value))
 
 
