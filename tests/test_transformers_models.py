@@ -71,6 +71,17 @@ FORWARD_MODELS = {
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", dict(_LM)),
     "bert": ("BertConfig", "BertModel", dict(_LM)),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(_LM, num_key_value_heads=2, head_dim=8)),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM", dict(_LM, num_key_value_heads=2, head_dim=8)),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM", dict(_LM, num_key_value_heads=2, pad_token_id=0)),
+    "opt": ("OPTConfig", "OPTForCausalLM", dict(vocab_size=128, hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                                num_attention_heads=4, max_position_embeddings=64, word_embed_proj_dim=32)),
+    "falcon": ("FalconConfig", "FalconForCausalLM", dict(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                                                         num_attention_heads=4)),
+    "bloom": ("BloomConfig", "BloomForCausalLM", dict(vocab_size=128, hidden_size=32, n_layer=2, n_head=4)),
+    "roberta": ("RobertaConfig", "RobertaModel", dict(_LM)),
+    "distilbert": ("DistilBertConfig", "DistilBertModel", dict(vocab_size=128, dim=32, hidden_dim=64, n_layers=2,
+                                                               n_heads=4)),
     "mixtral": pytest.param(("MixtralConfig", "MixtralForCausalLM", dict(
         _LM, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2)), marks=_DATA_DEPENDENT_ROUTING),
 }
@@ -81,9 +92,9 @@ def test_forward_like_eager(spec):
     config_class, model_class, config = spec
     torch.manual_seed(0)
     model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config)).eval()
-    ids = torch.randint(0, 128, (2, 12))
+    ids = torch.randint(1, 128, (2, 12))
     # use_cache=False: a KV cache is a new object the program would hand out, which thunder refuses to return
-    kwargs = {} if model_class == "BertModel" else {"use_cache": False}
+    kwargs = {} if model_class in ("BertModel", "RobertaModel", "DistilBertModel") else {"use_cache": False}
     with torch.no_grad():
         expected = model(input_ids=ids, **kwargs)[0]
         actual = thunder.jit(model)(input_ids=ids, **kwargs)[0]
