@@ -197,3 +197,23 @@ def test_iterators_made_by_the_interpreter_answer_isinstance_like_cpython():
 
     x = torch.ones(2)
     torch.testing.assert_close(thunder.jit(f)(x), f(x))
+
+
+def test_object_keys_of_an_iterated_dict_are_checked_by_identity():
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+        BLUE = 2
+
+    scales = {Color.RED: 2.0}
+
+    def f(x):
+        return sum((x * (10 if k is Color.BLUE else 1) for k in scales), x)  # the keys only: no value read
+
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    torch.testing.assert_close(jf(x), f(x))
+    scales.clear()
+    scales[Color.BLUE] = 2.0  # same length, same key type, another key
+    torch.testing.assert_close(jf(x), f(x))

@@ -423,8 +423,9 @@ class JitHooks(Hooks):
         elif isinstance(value, _IDENTITY_TYPES):
             self.records.append(InputRecord(provenance, value, "is"))
         else:
-            # any other object (a submodule, a config object): its type decides which methods ran
-            self.records.append(InputRecord(provenance, value, "type"))
+            # any other object (a submodule, a config object): its type decides which methods ran. A dict key
+            # (an enum member, an object used as a key) is one object: which one decides the entry the program used
+            self.records.append(InputRecord(provenance, value, "is" if provenance.kind == "key" else "type"))
         return value
 
     def _tensor_state_reader(self, tensor, provenance):
