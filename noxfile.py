@@ -6,6 +6,7 @@
     nox -s benchmarks     # cache-hit overhead and trace time, written to benchmarks/results/
     nox -s triton         # the Triton executor's tests on CPU tensors under TRITON_INTERPRET=1, and every kernel
                           # they launch compiled ahead of time for sm_90 (H100/H200)
+    nox -s transformers   # the real-model tests against older transformers releases (4.x and an early 5.x)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -34,6 +35,13 @@ OPINFO_REQUIREMENTS = ("expecttest", "numpy")
 # packaging, fsspec and typing_extensions come with transformers and torch.
 LITGPT_REQUIREMENTS = ("litgpt==0.5.13", "lightning==2.6.6", "lightning-utilities==0.15.3", "torchmetrics==1.9.0",
                        "psutil==7.2.2")
+
+# transformers releases the real-model tests support: `tests` runs the newest, `transformers` the oldest 4.x and an
+# early 5.x (5.0-5.3 reached output-capturing state through a global registry dict, 4.x has other code paths: T5's
+# dtype property, data-dependent MoE routing). transformers does not depend on torch, so the pin holds.
+TRANSFORMERS_NEWEST = "5.23.0"
+TRANSFORMERS_OLDER = ("4.52.4", "5.3.0")
+MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py")
 
 
 INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -68,11 +76,20 @@ def _install_core(session: nox.Session, *extra: str) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Unit tests of every package and the cross-package tests, with the example plugin installed."""
-    _install_core(session, *OPINFO_REQUIREMENTS, "transformers")  # transformers: real models (no torch dependency)
+    _install_core(session, *OPINFO_REQUIREMENTS, f"transformers=={TRANSFORMERS_NEWEST}")  # real models
     session.install("--no-deps", "-e", EXAMPLE_PLUGIN)
     session.install("--no-deps", *LITGPT_REQUIREMENTS)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("version", TRANSFORMERS_OLDER)
+def transformers(session: nox.Session, version: str) -> None:
+    """The real-model tests (HF models' forward and training against eager) with an older transformers release;
+    `tests` runs them with the newest. CI runs both, a few minutes each."""
+    _install_core(session, f"transformers=={version}")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *MODEL_TESTS, *session.posargs)
 
 
 @nox.session(python="3.11")

@@ -1,9 +1,12 @@
 """torch.cond under thunder.jit: branches are the user's callables, translated while tracing."""
 
+import warnings
+
 import pytest
 import torch
 
 import thunder
+from thunder.frontend.higher_order import FunctionBackwardNotTraced
 
 
 def test_cond_with_a_predicate_known_while_tracing():
@@ -364,6 +367,138 @@ def test_autograd_function_with_an_untraceable_backward_runs_under_pytorch():
     x = torch.randn(3, requires_grad=True)
     with pytest.warns(UserWarning, match="_Untraceable.backward could not be traced"):
         _grads_match(f, (x,))
+
+
+class _ScaledProduct(torch.autograd.Function):
+    """PyTorch's recommended form: forward without ctx, setup_context(ctx, inputs, output) saving for backward,
+    a ctx attribute, a second output marked non-differentiable, needs_input_grad consulted."""
+
+    @staticmethod
+    def forward(x, y, alpha):
+        out = x * y * alpha
+        return out, (out > 0).to(out.dtype)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, y, alpha = inputs
+        ctx.save_for_backward(x, y)
+        ctx.alpha = alpha
+        ctx.mark_non_differentiable(output[1])
+
+    @staticmethod
+    def backward(ctx, g, g_mask):
+        x, y = ctx.saved_tensors
+        assert g_mask is not None  # materialized: zeros for the non-differentiable output, as eager passes
+        return (g * y * ctx.alpha * 10 if ctx.needs_input_grad[0] else None,  # x10: the user's backward ran
+                g * x * ctx.alpha if ctx.needs_input_grad[1] else None, None)
+
+
+@pytest.mark.parametrize("y_requires_grad", [False, True])
+def test_autograd_function_with_setup_context(y_requires_grad):
+    def f(x, y):
+        out, mask = _ScaledProduct.apply(x.sin(), y, 3.0)
+        return out, mask
+
+    x = torch.randn(5, requires_grad=True)
+    y = torch.randn(5, requires_grad=y_requires_grad)
+    jf = thunder.jit(f)
+    (out, mask), (e_out, e_mask) = jf(x, y), f(x, y)
+    torch.testing.assert_close((out, mask), (e_out, e_mask))
+    assert (out.requires_grad, mask.requires_grad) == (e_out.requires_grad, e_mask.requires_grad) == (True, False)
+    leaves = [x, y] if y_requires_grad else [x]
+    for got, expected in zip(torch.autograd.grad(out.sum(), leaves), torch.autograd.grad(e_out.sum(), leaves)):
+        torch.testing.assert_close(got, expected)
+    assert "10)" in str(thunder.last_backward_traces(jf)[-1])  # the user's backward, traced
+
+
+def test_mark_non_differentiable_in_the_ctx_form():
+    class ArgmaxAndMax(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            values, idx = x.max(dim=-1)
+            ctx.mark_non_differentiable(idx)
+            ctx.save_for_backward(x, idx)
+            return values, idx.to(x.dtype)
+
+        @staticmethod
+        def backward(ctx, g, _):
+            x, idx = ctx.saved_tensors
+            return torch.zeros_like(x).scatter(-1, idx.unsqueeze(-1), g.unsqueeze(-1))
+
+    def f(x):
+        return ArgmaxAndMax.apply(x * 2)
+
+    x = torch.randn(3, 4, requires_grad=True)
+    (values, idx), (e_values, e_idx) = thunder.jit(f)(x), f(x)
+    torch.testing.assert_close((values, idx), (e_values, e_idx))
+    assert idx.requires_grad == e_idx.requires_grad  # the float output was not marked: both require grad
+    torch.testing.assert_close(torch.autograd.grad(values.sum(), x), torch.autograd.grad(e_values.sum(), x))
+
+
+class _Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)  # an output saved for backward
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * 3  # x3: the user's backward ran
+
+
+class _Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(x, w, b=None):
+        y = x @ w.t()
+        return y if b is None else y + b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, w, b = inputs  # PyTorch fills in defaults and makes keyword arguments positional
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g @ w, g.t() @ x, g.sum(0) if ctx.has_bias else None
+
+
+def test_setup_context_with_defaults_keywords_and_once_differentiable():
+    def f(x, w, b):
+        return _Exp.apply(_Linear.apply(x, w, b=b)).sum() + _Linear.apply(x, w).sum()
+
+    x, w, b = torch.randn(4, 3, requires_grad=True), torch.randn(2, 3, requires_grad=True), torch.randn(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FunctionBackwardNotTraced)  # every backward is traced
+        jf = _grads_match(f, (x, w, b))
+    assert ", 3)" in str(thunder.last_backward_traces(jf)[-1])
+
+
+class _UntraceableSetupContext(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * 2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.scale = 2
+
+    @staticmethod
+    def backward(ctx, g):
+        keep = float(g.sum().item() != 12345)  # needs a value: thunder cannot trace it
+        return g * ctx.scale * keep
+
+
+def test_setup_context_function_with_an_untraceable_backward_runs_under_pytorch():
+    x = torch.randn(3, requires_grad=True)
+    with pytest.warns(UserWarning, match="_UntraceableSetupContext.backward could not be traced"):
+        _grads_match(lambda x: _UntraceableSetupContext.apply(x.sin()), (x,))
 
 
 @pytest.mark.parametrize("reverse", [False, True])

@@ -267,3 +267,14 @@ def test_manual_seed_and_rng_state_inside_are_replayed():
         torch.testing.assert_close(a, ea)
         torch.testing.assert_close(b, eb)
         assert torch.equal(jit_state, torch.get_rng_state())  # the generator ends where eager leaves it
+
+
+def test_device_of_a_proxy_meets_torch_device_like_eager():
+    # a proxy's device is a thunder Device: torch.device() of it (transformers' caches build one) and comparisons
+    # with a torch.device must take eager's branch
+    def f(x):
+        y = x.to(torch.device(x.device)) * (2 if x.device == torch.device("cpu") else 3)
+        return y * (5 if torch.device("cpu") != x.device else 7)
+
+    x = torch.randn(3)
+    torch.testing.assert_close(thunder.jit(f)(x), f(x))

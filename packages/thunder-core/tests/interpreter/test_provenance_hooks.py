@@ -179,6 +179,67 @@ def test_getattr_builtin_and_dict_items_keep_provenance():
         assert prov.replay(f, args, {}) is w
 
 
+class IterationRecorder(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.lengths = []  # containers whose number of entries the program relied on
+
+    def on_length(self, wcontainer):
+        self.lengths.append(wcontainer.provenance)
+
+
+@pytest.mark.parametrize("consume", [
+    lambda d: [k for k in d], lambda d: list(d), lambda d: tuple(d.keys()), lambda d: sorted(d, key=lambda k: -d[k]),
+    lambda d: [k for k, _ in d.items()], lambda d: list(dict(d)),
+], ids=["for", "list", "tuple-keys", "sorted-key", "items", "dict"])
+def test_iterating_an_outside_dict_reaches_keys_by_position(consume):
+    d = {"x": 1, "y": 2}
+    rec = IterationRecorder()
+    result = interpret(consume, (d,), {}, hooks=rec)
+    assert result == consume(d)
+    keys = [p for p, _ in rec.inputs if p.kind == "key"]
+    assert [p.key for p in keys] == [0, 1] and all(p.parent == Provenance.arg(0) for p in keys)
+    assert [p.replay(consume, (d,), {}) for p in keys] == ["x", "y"]  # tuple(d)[i]
+    assert rec.lengths == [Provenance.arg(0)]  # the loop ran to the end: the length matters
+
+
+def test_list_of_an_interpreted_iterator_keeps_element_provenance():
+    net = Net()
+
+    def f(m):
+        return list(m.layers)[-1].weight, [p for p in {net.layers[0].weight}]
+
+    rec = IterationRecorder()
+    w, _ = interpret(f, (net,), {}, hooks=rec)
+    assert _only_provenance_of(rec, w).replay(f, (net,), {}) is w
+
+
+def test_map_and_filter_call_their_function_through_the_interpreter():
+    table = {"x": 10, "y": 20}
+
+    def f(d):
+        return list(map(lambda k: table[k] + d[k], filter(lambda k: d[k] > 1, d))), list(reversed(d))
+
+    d = {"x": 1, "y": 2}
+    rec = IterationRecorder()
+    assert interpret(f, (d,), {}, hooks=rec) == f(d)
+    read = {p.key for p, _ in rec.inputs if p.kind == "item"}
+    assert {"x", "y"} <= read  # table[k] and d[k], read inside the callbacks, are inputs
+    assert Provenance.arg(0) in rec.lengths
+
+
+def test_breaking_out_of_dict_iteration_does_not_rely_on_its_length():
+    d = {"x": 1, "y": 2}
+
+    def f(d):
+        for k in d:
+            return k
+
+    rec = IterationRecorder()
+    assert interpret(f, (d,), {}, hooks=rec) == "x"
+    assert rec.lengths == []
+
+
 def test_enumerate_zip_and_unpacking_keep_provenance():
     a, b, c = Param("a"), Param("b"), Param("c")
 

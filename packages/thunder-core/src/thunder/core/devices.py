@@ -14,7 +14,11 @@ class Device:
         self.type, self.index = type, index
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Device) and self.type == other.type and self.index == other.index
+        if isinstance(other, Device):
+            return self.type == other.type and self.index == other.index
+        if type(other).__name__ == "device" and hasattr(other, "index"):  # a torch.device (core imports no torch)
+            return self.type == other.type and self.index == other.index
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))

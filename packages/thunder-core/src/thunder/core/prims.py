@@ -606,7 +606,8 @@ def _unpack_meta(*args, **kwargs):
     return AnyProxy()
 
 
-for _name in ("unpack_attr", "unpack_item", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_key", "unpack_type"):
+# unpack_keys(d): the keys of d in iteration order, as a tuple (the program iterated an outside dict)
+for _name in ("unpack_attr", "unpack_item", "unpack_keys", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_type"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 

@@ -96,9 +96,9 @@ def _unpack_item(bsym, imports):
     return [f"{bsym.output.name} = {prettyprint(obj, imports)}[{prettyprint(key, imports)}]"]
 
 
-def _unpack_key(bsym, imports):
-    d, index = bsym.args
-    return [f"{bsym.output.name} = list({prettyprint(d, imports)})[{index}]"]
+def _unpack_keys(bsym, imports):
+    (d,) = bsym.args
+    return [f"{bsym.output.name} = tuple({prettyprint(d, imports)})"]
 
 
 def _unpack_type(bsym, imports):
@@ -275,8 +275,8 @@ def _call_method(bsym, imports):
 
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
-    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
-    "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key, "unpack_type": _unpack_type,
+    "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
+    "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
     "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,

@@ -160,6 +160,7 @@ class _TracingCtx:
         self.needs_input_grad = tuple(isinstance(a, TensorProxy) and a.requires_grad for a in args)
         self.saved_tensors = ()
         self.in_backward = False
+        self.non_differentiable: set[str] = set()  # names of the outputs marked non-differentiable
 
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
@@ -173,13 +174,78 @@ class _TracingCtx:
                                f"supported by thunder.jit yet{user_location_suffix()}")
 
     def mark_non_differentiable(self, *tensors):
-        pass
+        self.non_differentiable.update(t.name for t in tensors if isinstance(t, TensorProxy))
 
     def set_materialize_grads(self, value):
         pass
 
 
 _function_symbols: dict = {}
+
+
+def _uses_setup_context(cls) -> bool:
+    """PyTorch's recommended form: ``forward(*args)`` without ctx, then ``setup_context(ctx, inputs, output)``."""
+    import torch
+
+    return getattr(cls.setup_context, "__func__", cls.setup_context) is not \
+        torch.autograd.function._SingleLevelFunction.setup_context
+
+
+def _run_forward(cls, ctx_w, wargs):
+    """The user's forward (interpreted) as PyTorch calls it for either form; returns its wrapped output."""
+    from thunder.interpreter.wrapped import computed
+
+    if not _uses_setup_context(cls):
+        return call_wrapped(computed(cls.forward), ctx_w, *wargs)
+    out_w = call_wrapped(computed(cls.forward), *wargs)
+    inputs_w = computed(tuple(w.value for w in wargs), items=tuple(wargs))
+    call_wrapped(computed(cls.setup_context), ctx_w, inputs_w, out_w)
+    return out_w
+
+
+def _traceable_backward(cls):
+    """The user's backward, under ``@once_differentiable`` if so decorated: that wrapper only runs it without grad
+    and marks its results for PyTorch's autograd (its C helper cannot take proxies); thunder's backward trace is
+    not differentiated again anyway."""
+    import torch.autograd.function as function
+
+    backward = cls.backward
+    if getattr(backward, "__code__", None) is _once_differentiable_code(function) and hasattr(backward, "__wrapped__"):
+        return backward.__wrapped__
+    return backward
+
+
+def _once_differentiable_code(function):
+    return function.once_differentiable(lambda ctx: None).__code__
+
+
+def _bind_defaults(forward, wargs, wkwargs) -> list:
+    """As PyTorch's ``Function.apply`` does for the setup_context form: keyword arguments made positional and
+    defaults filled in, so ``forward`` and ``setup_context``'s ``inputs`` see every parameter."""
+    import inspect
+
+    from thunder.interpreter.wrapped import computed
+
+    bound = inspect.signature(forward).bind(*[w.value for w in wargs], **{k: w.value for k, w in wkwargs.items()})
+    bound.apply_defaults()
+    names = list(bound.signature.parameters)
+    out = []
+    for i, value in enumerate(bound.args):
+        if i < len(wargs):
+            out.append(wargs[i])
+        elif i < len(names) and names[i] in wkwargs:
+            out.append(wkwargs[names[i]])
+        else:
+            out.append(computed(value))  # a default
+    return out
+
+
+def _forward_natively(cls, ctx, args, kwargs):
+    if not _uses_setup_context(cls):
+        return cls.forward(ctx, *args, **kwargs)
+    outputs = cls.forward(*args, **kwargs)
+    cls.setup_context(ctx, tuple(args), outputs)
+    return outputs
 
 
 def autograd_function_lookaside(cls):
@@ -194,6 +260,8 @@ def autograd_function_lookaside(cls):
         from thunder.interpreter.wrapped import computed
 
         refuse_under_autocast(f"{cls.__name__}.apply (a torch.autograd.Function)")
+        if _uses_setup_context(cls):
+            wargs, wkwargs = _bind_defaults(cls.forward, wargs, wkwargs), {}
         if not wkwargs:
             traced = _traced_function(cls, wargs)
             if traced is not None:
@@ -228,7 +296,7 @@ def _traced_function(cls, wargs):
 
     forward = sub_trace(f"{cls.__name__}_forward")
     with tracectx(forward):
-        outputs = call_wrapped(computed(cls.forward), computed(ctx), *wargs).value
+        outputs = _run_forward(cls, computed(ctx), wargs).value
     out_leaves, out_spec = tree_flatten(outputs)
     forward.output = tuple(out_leaves)
     forward.args = [a for a in args if isinstance(a, TensorProxy)]
@@ -237,7 +305,7 @@ def _traced_function(cls, wargs):
     try:
         with tracectx(backward):
             ctx.in_backward = True
-            result = call_wrapped(computed(cls.backward), computed(ctx),
+            result = call_wrapped(computed(_traceable_backward(cls)), computed(ctx),
                                   *[computed(g) for g in grads]).value
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         if len(result) != len(args):
@@ -258,7 +326,10 @@ def _traced_function(cls, wargs):
     sym = _function_symbol(cls, traced=True)
     outer.scopes[-1].append(BoundSymbol(sym, (forward, backward, *forward.args), {"outputs": len(out_leaves)},
                                         tuple(out_leaves), tuple(forward.bound_symbols), outer.current_location()))
-    return tree_unflatten(out_leaves, out_spec)
+    # outputs marked non-differentiable do not require grad, as in eager (their backward gets zero cotangents)
+    detach = _ltorch("detach")
+    return tree_unflatten([detach(o) if isinstance(o, TensorProxy) and o.name in ctx.non_differentiable else o
+                           for o in out_leaves], out_spec)
 
 
 def _function_as_one_call(cls, wargs, wkwargs):
@@ -272,7 +343,7 @@ def _function_as_one_call(cls, wargs, wkwargs):
     trace = get_tracectx()
     trace.push_scope()
     try:
-        outputs = cls.forward(_TracingCtx(args), *args, **kwargs)
+        outputs = _forward_natively(cls, _TracingCtx(args), args, kwargs)
     finally:
         trace.pop_scope()
     # recorded with the traced outputs: the call itself computes them when the program runs

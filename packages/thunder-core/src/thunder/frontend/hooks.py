@@ -24,6 +24,7 @@ from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 from thunder.interpreter.derivation import ViewSource
+from thunder.interpreter.iteration import ProvenanceIterator
 
 __all__ = ["JitHooks", "source_location"]
 
@@ -99,6 +100,9 @@ def source_location():
 
 
 def _isinstance(obj, classinfo):
+    if type(obj) is ProvenanceIterator and obj.stands_for is not None:
+        # the interpreter's iterator for zip(...), enumerate(...), iter(a_list), ...: what CPython would have made
+        return issubclass(obj.stands_for, classinfo)
     # A proxy stands for a torch.Tensor or a Python number: user code that asks must take that branch.
     stands_for = torch.Tensor if isinstance(obj, TensorProxy) else getattr(obj, "number_type", None)
     if type(obj) is SymbolicSize:
@@ -270,11 +274,23 @@ _MODULE_CALLS = {torch.nn.Module.__call__, getattr(torch.nn.Module, "_wrapped_ca
 _JITTED_CALLS: dict = {}
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 _CHECKPOINT = torch.utils.checkpoint.checkpoint
+_VMAP_IMPL = getattr(getattr(getattr(torch, "_functorch", None), "vmap", None), "vmap_impl", None)
 _LOOPS = {}
 for _name in ("map", "scan", "associative_scan", "while_loop"):
     _fn = getattr(torch._higher_order_ops, _name, None)
     if _fn is not None:
         _LOOPS[_unwrapped(_fn)] = f"{_name}_lookaside"
+
+
+_FUNC_TRANSFORM_ENTRIES: dict = {}
+
+
+def _func_transform_entries() -> dict:
+    if not _FUNC_TRANSFORM_ENTRIES:
+        from thunder.frontend.func_transforms import func_transform_entries
+
+        _FUNC_TRANSFORM_ENTRIES.update(func_transform_entries() or {None: None})
+    return _FUNC_TRANSFORM_ENTRIES
 
 
 class SharpEdgeWarning(UserWarning):
@@ -326,6 +342,10 @@ class JitHooks(Hooks):
             import thunder.frontend.higher_order as higher_order
 
             return getattr(higher_order, loop)
+        if fn is _VMAP_IMPL:
+            from thunder.frontend.func_transforms import vmap_impl_lookaside
+
+            return vmap_impl_lookaside
         if _unwrapped(fn) is _unwrapped(_CHECKPOINT):
             from thunder.frontend.higher_order import checkpoint_lookaside
 
@@ -384,6 +404,11 @@ class JitHooks(Hooks):
             return rng
         if _unwrapped(fn) in _IS_COMPILING:
             return _compiling
+        refused = _func_transform_entries().get(_unwrapped(fn))
+        if refused is not None:
+            from thunder.frontend.func_transforms import refused_transform
+
+            return refused_transform(refused)
         try:
             found = torch_function_table.get(fn)
         except TypeError:  # unhashable callables
@@ -466,8 +491,9 @@ class JitHooks(Hooks):
         elif isinstance(value, _IDENTITY_TYPES):
             self.records.append(InputRecord(provenance, value, "is"))
         else:
-            # any other object (a submodule, a config object): its type decides which methods ran
-            self.records.append(InputRecord(provenance, value, "type"))
+            # any other object (a submodule, a config object): its type decides which methods ran. A dict key
+            # (an enum member, an object used as a key) is one object: which one decides the entry the program used
+            self.records.append(InputRecord(provenance, value, "is" if provenance.kind == "key" else "type"))
         return value
 
     def is_outside_class(self, cls) -> bool:
@@ -570,8 +596,23 @@ class JitHooks(Hooks):
         self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
 
     def on_length(self, wcontainer):
-        if type(wcontainer.value) in (dict, set):  # lists and tuples are checked by length already
+        if isinstance(wcontainer.value, (dict, set, frozenset)):  # lists and tuples are checked by length already
             self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
+
+    def keys_are_inputs(self, wcontainer) -> bool:
+        original = self.side_effects.original(wcontainer.value)
+        if original is None:
+            return True
+        # The program changed the container before iterating it: it iterates the original keys (checked as one
+        # tuple) and its own writes (which the epilogue replays), so positions in the caller's container mean nothing
+        keys = tuple(original)
+        if not all(type(k) in _CONTAINED_LITERALS for k in keys):
+            raise UnsupportedError(
+                f"iterating {wcontainer.provenance.to_source()}, a {type(wcontainer.value).__name__} from outside the "
+                f"jitted function that it changed before{user_location_suffix()}, whose keys are not strings or "
+                "numbers; iterate a copy made before the change, or pass the keys in")
+        self.records.append(InputRecord(wcontainer.provenance, keys, "keys"))
+        return False
 
     def on_native_call(self, fn, wargs, wkwargs):
         if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:

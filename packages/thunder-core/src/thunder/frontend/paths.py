@@ -80,7 +80,7 @@ class PathReacher:
         elif kind == "type":
             value = prims.unpack_type(self.reach(prov.parent))
         elif kind == "key":
-            value = prims.unpack_key(self.reach(prov.parent), prov.key)
+            value = prims.unpack_item(self.keys(prov.parent), prov.key)
         else:
             raise NotImplementedError(f"cannot re-reach a value with provenance {prov!r}")
         if out is not None:
@@ -96,6 +96,14 @@ class PathReacher:
         if d is None:
             d = self._class_dicts[class_prov] = prims.unpack_attr(self.reach(class_prov), "__dict__")
         return d
+
+    def keys(self, dict_prov: Provenance):
+        """The keys of a dict in iteration order, read once per trace (the ``i``-th key is ``keys[i]``)."""
+        keys_prov = Provenance.attr(dict_prov, "<keys>")  # a private step: no user path has this name
+        keys = self.reached.get(keys_prov)
+        if keys is None:
+            keys = self.reached[keys_prov] = prims.unpack_keys(self.reach(dict_prov))
+        return keys
 
     def forget(self, prov: Provenance) -> None:
         """Drops what was reached through ``prov`` (after a write there, reads must happen anew)."""

@@ -21,8 +21,8 @@ class InputRecord:
     """An outside value the traced program read: its provenance, the value, and what to check.
 
     ``check`` is one of "tensor" (the value is ``proxy``), "literal" (equality with ``value``),
-    "len" (a list or tuple whose length was baked in), "is" (identity), "type" (the exact type), "class"
-    (the exact type is ``value``), or None (only a path step).
+    "len" (a list or tuple whose length was baked in), "keys" (the keys of a dict or set in order, ``value``),
+    "is" (identity), "type" (the exact type), "class" (the exact type is ``value``), or None (only a path step).
     """
 
     __slots__ = ("provenance", "value", "check", "proxy")
@@ -127,6 +127,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_literal(reach(r.provenance), r.value)
             elif r.check == "len":
                 prims.check_len(reach(r.provenance), len(r.value))
+            elif r.check == "keys":  # a dict or set iterated after the program changed it: its original keys
+                prims.check_literal(reacher.keys(r.provenance), r.value)
             elif isinstance(r.check, tuple) and r.check[0] == "contains":
                 _, key, present, key_path = r.check
                 prims.check_contains(reach(r.provenance), key if key_path is None else reach(key_path), present)

@@ -41,7 +41,7 @@ class SideEffects:
         self.written: set = set()  # provenances of locations written: later reads are not prologue inputs
         self._written_attrs: set = set()  # (id(object), name) of attributes written, whatever the path
         self._undo: list = []
-        self._snapshotted: set[int] = set()
+        self._snapshotted: dict[int, object] = {}  # id -> a copy of the contents before the first change
 
     # recording ------------------------------------------------------------------------------------
     def store(self, kind: str, target, key, value, globals_dict, location) -> None:
@@ -102,13 +102,17 @@ class SideEffects:
     def snapshot(self, obj) -> None:
         if id(obj) in self._snapshotted:
             return
-        self._snapshotted.add(id(obj))
         saved = type(obj)(obj) if type(obj) is not list else list(obj)
+        self._snapshotted[id(obj)] = saved
         self._undo.append(lambda: _restore_contents(obj, saved))
 
     def wrote_attr(self, obj, name: str) -> bool:
         """Whether the program set or deleted attribute ``name`` of ``obj`` (a class it patched, say)."""
         return (id(obj), name) in self._written_attrs
+
+    def original(self, obj):
+        """A copy of an outside container as it was before the program changed it, or None if it did not."""
+        return self._snapshotted.get(id(obj))
 
     def is_written(self, provenance: Provenance) -> bool:
         p = provenance

@@ -7,12 +7,14 @@ unbound descriptor (``dict.items``) with the wrapped receiver prepended.
 from __future__ import annotations
 
 import builtins
+import itertools
 import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
-from .calls import native_call
+from .calls import call_value, native_call
 from .class_bodies import build_class
+from .consumers import CONSUMERS
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
 from .provenance import Provenance
@@ -99,7 +101,7 @@ def _enumerate(rt, wargs, wkwargs):
             yield computed((i, w.value), items=(computed(i), w))
             i += 1
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), enumerate)
 
 
 def _zip(rt, wargs, wkwargs):
@@ -119,10 +121,14 @@ def _zip(rt, wargs, wkwargs):
                     return
             yield computed(tuple(w.value for w in row), items=tuple(row))
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), zip)
 
 
 def _reversed(rt, wargs, wkwargs):
+    if not wkwargs and len(wargs) == 1 and type(wargs[0].value) is dict and wargs[0].provenance.is_outside:
+        # the keys, read in order (each checked, and the length), then handed out last first
+        keys = list(next_all(rt, get_iter(rt, wargs[0])))
+        return wrapped_iterator(reversed(keys), type(reversed(wargs[0].value)))
     if wkwargs or len(wargs) != 1 or type(wargs[0].value) not in (list, tuple) or not is_tracked(wargs[0]):
         return _native(reversed, wargs, wkwargs)
     wseq = wargs[0]
@@ -134,7 +140,74 @@ def _reversed(rt, wargs, wkwargs):
             yield derive_item(rt, wseq, i, seq[i])
             i -= 1
 
-    return wrapped_iterator(elements())
+    return wrapped_iterator(elements(), type(reversed(wseq.value)))
+
+
+def next_all(rt, wit):
+    """The remaining elements of a wrapped iterator, wrapped."""
+    while True:
+        try:
+            yield next_wrapped(rt, wit)
+        except StopIteration:
+            return
+
+
+def _map(rt, wargs, wkwargs):
+    """map(f, *iterables): f is called through the interpreter (natively, its own reads of outside state would go
+    unchecked), lazily, as map does."""
+    if wkwargs or len(wargs) < 2:
+        return _native(map, wargs, wkwargs)
+    wfn, its = wargs[0], [get_iter(rt, w) for w in wargs[1:]]
+
+    def elements():
+        while True:
+            row = []
+            for it in its:
+                try:
+                    row.append(next_wrapped(rt, it))
+                except StopIteration:
+                    return
+            yield call_value(wfn, row, {})
+
+    return wrapped_iterator(elements(), map)
+
+
+def _filter(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 2:
+        return _native(filter, wargs, wkwargs)
+    wfn, it = wargs[0], get_iter(rt, wargs[1])
+
+    def elements():
+        for w in next_all(rt, it):
+            keep = w.value if wfn.value is None else call_value(wfn, [w], {}).value
+            if keep:
+                yield w
+
+    return wrapped_iterator(elements(), filter)
+
+
+def _chain(rt, wargs, wkwargs):
+    """itertools.chain(*iterables): each iterable walked through the interpreter, lazily, as chain does."""
+    if wkwargs or not any(is_tracked(w) for w in wargs):
+        return _native(itertools.chain, wargs, wkwargs)
+
+    def elements():
+        for w in wargs:
+            yield from next_all(rt, get_iter(rt, w))
+
+    return wrapped_iterator(elements(), itertools.chain)
+
+
+def _chain_from_iterable(rt, wargs, wkwargs):
+    if wkwargs or len(wargs) != 1:
+        return _native(itertools.chain.from_iterable, wargs, wkwargs)
+    outer = get_iter(rt, wargs[0])
+
+    def elements():
+        for w in next_all(rt, outer):
+            yield from next_all(rt, get_iter(rt, w))
+
+    return wrapped_iterator(elements(), itertools.chain)
 
 
 def _dict_view(kind, method):
@@ -238,6 +311,9 @@ def _type(rt, wargs, wkwargs):
     if wkwargs or len(wargs) != 1:
         return native_call(type, wargs, wkwargs)  # type(name, bases, ns) makes a class
     w = wargs[0]
+    if type(w.value) is ProvenanceIterator and w.value.stands_for is not None:
+        # an iterator the interpreter made for zip(...), iter(a_list), ...: the type CPython's would have
+        return computed(w.value.stands_for)
     if w.provenance.is_outside:  # ``type(obj).X``: the class is reached (and checked) from the object
         return rt.input(type(w.value), Provenance.type_of(w.provenance))
     return computed(type(w.value))
@@ -276,6 +352,10 @@ _TABLE = {
     enumerate: _enumerate,
     zip: _zip,
     reversed: _reversed,
+    map: _map,
+    filter: _filter,
+    itertools.chain: _chain,
+    itertools.chain.from_iterable: _chain_from_iterable,
     dict.keys: _dict_view("keys", dict.keys),
     dict.values: _dict_view("values", dict.values),
     dict.items: _dict_view("items", dict.items),
@@ -284,6 +364,7 @@ _TABLE = {
     sys.exc_info: _exc_info,
     builtins.__build_class__: build_class,
 }
+_TABLE.update(CONSUMERS)
 if hasattr(sys, "exception"):
     _TABLE[sys.exception] = _exception
 

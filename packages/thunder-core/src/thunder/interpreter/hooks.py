@@ -65,6 +65,12 @@ class Hooks:
         """The program relied on how many entries an outside dict or set has (``len``, iterating it to the
         end, ``{**d}``). Default: nothing."""
 
+    def keys_are_inputs(self, wcontainer) -> bool:
+        """The program starts iterating an outside dict or set: True makes its ``i``-th key an input (provenance
+        ``key``); False iterates it as a computed container (the hook checks what the keys were its own way, e.g.
+        when the program changed the container before). Default: True."""
+        return True
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import types
 
 from .calls import call_value
@@ -17,10 +18,13 @@ __all__ = ["ProvenanceIterator", "get_iter", "next_wrapped", "is_tracked"]
 class ProvenanceIterator:
     """A real iterator (usable by native code) whose elements the interpreter gets wrapped."""
 
-    __slots__ = ("_source",)
+    __slots__ = ("_source", "stands_for")
 
-    def __init__(self, source):
+    def __init__(self, source, stands_for: type | None = None):
         self._source = source  # a Python generator yielding WrappedValues
+        # the type of the iterator CPython would have made (zip, enumerate, list_iterator, ...), which
+        # isinstance() answers for (a jit's isinstance lookaside consults it)
+        self.stands_for = stands_for
 
     def __iter__(self):
         return self
@@ -44,36 +48,40 @@ def _sequence_elements(rt, wseq):
         i += 1
 
 
-def _dict_keys(rt, wdict):
+# Containers whose elements are reached by position in iteration order (``tuple(d)[i]``): dicts' keys, and the
+# elements of sets, which have no other path
+_KEYED_ITERS = (dict.__iter__, collections.OrderedDict.__iter__, set.__iter__, frozenset.__iter__)
+
+
+def _keys_in_order(rt, wdict):
+    yield from (wkey for wkey, _ in _entries_in_order(rt, wdict))
+
+
+def _entries_in_order(rt, wdict):
+    """(wrapped key, key) of a dict (or set) in iteration order. The keys of an outside dict are inputs (the
+    ``i``-th key is reached and checked like any other value) and iterating to the end relies on how many
+    there are, so a dict that gained, lost or reordered entries does not reuse a program unrolled over the
+    old ones."""
     prov = wdict.provenance
+    outside = prov.is_outside and rt.hooks.keys_are_inputs(wdict)
     for i, key in enumerate(iter(wdict.value)):
-        if prov.is_outside:
-            yield rt.input(key, Provenance.dict_key(prov, i))
-        else:
-            yield computed(key)
-    if prov.is_outside:
+        yield (rt.input(key, Provenance.dict_key(prov, i)) if outside else computed(key)), key
+    if outside:
         rt.hooks.on_length(wdict)  # the loop ended after that many keys
 
 
 def _dict_view_elements(rt, kind, wdict):
     d = wdict.value
-    if kind == "keys":
-        yield from _dict_keys(rt, wdict)
-        return
-    prov = wdict.provenance
-    for i, (key, value) in enumerate(iter(d.items())):
-        wvalue = derive_item(rt, wdict, key, value)
-        if kind == "values":
-            yield wvalue
-        else:
-            wkey = rt.input(key, Provenance.dict_key(prov, i)) if prov.is_outside else computed(key)
-            yield computed((key, value), items=(wkey, wvalue))
-    if prov.is_outside:
-        rt.hooks.on_length(wdict)
+    for wkey, key in _entries_in_order(rt, wdict):
+        if kind == "keys":
+            yield wkey
+            continue
+        wvalue = derive_item(rt, wdict, key, dict.__getitem__(d, key))
+        yield wvalue if kind == "values" else computed((wkey.value, wvalue.value), items=(wkey, wvalue))
 
 
-def wrapped_iterator(source) -> WrappedValue:
-    return computed(ProvenanceIterator(source))
+def wrapped_iterator(source, stands_for: type | None = None) -> WrappedValue:
+    return computed(ProvenanceIterator(source, stands_for))
 
 
 def get_iter(rt, w: WrappedValue) -> WrappedValue:
@@ -90,12 +98,12 @@ def get_iter(rt, w: WrappedValue) -> WrappedValue:
             raise TypeError(f"iter() returned non-iterator of type '{type(result.value).__name__}'")
         return result
     if isinstance(w.items, ViewSource):
-        return wrapped_iterator(_dict_view_elements(rt, w.items.kind, w.items.wdict))
+        return wrapped_iterator(_dict_view_elements(rt, w.items.kind, w.items.wdict), type(iter(value)))
     if is_tracked(w):
         if method is list.__iter__ or method is tuple.__iter__:
-            return wrapped_iterator(_sequence_elements(rt, w))
-        if method is dict.__iter__ and w.provenance.is_outside:
-            return wrapped_iterator(_dict_keys(rt, w))
+            return wrapped_iterator(_sequence_elements(rt, w), type(iter(value)))
+        if method in _KEYED_ITERS and w.provenance.is_outside:
+            return wrapped_iterator(_keys_in_order(rt, w), type(iter(value)))
     return computed(iter(value))
 
 

@@ -17,10 +17,10 @@ class Provenance:
     ``kind`` is one of the root kinds ``fn``, ``arg``, ``kwarg``, ``global``, ``builtin``,
     ``closure_cell``, ``default``, ``globals`` (a function's globals dict itself), ``class`` (a class
     the program looked attributes up on) (values entering from outside), the derived kinds ``attr``,
-    ``item``, ``key`` (``key``: the ``key``-th key in iteration order of the parent dict), ``type``
-    (``type(parent)``) and ``lookup`` (what the parent class's MRO holds under a name, before any
-    descriptor runs: ``key`` is the name, or ``(name, cls)`` for a ``super(cls, ...)`` lookup that
-    starts after ``cls``), or ``computed`` / ``constant`` (values made by the program itself).
+    ``item``, ``key`` (``key``: the ``key``-th key in iteration order of the parent dict, or element of
+    the parent set), ``type`` (``type(parent)``) and ``lookup`` (what the parent class's MRO holds under a
+    name, before any descriptor runs: ``key`` is the name, or ``(name, cls)`` for a ``super(cls, ...)``
+    lookup that starts after ``cls``), or ``computed`` / ``constant`` (values made by the program itself).
     ``parent`` is the Provenance of the object the value was read from (derived kinds only),
     ``key`` the index / name / attribute, and ``root`` (roots only) the object needed to re-reach
     the value later: the globals dict (``global``, ``globals``), the builtins dict (``builtin``), the
@@ -110,7 +110,7 @@ class Provenance:
 
     @staticmethod
     def dict_key(parent: Provenance, index: int) -> Provenance:
-        """The ``index``-th key of the parent dict in iteration order."""
+        """The ``index``-th key of the parent dict (element of the parent set) in iteration order."""
         return Provenance("key", parent, index)
 
     @staticmethod
@@ -184,7 +184,7 @@ class Provenance:
             elif kind == "lookup":
                 value = class_lookup(value, key)
             else:  # "key"
-                value = list(value)[key]
+                value = tuple(value)[key]
         return value
 
     def to_source(self, fn_name: str = "fn", args_name: str = "args", kwargs_name: str = "kwargs") -> str:
@@ -222,7 +222,7 @@ class Provenance:
                 s = (f"lookup_type({s}, {key!r})" if type(key) is str
                      else f"lookup_type({s}, {key[0]!r}, after={key[1].__qualname__})")
             else:
-                s = f"list({s})[{key!r}]"
+                s = f"tuple({s})[{key!r}]"
         return s
 
     # ----- value semantics ----------------------------------------------------------------

@@ -11,7 +11,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.devices import Device, to_device
 from thunder.core.errors import check
-from thunder.core.proxies import TensorProxy
+from thunder.core.proxies import TensorProxy, torch_function_table
 from thunder.torch.registry import register_method, torchsymbol
 
 
@@ -31,6 +31,16 @@ def _is_dtype(x) -> bool:
 
 def _is_device(x) -> bool:
     return isinstance(x, (str, int, torch.device, Device)) and not isinstance(x, bool)
+
+
+def _torch_device(*args, **kwargs):
+    """``torch.device(x.device)``: a proxy's device is a thunder Device, which PyTorch's constructor does not take."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Device):
+        return args[0].to_torch()
+    return torch.device(*args, **kwargs)
+
+
+torch_function_table[torch.device] = _torch_device
 
 
 def _device_of(x) -> Device:
