@@ -1,5 +1,6 @@
 """torch.cond under thunder.jit: branches are the user's callables, translated while tracing."""
 
+import re
 import warnings
 
 import pytest
@@ -408,7 +409,7 @@ def test_autograd_function_with_setup_context(y_requires_grad):
     leaves = [x, y] if y_requires_grad else [x]
     for got, expected in zip(torch.autograd.grad(out.sum(), leaves), torch.autograd.grad(e_out.sum(), leaves)):
         torch.testing.assert_close(got, expected)
-    assert "10)" in str(thunder.last_backward_traces(jf)[-1])  # the user's backward, traced
+    assert re.search(r"mul\(\w+, 10\b", str(thunder.last_backward_traces(jf)[-1]))  # the user's backward, traced
 
 
 def test_mark_non_differentiable_in_the_ctx_form():
@@ -477,7 +478,7 @@ def test_setup_context_with_defaults_keywords_and_once_differentiable():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FunctionBackwardNotTraced)  # every backward is traced
         jf = _grads_match(f, (x, w, b))
-    assert ", 3)" in str(thunder.last_backward_traces(jf)[-1])
+    assert re.search(r"mul\(\w+, 3\b", str(thunder.last_backward_traces(jf)[-1]))  # _Exp's backward, traced
 
 
 class _UntraceableSetupContext(torch.autograd.Function):
