@@ -147,3 +147,15 @@ def test_kv_cache_decode_steps():
                 torch.testing.assert_close(c, e)
             position += n
     assert thunder.cache_misses(jdecode) <= 2
+
+
+def test_text_of_containers_holding_numbers_is_eagers():
+    # native str()/repr() of a container the program built shows its numbers as eager does (not proxy names),
+    # and the number the text depends on is a constraint: another value retraces
+    def f(x, n, d):
+        return x * len(str([n])) + len(repr((n, 2))) + len(f"{[n]}") + len(str(tuple(d.items())))
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+    x = torch.ones(2)
+    for n, d in ((1.5, {"a": 1.0}), (1.5, {"a": 1.0}), (10.25, {"a": 12.5}), (7, {"a": 3})):
+        torch.testing.assert_close(jf(x, n, d), f(x, n, d))

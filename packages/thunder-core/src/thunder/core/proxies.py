@@ -298,6 +298,13 @@ class NumberProxy(Proxy):
     def __str__(self):
         return str(self._concrete("str()"))
 
+    def __repr__(self):
+        # native code formatting a container the program built (``str((k, v))``, ``f"{[n]}"``) sees the number
+        # as eager would; outside tracing (a debugger, a log) the proxy shows itself
+        from thunder.core.trace import get_tracectx
+
+        return repr(self._concrete("repr()")) if get_tracectx() is not None else super().__repr__()
+
     def __getattr__(self, name: str):
         # the number's own methods and attributes (n.bit_length(), f.is_integer(), n.real): on its value, which
         # becomes a constraint; names the number type lacks stay missing without one (hasattr(n, "shape"))
