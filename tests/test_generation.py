@@ -213,3 +213,109 @@ def test_hf_generate_sampling_batch_with_left_padding():
     out = jmodel.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
     assert torch.equal(out, expected)
     assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# litgpt: GPT with set_kv_cache, its generate loop
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _litgpt_model(seed=0):
+    litgpt = pytest.importorskip("litgpt", reason="litgpt is not installed (nox -s tests installs it)")
+    torch.manual_seed(seed)
+    config = litgpt.Config(block_size=64, vocab_size=64, padded_vocab_size=64, n_layer=2, n_head=4, n_embd=32,
+                           n_query_groups=2, intermediate_size=64, mlp_class_name="LLaMAMLP", norm_class_name="RMSNorm",
+                           bias=False, rotary_percentage=1.0, parallel_residual=False)
+    return litgpt.GPT(config).eval()
+
+
+def _litgpt_generate(model, prompt, new_tokens):
+    from litgpt.generate.base import generate
+
+    model.set_kv_cache(batch_size=1)  # through a jitted module: set on the original (one state)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        return generate(model, prompt, prompt.numel() + new_tokens, temperature=1.0, top_k=1)
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_litgpt_generate_with_kv_cache(cache_option):
+    model = _litgpt_model()
+    jmodel = thunder.jit(model, cache=cache_option)
+    for length in (4, 7):
+        prompt = torch.randint(0, 64, (length,))
+        expected = _litgpt_generate(model, prompt, 5)
+        before = thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel)
+        assert torch.equal(_litgpt_generate(jmodel, prompt, 5), expected)
+        assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) - before == 5
+    trace = thunder.last_traces(jmodel)[-1]
+    assert "copy_to_out_" in str(trace) or "index_copy" in str(trace)  # the cache update stays in place
+    if cache_option == "symbolic values":
+        assert thunder.cache_misses(jmodel) == 2
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What decode code does with symbolic sizes (each once made every prompt length its own program)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_size_plus_symbolic_size_stays_symbolic():
+    def f(x, c):  # litgpt's apply_rope: cos.shape[0:1] + (1,) * dims_diff + cos.shape[1:]
+        shape = c.shape[0:1] + (1,) + c.shape[1:]
+        return x * c.view(*shape), shape
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for length in (3, 4, 5):
+        x, c = torch.randn(2, 4, length, 8), torch.randn(2, length, 8)
+        out, shape = jf(x, c)
+        expected, eshape = f(x, c)
+        torch.testing.assert_close(out, expected)
+        assert shape == eshape and type(shape) is torch.Size
+    assert thunder.cache_misses(jf) == 1
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+@pytest.mark.parametrize("args", [(2, 1), (3, -1), (2, None), (1, 0), (0, 1)])
+def test_repeat_interleave_with_a_number_of_repeats(cache_option, args):
+    repeats, dim = args
+
+    def f(x):
+        return x.repeat_interleave(repeats, dim=dim) + torch.repeat_interleave(x, repeats, dim) * 2
+
+    jf = thunder.jit(f, cache=cache_option)
+    for length in (3, 4):
+        x = torch.randn(2, length, 4)
+        torch.testing.assert_close(jf(x), f(x))
+    assert thunder.cache_misses(jf) == (1 if cache_option == "symbolic values" else 2)
+    assert "repeat_interleave" in str(thunder.last_traces(jf)[0])
+
+
+def test_repeat_interleave_with_tensor_repeats():
+    def f(x, r):
+        return x.repeat_interleave(r, dim=0, output_size=3)
+
+    x, r = torch.randn(2, 3), torch.tensor([1, 2])
+    torch.testing.assert_close(thunder.jit(f)(x, r), f(x, r))
+    with pytest.raises(UnsupportedError, match="pass output_size"):
+        thunder.jit(lambda x, r: x.repeat_interleave(r, dim=0))(x, r)
+
+
+class Norm(nn.Module):  # litgpt's RMSNorm keeps its reduction dim as an int attribute
+    def __init__(self):
+        super().__init__()
+        self.dim = -1
+
+    def forward(self, x):
+        return x / x.pow(2).mean(dim=self.dim, keepdim=True).sqrt() + x.softmax(self.dim) + x.sum(self.dim, True)
+
+
+def test_symbolic_module_int_as_a_dim():
+    model = Norm()
+    jmodel = thunder.jit(model, cache="symbolic values")
+    for length in (3, 5):
+        x = torch.randn(2, length)
+        torch.testing.assert_close(jmodel(x), model(x))
+    model.dim = 0  # the dim is checked: a new value gets its own program
+    x = torch.randn(2, 5)
+    torch.testing.assert_close(jmodel(x), model(x))
+    assert thunder.cache_misses(jmodel) == 2
