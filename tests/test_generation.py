@@ -200,6 +200,23 @@ def test_hf_generate_runs_the_jitted_forward_at_every_step(cache_option):
         assert thunder.cache_misses(jmodel) == 2  # prefill and decode, whatever the lengths
 
 
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_hf_generate_with_static_cache(cache_option):
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache=cache_option)
+    for length in (3, 5):
+        ids = torch.randint(0, 64, (1, length))
+        expected = model.generate(ids, max_new_tokens=4, do_sample=False,
+                                  past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+        out = jmodel.generate(ids, max_new_tokens=4, do_sample=False,
+                              past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+        assert torch.equal(out, expected)
+    # the static cache keeps decode shapes fixed: one decode program under either option; with constant values
+    # each prompt length is its own prefill
+    assert thunder.cache_misses(jmodel) == (2 if cache_option == "symbolic values" else 3)
+    assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 8
+
+
 def test_hf_generate_sampling_batch_with_left_padding():
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache="symbolic values")
