@@ -16,12 +16,20 @@ __all__ = ["prettyprint", "bsym_lines", "trace_source", "compile_trace", "Object
 
 
 class Construct:
-    """``tp(**fields)`` in printed code (an epilogue building a model output again from its fields)."""
+    """``tp(**fields)`` in printed code (an epilogue building a model output again from its fields); with
+    ``rebuild``, ``rebuild_object(tp, fields)``: a fresh instance given those attributes without calling
+    ``__init__`` (an object of a plain class the program made and kept outside)."""
 
-    __slots__ = ("tp", "fields")
+    __slots__ = ("tp", "fields", "rebuild")
 
-    def __init__(self, tp, fields: dict):
-        self.tp, self.fields = tp, fields
+    def __init__(self, tp, fields: dict, rebuild: bool = False):
+        self.tp, self.fields, self.rebuild = tp, fields, rebuild
+
+
+def rebuild_object(tp, attributes: dict):
+    obj = tp.__new__(tp)
+    vars(obj).update(attributes)
+    return obj
 
 
 class ObjectRef:
@@ -56,6 +64,9 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         return x.name
     if isinstance(x, Construct):
         type_name = prettyprint(ObjectRef(x.tp, f"{x.tp.__name__}_{id(x.tp):x}"), imports)
+        if x.rebuild:
+            rebuild = prettyprint(ObjectRef(rebuild_object, "rebuild_object"), imports)
+            return f"{rebuild}({type_name}, {prettyprint(x.fields, imports)})"
         return f"{type_name}({', '.join(f'{k}={prettyprint(v, imports)}' for k, v in x.fields.items())})"
     t = type(x)
     if x is None or t is bool or t is int or t is str:

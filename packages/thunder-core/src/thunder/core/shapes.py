@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import operator
+
 from thunder.core.errors import check
 
 __all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg"]
 
 
 def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
-    """A dim in [-rank, rank) -> [0, rank); a 0-d tensor accepts dims -1 and 0, as in PyTorch."""
+    """A dim in [-rank, rank) -> [0, rank); a 0-d tensor accepts dims -1 and 0, as in PyTorch. A dim decides the
+    result's layout, so a symbolic one (a module's ``self.dim`` under symbolic values) is taken by value: the
+    trace is constrained to it."""
+    dim = operator.index(dim)
     bound = max(rank, 1) if wrap_scalar else rank
     check(
         -bound <= dim < bound,
@@ -19,7 +24,7 @@ def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
 
 
 def canonicalize_dims(rank: int, dims) -> tuple[int, ...]:
-    if isinstance(dims, int):
+    if not isinstance(dims, (tuple, list)):
         dims = (dims,)
     return tuple(canonicalize_dim(rank, d) for d in dims)
 

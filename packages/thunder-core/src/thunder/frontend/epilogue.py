@@ -45,6 +45,17 @@ def _is_shared_definition(v) -> bool:
     return isinstance(v, types.FunctionType) and "<locals>" not in v.__qualname__ and v.__closure__ is None
 
 
+def _plain_instance_state(v) -> dict | None:
+    """The attributes of an instance of a plain Python class (no __slots__ state, no custom allocation, not a
+    tensor or module), which setting on a fresh ``tp.__new__(tp)`` makes an equal object; None otherwise."""
+    tp = type(v)
+    if tp.__new__ is not object.__new__ or isinstance(v, (torch.Tensor, torch.nn.Module)) or tp.__module__ == "builtins":
+        return None
+    if any(c.__dict__.get("__slots__") for c in tp.__mro__) or not hasattr(v, "__dict__"):
+        return None
+    return dict(vars(v))
+
+
 def needs_epilogue(writes, result, outside_by_id: dict) -> bool:
     return bool(writes) or _outside_objects_in(result, outside_by_id)
 
@@ -72,6 +83,12 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
             if _is_shared_definition(v):
                 return v  # a module, class or module-level function: the same object on every call
             if id(v) in built:
+                if built[id(v)] is None:
+                    raise UnsupportedError(
+                        f"{where or 'the jitted function'} hands a {type(v).__name__} created inside the jitted "
+                        "function that refers back to itself to the outside; thunder.jit does not rebuild cyclic "
+                        "objects; keep it outside the jitted function or file an issue"
+                    )
                 return built[id(v)]
             outside = outside_by_id.get(id(v))
             if outside is not None and outside[0] is v:
@@ -80,6 +97,12 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
                 # a dataclass built by the program (a model output): built again, from its fields
                 fields = {n: value_of(getattr(v, n), where) for n, f in type(v).__dataclass_fields__.items() if f.init}
                 expr = prims.make_value(Construct(type(v), fields))
+            elif (state := _plain_instance_state(v)) is not None:
+                # an object of a plain Python class made by the program (a cache layer it keeps): made again
+                # on every call with its state at the end of the call, which is what the outside sees
+                built[id(v)] = None  # in progress: an object reaching itself is refused below
+                fields = {k: value_of(x, where) for k, x in state.items()}
+                expr = prims.make_value(Construct(type(v), fields, rebuild=True))
             elif type(v) is SymbolicSize:
                 expr = prims.make_value(SymbolicSize(value_of(x, where) for x in v))
             elif type(v) in _CONTAINERS:
@@ -94,7 +117,8 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
                 raise UnsupportedError(
                     f"{where or 'the jitted function'} hands a {type(v).__name__} created inside the jitted function to "
                     "the outside; thunder.jit replays stores and returns of tensors, numbers, strings, containers of "
-                    "them and objects from outside the function, not of other new objects; file an issue if you need it"
+                    "them, objects of plain Python classes and objects from outside the function, not of other new "
+                    "objects; file an issue if you need it"
                 )
             built[id(v)] = expr
             return expr

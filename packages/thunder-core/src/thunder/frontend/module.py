@@ -7,6 +7,9 @@ on the same tensors eager would use.
 
 from __future__ import annotations
 
+import functools
+import types
+
 import torch
 
 from thunder.frontend.jit import ThunderFunction
@@ -21,6 +24,9 @@ class ThunderModule(torch.nn.Module):
         # The interpreter reaches the module as the called object itself (provenance "fn"), and its
         # parameters through attribute paths from there.
         self._tfn = ThunderFunction(model, **jit_options)
+        # forward has the original's signature: callers such as HF generate() pick the arguments they pass
+        # from inspect.signature(self.forward)
+        self.__dict__["forward"] = functools.wraps(model.forward)(self._tfn)
 
     def forward(self, *args, **kwargs):
         return self._tfn(*args, **kwargs)
@@ -31,9 +37,33 @@ class ThunderModule(torch.nn.Module):
         return self._tfn(*args, **kwargs)
 
     def __getattr__(self, name: str):
-        if name in ("_model", "_tfn"):
+        if name in ("_model", "_tfn", "_view"):
             return super().__getattr__(name)
+        # A method of the original's class (generate(), a helper it calls) is bound to this module, so that its
+        # self(...) and self.forward(...) run the jitted forward; its other attribute reads come back here.
+        method = getattr(type(self._model), name, None)
+        if isinstance(method, types.FunctionType) and name not in vars(self._model):
+            return getattr(self._jitted_view(), name)
         return getattr(self._model, name)
+
+    def _jitted_view(self):
+        """The original module seen through a subclass of its class whose ``__call__`` and ``forward`` run the
+        jitted forward. It shares the original's ``__dict__``, so its methods read and write the original's
+        state as eager would, and ``isinstance``, ``type(self).method`` and ``super()`` in them work."""
+        view = self.__dict__.get("_view")
+        if view is None:
+            model, tfn = self._model, self._tfn
+
+            @functools.wraps(type(model).forward)
+            def forward(_view, *args, **kwargs):
+                return tfn(*args, **kwargs)
+
+            cls = type(type(model).__name__, (type(model),), {"__call__": forward, "forward": forward,
+                                                                "__module__": type(model).__module__})
+            view = object.__new__(cls)
+            view.__dict__ = model.__dict__  # the same dict object: one state, two classes
+            self.__dict__["_view"] = view
+        return view
 
     # The state is the original module's: same names, same tensors.
     def state_dict(self, *args, **kwargs):

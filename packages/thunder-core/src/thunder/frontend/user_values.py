@@ -30,6 +30,9 @@ class SymbolicSize(tuple):
 
     __slots__ = ()
     printed_constructor = ("import torch", "torch.Size")  # how traces print it
+    # the interpreter gives ``torch.Size(...) + symbolic_size`` to __radd__ (torch.Size's own __add__ would take
+    # the symbolic sizes by value), as CPython does for a subclass
+    stands_for = (torch.Size,)
 
     def __repr__(self) -> str:
         return f"torch.Size([{', '.join(str(d) for d in self)}])"

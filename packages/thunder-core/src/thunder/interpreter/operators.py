@@ -83,7 +83,10 @@ def binary_op(rt, oparg: int, wl: WrappedValue, wr: WrappedValue) -> WrappedValu
         result = _call_dunder(rt, imethod, iname, wl, wr)
         if result.value is not NotImplemented:
             return result
-    if rmethod is not NOTFOUND and issubclass(rt_, lt) and rmethod is not lookup_type(lt, rname):
+    # A type standing in for a subclass of the left operand's (``stands_for``: a symbolic torch.Size) gets its
+    # reflected method first, as CPython gives a subclass's
+    stands_in = issubclass(rt_, lt) or lt in getattr(rt_, "stands_for", ())
+    if rmethod is not NOTFOUND and stands_in and rmethod is not lookup_type(lt, rname):
         result = _call_dunder(rt, rmethod, rname, wr, wl)
         if result.value is not NotImplemented:
             return result

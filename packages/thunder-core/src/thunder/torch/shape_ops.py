@@ -322,3 +322,31 @@ def _len(a):
 
 
 register_method("__len__", _len)
+
+
+@torchsymbol(torch.repeat_interleave, torch.Tensor.repeat_interleave, method="repeat_interleave")
+def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
+    """A number of repeats: each element repeated in place (broadcast along a new dim, then merged), so symbolic
+    sizes stay symbolic (litgpt's grouped-query heads). Tensor repeats make a data-dependent size: one opaque
+    PyTorch call, which needs ``output_size`` to know that size while tracing."""
+    if not _is_int(repeats):
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+        from thunder.torch.opaque import call_opaque
+
+        if output_size is None:
+            raise UnsupportedError(
+                f"repeat_interleave with tensor repeats is not supported by thunder without output_size"
+                f"{user_location_suffix()}: the output's size depends on the values of repeats, which are not known "
+                "while tracing; pass output_size=int(repeats.sum()) or compute it outside the jitted function"
+            )
+
+        args = (a,) if repeats is None else (a, repeats)
+        return call_opaque(torch.repeat_interleave, args, {"dim": dim, "output_size": output_size})
+    check(repeats >= 0, "repeats can not be negative", RuntimeError)
+    if dim is None:
+        a, dim = reshape(a, (a.numel(),)), 0
+    dim = canonicalize_dim(a.ndim, dim)
+    shape = tuple(a.shape)
+    expanded = prims.broadcast_in_dim(a, (*shape[: dim + 1], repeats, *shape[dim + 1:]),
+                                      tuple(i for i in range(a.ndim + 1) if i != dim + 1))
+    return reshape(expanded, (*shape[:dim], shape[dim] * repeats, *shape[dim + 1:]))

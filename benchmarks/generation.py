@@ -1,0 +1,136 @@
+"""Greedy generation with a KV cache on CPU, one thread: prefill time and per-token decode latency of eager,
+torch.compile (default mode) and thunder.jit (cache="symbolic values"), for a pythia-14m-shaped litgpt GPT and a
+tiny HF Llama with DynamicCache (random weights, no downloads). Tokens of every variant are checked against
+eager's before timing. Writes benchmarks/results/generation-<date>.json (device, versions, date).
+
+Each generation runs the prefill and ``--new-tokens`` decode steps; the prefill and every decode step are timed
+by the host clock, and the medians over ``--repeat`` generations (after one warm-up generation, which holds the
+compilations) are reported, with the compile counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import statistics
+import time
+
+import torch
+
+import thunder
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def litgpt_model():
+    import litgpt
+
+    torch.manual_seed(0)
+    model = litgpt.GPT(litgpt.Config.from_name("pythia-14m", block_size=256)).eval()
+
+    def run(forward, prompt, new_tokens, times):
+        model.set_kv_cache(batch_size=1)  # a fresh, zeroed cache per generation
+        tokens, pos = [], prompt.shape[1]
+        start = time.perf_counter()
+        logits = forward(prompt, torch.arange(pos), input_pos_maxp1=pos)
+        times["prefill"].append(time.perf_counter() - start)
+        for _ in range(new_tokens):
+            token = logits[:, -1:].argmax(-1)
+            tokens.append(token)
+            start = time.perf_counter()
+            logits = forward(token, torch.tensor([pos]), input_pos_maxp1=pos + 1)
+            times["decode"].append(time.perf_counter() - start)
+            pos += 1
+        return torch.cat(tokens, 1)
+
+    return model, model.config.padded_vocab_size, run
+
+
+def hf_llama_model():
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=1024, hidden_size=128, intermediate_size=256, num_hidden_layers=4,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    model = transformers.LlamaForCausalLM(config).eval()
+
+    def run(forward, prompt, new_tokens, times):
+        cache, tokens = transformers.DynamicCache(), []
+        start = time.perf_counter()
+        logits = forward(input_ids=prompt, past_key_values=cache, use_cache=True).logits
+        times["prefill"].append(time.perf_counter() - start)
+        for _ in range(new_tokens):
+            token = logits[:, -1:].argmax(-1)
+            tokens.append(token)
+            start = time.perf_counter()
+            logits = forward(input_ids=token, past_key_values=cache, use_cache=True).logits
+            times["decode"].append(time.perf_counter() - start)
+        return torch.cat(tokens, 1)
+
+    return model, config.vocab_size, run
+
+
+MODELS = {"litgpt pythia-14m": litgpt_model, "HF Llama tiny (DynamicCache)": hf_llama_model}
+
+
+def variants(model):
+    return {
+        "eager": model,
+        "torch.compile": torch.compile(model),
+        "thunder": thunder.jit(model, cache="symbolic values"),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--prompt", type=int, default=32)
+    p.add_argument("--new-tokens", type=int, default=32)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    results = {"settings": vars(args), "cases": {}}
+    for name, make in MODELS.items():
+        model, vocab, run = make()
+        prompt = torch.randint(0, vocab, (1, args.prompt), generator=torch.Generator().manual_seed(1))
+        case = {}
+        with torch.no_grad():
+            expected = run(model, prompt, args.new_tokens, {"prefill": [], "decode": []})
+            for variant, forward in variants(model).items():
+                warm = {"prefill": [], "decode": []}
+                start = time.perf_counter()
+                tokens = run(forward, prompt, args.new_tokens, warm)
+                first_s = time.perf_counter() - start
+                assert torch.equal(tokens, expected), f"{name}, {variant}: tokens differ from eager's"
+                times = {"prefill": [], "decode": []}
+                for _ in range(args.repeat):
+                    run(forward, prompt, args.new_tokens, times)
+                case[variant] = {"prefill_ms": round(statistics.median(times["prefill"]) * 1e3, 3),
+                                 "decode_ms_per_token": round(statistics.median(times["decode"]) * 1e3, 3),
+                                 "first_generation_s": round(first_s, 2)}
+                if variant == "thunder":
+                    case[variant]["compiles"] = thunder.cache_misses(forward)
+                print(name, variant, json.dumps(case[variant]), flush=True)
+        for variant in ("torch.compile", "thunder"):
+            case[variant]["decode_over_eager"] = round(case[variant]["decode_ms_per_token"]
+                                                       / case["eager"]["decode_ms_per_token"], 3)
+        results["cases"][name] = case
+    import transformers
+
+    results["machine"] = {"device": "cpu (1 thread)", "platform": platform.platform(), "cpus": os.cpu_count(),
+                          "python": platform.python_version(), "torch": torch.__version__,
+                          "transformers": transformers.__version__, "thunder": thunder.__version__,
+                          "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"generation-{datetime.date.today().isoformat()}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()

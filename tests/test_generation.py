@@ -1,0 +1,338 @@
+"""Generation with KV caches: stores of values made inside the call into outside caches, a jitted module's
+generate(), and decode loops (HF transformers, litgpt), tokens equal to eager's."""
+
+import pytest
+import torch
+import torch.nn as nn
+
+import thunder
+from thunder.core.errors import UnsupportedError
+
+CACHE_OPTIONS = ("constant values", "symbolic values")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Stores into outside objects of values created inside the call
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Layer:  # a plain class whose objects the program makes and keeps outside (like an HF cache layer)
+    def __init__(self):
+        self.keys = None
+        self.dtype = None
+
+    def update(self, k):
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=0)
+        self.dtype, self.device, self.shape = k.dtype, k.device, self.keys.shape
+        return self.keys
+
+
+class Cache:
+    def __init__(self):
+        self.layers = []
+        self.meta = {}
+
+
+def _step(cache, x):
+    if not cache.layers:
+        cache.layers.append(Layer())
+    keys = cache.layers[0].update(x * 2)
+    cache.meta["last"] = [keys[-1:], {"dtype": keys.dtype, "size": keys.shape}]
+    cache.latest = cache.layers[0]  # one object kept in two places stays one object
+    return keys.sum(0)
+
+
+def _state(cache):
+    layer = cache.layers[0]
+    return (len(cache.layers), layer.keys, layer.dtype, layer.device, layer.shape, cache.meta["last"][0],
+            cache.meta["last"][1], cache.latest is layer, type(layer))
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_new_values_and_objects_stored_outside_replay_on_every_call(cache_option):
+    eager_cache, jit_cache = Cache(), Cache()
+    jstep = thunder.jit(_step, cache=cache_option)
+    for i in range(4):
+        x = torch.randn(2 + i % 2, 3)
+        torch.testing.assert_close(jstep(jit_cache, x), _step(eager_cache, x))
+        (n, keys, dtype, device, shape, last, meta, same, tp) = _state(jit_cache)
+        (en, ekeys, edtype, edevice, eshape, elast, emeta, esame, etp) = _state(eager_cache)
+        assert (n, dtype, device, shape, meta, same, tp) == (en, edtype, edevice, eshape, emeta, esame, etp)
+        assert type(dtype) is torch.dtype and type(device) is torch.device and type(shape) is torch.Size
+        assert type(meta["size"]) is torch.Size
+        torch.testing.assert_close(keys, ekeys)
+        torch.testing.assert_close(last, elast)
+    if cache_option == "symbolic values":  # the growing cache length is a symbol: later calls reuse a program
+        assert thunder.cache_hits(jstep) >= 1
+
+
+def test_new_object_is_fresh_on_every_call_as_in_eager():
+    class Box:
+        pass
+
+    def f(holder, x):
+        b = Box()
+        b.value = x + 1
+        holder.append(b)
+        return x
+
+    holder = []
+    jf = thunder.jit(f)
+    for i in range(3):
+        jf(holder, torch.full((2,), float(i)))
+    assert len({id(b) for b in holder}) == 3
+    for i, b in enumerate(holder):
+        assert type(b) is Box
+        torch.testing.assert_close(b.value, torch.full((2,), i + 1.0))
+
+
+def test_new_object_that_refers_to_itself_is_refused_with_the_store_location():
+    class Node:
+        pass
+
+    def f(holder, x):
+        n = Node()
+        n.me = n
+        holder.append(n)
+        return x
+
+    with pytest.raises(UnsupportedError, match="refers back to itself"):
+        thunder.jit(f)([], torch.ones(2))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Methods of a jitted module that call self(...) / self.forward run the jitted forward
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Doubler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.calls = 0
+
+    def forward(self, x):
+        return self.lin(x) * 2
+
+    def twice(self, x):
+        assert isinstance(self, Doubler) and type(self).forward is not None
+        self.calls += 1  # written into the original module, as eager would
+        return self(x) + self.forward(x) + self.helper(x)
+
+    def helper(self, x):
+        return self(x)
+
+
+def test_module_methods_calling_self_run_the_jitted_forward():
+    model = Doubler()
+    jmodel = thunder.jit(model)
+    x = torch.randn(2, 3)
+    expected = model.twice(x)
+    torch.testing.assert_close(jmodel.twice(x), expected)
+    assert thunder.cache_misses(jmodel) == 1 and thunder.cache_hits(jmodel) == 2
+    assert model.calls == 2  # one eager call, one through the jitted module's view
+    import inspect
+
+    assert list(inspect.signature(jmodel.forward).parameters) == ["x"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# HF transformers: decode loops with DynamicCache, generate()
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _llama(seed=0):
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed (nox -s tests installs it)")
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    return transformers, transformers.LlamaForCausalLM(config).eval()
+
+
+def _decode(fn, ids, cache, steps):
+    out = fn(input_ids=ids, past_key_values=cache, use_cache=True)
+    tokens = []
+    for _ in range(steps):
+        token = out.logits[:, -1:].argmax(-1)
+        tokens.append(token)
+        out = fn(input_ids=token, past_key_values=cache, use_cache=True)
+    return torch.cat(tokens, 1), out.logits
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+@pytest.mark.parametrize("with_config", [True, False], ids=["layers-made-up-front", "layers-made-by-the-model"])
+def test_hf_decode_loop_with_dynamic_cache(cache_option, with_config):
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache=cache_option)
+
+    def new_cache():
+        return transformers.DynamicCache(config=model.config) if with_config else transformers.DynamicCache()
+
+    ids = torch.randint(0, 64, (1, 5))
+    with torch.no_grad():
+        expected, elogits = _decode(model, ids, new_cache(), 5)
+        jcache = new_cache()
+        tokens, logits = _decode(jmodel, ids, jcache, 5)
+    assert torch.equal(tokens, expected)
+    torch.testing.assert_close(logits, elogits)
+    assert jcache.get_seq_length() == 10 and jcache.layers[0].dtype is torch.float32
+    assert type(jcache.layers[0]) is transformers.cache_utils.DynamicLayer
+    # prefill and decode; with constant values every cache length is its own program
+    assert thunder.cache_misses(jmodel) == (2 if cache_option == "symbolic values" else 6)
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_hf_generate_runs_the_jitted_forward_at_every_step(cache_option):
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache=cache_option)
+    new_tokens = 6
+    for length in (3, 5, 8):
+        ids = torch.randint(0, 64, (1, length))
+        expected = model.generate(ids, max_new_tokens=new_tokens, do_sample=False,
+                                  past_key_values=transformers.DynamicCache())
+        before = thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel)
+        out = jmodel.generate(ids, max_new_tokens=new_tokens, do_sample=False,
+                              past_key_values=transformers.DynamicCache())
+        assert torch.equal(out, expected)
+        # one forward per new token: the prefill makes the first, each decode step one more
+        assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) - before == new_tokens
+    if cache_option == "symbolic values":
+        assert thunder.cache_misses(jmodel) == 2  # prefill and decode, whatever the lengths
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_hf_generate_with_static_cache(cache_option):
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache=cache_option)
+    for length in (3, 5):
+        ids = torch.randint(0, 64, (1, length))
+        expected = model.generate(ids, max_new_tokens=4, do_sample=False,
+                                  past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+        out = jmodel.generate(ids, max_new_tokens=4, do_sample=False,
+                              past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+        assert torch.equal(out, expected)
+    # the static cache keeps decode shapes fixed: one decode program under either option; with constant values
+    # each prompt length is its own prefill
+    assert thunder.cache_misses(jmodel) == (2 if cache_option == "symbolic values" else 3)
+    assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 8
+
+
+def test_hf_generate_sampling_batch_with_left_padding():
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache="symbolic values")
+    ids = torch.randint(1, 64, (2, 6))
+    mask = torch.ones_like(ids)
+    ids[1, :2], mask[1, :2] = 0, 0  # left padding
+    kwargs = dict(attention_mask=mask, max_new_tokens=5, do_sample=True, top_k=10, pad_token_id=0)
+    torch.manual_seed(7)
+    expected = model.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+    torch.manual_seed(7)
+    out = jmodel.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+    assert torch.equal(out, expected)
+    assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# litgpt: GPT with set_kv_cache, its generate loop
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _litgpt_model(seed=0):
+    litgpt = pytest.importorskip("litgpt", reason="litgpt is not installed (nox -s tests installs it)")
+    torch.manual_seed(seed)
+    config = litgpt.Config(block_size=64, vocab_size=64, padded_vocab_size=64, n_layer=2, n_head=4, n_embd=32,
+                           n_query_groups=2, intermediate_size=64, mlp_class_name="LLaMAMLP", norm_class_name="RMSNorm",
+                           bias=False, rotary_percentage=1.0, parallel_residual=False)
+    return litgpt.GPT(config).eval()
+
+
+def _litgpt_generate(model, prompt, new_tokens):
+    from litgpt.generate.base import generate
+
+    model.set_kv_cache(batch_size=1)  # through a jitted module: set on the original (one state)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        return generate(model, prompt, prompt.numel() + new_tokens, temperature=1.0, top_k=1)
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_litgpt_generate_with_kv_cache(cache_option):
+    model = _litgpt_model()
+    jmodel = thunder.jit(model, cache=cache_option)
+    for length in (4, 7):
+        prompt = torch.randint(0, 64, (length,))
+        expected = _litgpt_generate(model, prompt, 5)
+        before = thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel)
+        assert torch.equal(_litgpt_generate(jmodel, prompt, 5), expected)
+        assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) - before == 5
+    trace = thunder.last_traces(jmodel)[-1]
+    assert "copy_to_out_" in str(trace) or "index_copy" in str(trace)  # the cache update stays in place
+    if cache_option == "symbolic values":
+        assert thunder.cache_misses(jmodel) == 2
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What decode code does with symbolic sizes (each once made every prompt length its own program)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_size_plus_symbolic_size_stays_symbolic():
+    def f(x, c):  # litgpt's apply_rope: cos.shape[0:1] + (1,) * dims_diff + cos.shape[1:]
+        shape = c.shape[0:1] + (1,) + c.shape[1:]
+        return x * c.view(*shape), shape
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for length in (3, 4, 5):
+        x, c = torch.randn(2, 4, length, 8), torch.randn(2, length, 8)
+        out, shape = jf(x, c)
+        expected, eshape = f(x, c)
+        torch.testing.assert_close(out, expected)
+        assert shape == eshape and type(shape) is torch.Size
+    assert thunder.cache_misses(jf) == 1
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+@pytest.mark.parametrize("args", [(2, 1), (3, -1), (2, None), (1, 0), (0, 1)])
+def test_repeat_interleave_with_a_number_of_repeats(cache_option, args):
+    repeats, dim = args
+
+    def f(x):
+        return x.repeat_interleave(repeats, dim=dim) + torch.repeat_interleave(x, repeats, dim) * 2
+
+    jf = thunder.jit(f, cache=cache_option)
+    for length in (3, 4):
+        x = torch.randn(2, length, 4)
+        torch.testing.assert_close(jf(x), f(x))
+    assert thunder.cache_misses(jf) == (1 if cache_option == "symbolic values" else 2)
+    assert "repeat_interleave" in str(thunder.last_traces(jf)[0])
+
+
+def test_repeat_interleave_with_tensor_repeats():
+    def f(x, r):
+        return x.repeat_interleave(r, dim=0, output_size=3)
+
+    x, r = torch.randn(2, 3), torch.tensor([1, 2])
+    torch.testing.assert_close(thunder.jit(f)(x, r), f(x, r))
+    with pytest.raises(UnsupportedError, match="pass output_size"):
+        thunder.jit(lambda x, r: x.repeat_interleave(r, dim=0))(x, r)
+
+
+class Norm(nn.Module):  # litgpt's RMSNorm keeps its reduction dim as an int attribute
+    def __init__(self):
+        super().__init__()
+        self.dim = -1
+
+    def forward(self, x):
+        return x / x.pow(2).mean(dim=self.dim, keepdim=True).sqrt() + x.softmax(self.dim) + x.sum(self.dim, True)
+
+
+def test_symbolic_module_int_as_a_dim():
+    model = Norm()
+    jmodel = thunder.jit(model, cache="symbolic values")
+    for length in (3, 5):
+        x = torch.randn(2, length)
+        torch.testing.assert_close(jmodel(x), model(x))
+    model.dim = 0  # the dim is checked: a new value gets its own program
+    x = torch.randn(2, 5)
+    torch.testing.assert_close(jmodel(x), model(x))
+    assert thunder.cache_misses(jmodel) == 2
