@@ -9,10 +9,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["executor", "fx_graphs"]
+__all__ = ["inductor_executor", "fx_graphs"]
 
 
-def executor():
+def inductor_executor():
     """The ``inductor`` executor object (also ``thunder.extend.get_executor("inductor")``)."""
     from thunder_inductor.plugin import ex
 
