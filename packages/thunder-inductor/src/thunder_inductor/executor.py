@@ -13,7 +13,7 @@ COPY_TO_OUT = "prims.copy_to_out_"
 
 class InductorExecutor(FusionExecutor):
     def __init__(self):
-        super().__init__("inductor", priority=40, version=_torch_version())
+        super().__init__("inductor", priority=40, version=_torch_version(), default=False)  # docs/inductor.md
 
     def availability(self) -> tuple[bool, str]:
         try:
