@@ -6,7 +6,7 @@ and a training step (forward, backward, eager AdamW step). Each variant has its 
 optimizer; variants run interleaved round by round so load from other processes hits them alike. Reported: the
 first call (tracing and compiling included; Inductor's on-disk cache is a fresh directory unless --warm-cache,
 so torch.compile and thunder+inductor both compile cold) and the median of the next ``--steps`` calls. Outputs
-and losses are checked against eager. Writes benchmarks/results/inductor-gpt-<date>.json.
+and losses are checked against eager. Writes benchmarks/results/inductor-gpt-<date>-<cold|warm>-cache.json.
 
     python benchmarks/inductor_gpt.py [--steps N] [--warm-cache]
 """
@@ -105,7 +105,8 @@ def main() -> None:
         print(f"\n{workload}\n| variant | first call (s) | median (ms) | max |diff| vs eager |\n|---|---|---|---|")
         for name, r in rows.items():
             print(f"| {name} | {r['first_call_s']} | {r['median_ms']} | {r['max_abs_diff_vs_eager']:.2e} |")
-    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}.json"
+    cache = "warm" if args.warm_cache else "cold"
+    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}-{cache}-cache.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {out}")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from thunder.core.proxies import NumberProxy, TensorProxy
+from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 
@@ -28,11 +28,6 @@ _stats = {"compiles": 0}
 def stats() -> dict:
     """{'compiles': graphs compiled by Inductor in this process}."""
     return dict(_stats)
-
-
-def _is_symbolic(tensor_inputs, number_inputs) -> bool:
-    return any(isinstance(d, NumberProxy) for t in tensor_inputs for d in t.shape) or \
-        any(isinstance(n, NumberProxy) and not n.is_static for n in number_inputs if hasattr(n, "is_static"))
 
 
 def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Symbol:
@@ -52,10 +47,6 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
     writes_inputs = any(b.sym.id == "prims.copy_to_out_" for b in prims_)
     return Symbol(name, id=f"inductor.{name}", is_prim=True, executor=executor, call_ctx={name: fusion},
                   tags=("side_effect",) if writes_inputs else ())
-
-
-def _tensor_meta(t):
-    return (t.dtype, t.device, t.requires_grad and False)
 
 
 def _size_pattern(values):
