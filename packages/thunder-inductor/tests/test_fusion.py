@@ -111,3 +111,15 @@ def test_gpt_block_forward_and_backward(inductor_ex):
     torch.testing.assert_close(torch.autograd.grad(out.square().sum(), params),
                                torch.autograd.grad(ref.square().sum(), params))
     assert _fusions(thunder.last_traces(jmodel)[-1]) and _fusions(thunder.last_backward_traces(jmodel)[-1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: Inductor's Triton kernels need a GPU")
+def test_cuda_regions_match_eager(inductor_ex):
+    x = torch.randn(4, 8, 16, device="cuda", requires_grad=True)
+    w = torch.randn(16, device="cuda", requires_grad=True)
+    b = torch.randn(16, device="cuda", requires_grad=True)
+    jfn = thunder.jit(_norm_gelu_softmax, executors=[inductor_ex])
+    out, ref = jfn(x, w, b), _norm_gelu_softmax(x, w, b)
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(torch.autograd.grad(out.sum(), (x, w, b)), torch.autograd.grad(ref.sum(), (x, w, b)))
+    assert _fusions(thunder.last_traces(jfn)[-1])
