@@ -7,6 +7,7 @@
     nox -s triton         # the Triton executor's tests on CPU tensors under TRITON_INTERPRET=1, and every kernel
                           # they launch compiled ahead of time for sm_90 (H100/H200)
     nox -s transformers   # the real-model tests against older transformers releases (4.x and an early 5.x)
+    nox -s inductor       # the TorchInductor fusion executor's tests on CPU (C++ kernels; needs g++)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ TORCH = os.environ.get("THUNDER_TORCH_REQUIREMENT", "torch==2.13.0")
 CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
 TRITON_PLUGIN = "packages/thunder-triton"
+INDUCTOR_PLUGIN = "packages/thunder-inductor"
 TRITON = os.environ.get("THUNDER_TRITON_REQUIREMENT", "triton==3.9.0")  # requires no torch: cannot replace the pin
 # torch's OpInfo database (torch.testing._internal) imports these
 OPINFO_REQUIREMENTS = ("expecttest", "numpy")
@@ -158,3 +160,15 @@ def triton(session: nox.Session) -> None:
                 "they launch compiled ahead of time for sm_90 (summary line at the end)")
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{TRITON_PLUGIN}/tests", *session.posargs,
                 env={"TRITON_INTERPRET": "1"})
+
+
+@nox.session(python="3.11")
+def inductor(session: nox.Session) -> None:
+    """The TorchInductor fusion executor (packages/thunder-inductor) on CPU: its compiled regions against eager
+    PyTorch (outputs, gradients, in-place updates, symbolic sizes, a GPT block, an Adam step). Inductor compiles
+    C++ kernels, which is slow on a cold cache (about 1.5 min on 2 cores; Inductor's cache directory is kept
+    between runs), so the session is not among the defaults. Without a C++ compiler the executor reports itself
+    unavailable and only the availability tests run."""
+    _install_core(session)
+    session.install("--no-deps", "-e", INDUCTOR_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", f"{INDUCTOR_PLUGIN}/tests", *session.posargs)

@@ -39,8 +39,9 @@ class ImplInfo:
 class Executor:
     kind = "executor"
 
-    def __init__(self, name: str, *, priority: int = 0, version: str | None = None):
+    def __init__(self, name: str, *, priority: int = 0, version: str | None = None, default: bool = True):
         self.name, self.priority, self.version = name, priority, version
+        self.default = default  # False: opt-in, never among the default executors unless added by name
         self.implmap: dict[str, ImplInfo] = {}
         self.grad_rules: dict = {}  # symbol id -> (gradient rule, checker) used when this executor runs the symbol
 
@@ -219,7 +220,7 @@ def get_all_executors() -> tuple[Executor, ...]:
 def get_default_executors() -> tuple[Executor, ...]:
     _ensure_loaded()
     if _default_names is None:
-        return tuple(e for e in get_all_executors() if e.is_available())
+        return tuple(e for e in get_all_executors() if e.default and e.is_available())
     return tuple(_executors[n] for n in _default_names if n in _executors)
 
 

@@ -27,7 +27,8 @@ def thunder_executors():
     and ``python -m thunder executors`` shows the reason. Importing the plugin module must not fail
     for a missing optional runtime: import it lazily inside the executor.
 
-    Each executor's ``priority`` orders the default executor list (higher first). The torch executor
+    Each executor's ``priority`` orders the default executor list (higher first); an executor made with
+    ``default=False`` is opt-in (named in ``thunder.jit(executors=...)`` or ``add_default_executor``). The torch executor
     has priority 0 and runs everything, so executors that should take precedence use larger values.
     """
 

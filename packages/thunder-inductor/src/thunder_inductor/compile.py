@@ -1,0 +1,105 @@
+"""A region as a TorchInductor-compiled FX graph.
+
+The region's prims are lowered with the torch executor (the very torch calls it would make) into a small trace;
+on the first call with given input metadata, that trace is recorded as an FX graph by ``make_fx`` and compiled
+by ``torch._inductor.standalone_compile`` (Inductor's FX-graph and kernel caches apply, so a second process or
+an identical region compiles from disk). Where the trace's sizes are symbolic (``cache="symbolic values"``), the
+graph is recorded with symbolic sizes and compiled once for every size with the same pattern of equal sizes
+and 0/1 sizes, which is what Inductor's compiled code assumes. Numbers the region takes (scalars, sizes given
+to reshapes) are baked into the graph and part of the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from thunder.core.proxies import NumberProxy
+from thunder.core.symbol import Symbol
+from thunder.core.trace import TraceCtx
+
+__all__ = ["region_fusion", "InductorFusion", "stats"]
+
+_counter = itertools.count()
+_lock = threading.Lock()
+_stats = {"compiles": 0}
+
+
+def stats() -> dict:
+    """{'compiles': graphs compiled by Inductor in this process}."""
+    return dict(_stats)
+
+
+def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Symbol:
+    """The symbol that runs one region: prints as ``inductor_fusion_N(...)`` with the region's prims as comments."""
+    from thunder_inductor.executor import fallback_lower
+
+    trace = TraceCtx("region")
+    trace.args = [*tensor_inputs, *number_inputs]
+    for p in trace.args:
+        trace.names.add(p.name)
+    for b in prims_:
+        trace.bound_symbols.extend(fallback_lower(b))
+    trace.output = tuple(outputs)
+    symbolic = any(isinstance(d, NumberProxy) for t in tensor_inputs for d in t.shape)
+    name = f"inductor_fusion_{next(_counter)}"
+    fusion = InductorFusion(name, trace, len(tensor_inputs), symbolic)
+    writes_inputs = any(b.sym.id == "prims.copy_to_out_" for b in prims_)
+    return Symbol(name, id=f"inductor.{name}", is_prim=True, executor=executor, call_ctx={name: fusion},
+                  tags=("side_effect",) if writes_inputs else ())
+
+
+def _size_pattern(values):
+    """Sizes, strides and offsets up to renaming, keeping 0 and 1: what a graph with symbolic sizes assumes."""
+    classes: dict[int, int] = {}
+    return tuple(v if v in (0, 1) else classes.setdefault(v, len(classes) + 2) for v in values)
+
+
+class InductorFusion:
+    """Runs a region: compiles it for each new input key, then calls the compiled graph."""
+
+    def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool):
+        self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
+        self.compiled: dict = {}
+        self.graphs: dict = {}
+
+    def graph_codes(self) -> list[str]:
+        return [gm.code for gm in self.graphs.values()]
+
+    def key(self, tensors, numbers):
+        dtypes_ = tuple((t.dtype, t.device) for t in tensors)
+        layout = tuple(v for t in tensors for v in (*t.shape, *t.stride(), t.storage_offset()))
+        return dtypes_, _size_pattern(layout) if self.symbolic else layout, numbers
+
+    def __call__(self, *args):
+        import torch
+
+        tensors, numbers = args[:self.n_tensors], args[self.n_tensors:]
+        key = self.key(tensors, numbers)
+        fn = self.compiled.get(key)
+        if fn is None:
+            with _lock:
+                fn = self.compiled.get(key)
+                if fn is None:
+                    fn = self.compiled[key] = self._compile(key, tensors, numbers)
+        with torch.no_grad():  # thunder's autograd runs around regions; Inductor builds no graph of its own
+            return fn(*tensors)
+
+    def _compile(self, key, tensors, numbers):
+        import torch
+        from torch._inductor import standalone_compile
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        region = self.trace.python_callable()
+
+        def graph_fn(*ts):
+            return region(*ts, *numbers)
+
+        examples = [t.detach() for t in tensors]
+        with torch.no_grad():
+            gm = make_fx(graph_fn, tracing_mode="symbolic" if self.symbolic else "fake")(*examples)
+            compiled = standalone_compile(gm, examples,
+                                          dynamic_shapes="from_graph" if self.symbolic else "from_example_inputs")
+        self.graphs[key] = gm
+        _stats["compiles"] += 1
+        return compiled

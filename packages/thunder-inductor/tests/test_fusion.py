@@ -1,0 +1,125 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+import thunder
+from thunder_inductor import fx_graphs
+from thunder_inductor.compile import stats
+
+
+def _fusions(trace):
+    return [b for b in trace.bound_symbols if b.sym.id.startswith("inductor.")]
+
+
+def _norm_gelu_softmax(x, w, b):
+    y = F.layer_norm(x, (x.shape[-1],), w, b)
+    return F.gelu(y) * 2 + x.softmax(-1)
+
+
+def test_forward_and_backward_match_eager_and_are_fused(inductor_ex):
+    x = torch.randn(4, 8, 16, requires_grad=True)
+    w = torch.randn(16, requires_grad=True)
+    b = torch.randn(16, requires_grad=True)
+    jfn = thunder.jit(_norm_gelu_softmax, executors=[inductor_ex])
+    out, ref = jfn(x, w, b), _norm_gelu_softmax(x, w, b)
+    torch.testing.assert_close(out, ref)
+    g = torch.randn_like(ref)
+    torch.testing.assert_close(torch.autograd.grad(out, (x, w, b), g), torch.autograd.grad(ref, (x, w, b), g))
+    fwd, bwd = thunder.last_traces(jfn)[-1], thunder.last_backward_traces(jfn)[-1]
+    assert len(_fusions(fwd)) == 1 and len(_fusions(bwd)) == 1
+    source = str(fwd)
+    assert "inductor_fusion_" in source and "# t" in source and "prims.erf" in source  # members as comments
+    graphs = fx_graphs(jfn)
+    assert len(graphs) == 2 and all("torch.ops.aten" in code for code in graphs.values())
+
+
+def test_matmul_splits_regions_and_stays_with_torch(inductor_ex):
+    def fn(x, w):
+        return torch.tanh(x @ w).sum(-1) * 3
+
+    x, w = torch.randn(5, 7), torch.randn(7, 3)
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    torch.testing.assert_close(jfn(x, w), fn(x, w))
+    trace = thunder.last_traces(jfn)[-1]
+    assert len(_fusions(trace)) == 1 and "torch.matmul" in str(trace)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool])
+def test_dtypes(inductor_ex, dtype):
+    def fn(a, b):
+        return (a + b) * b, a > b
+
+    a, b = (torch.arange(12).reshape(3, 4) % 5).to(dtype), (torch.arange(12).reshape(3, 4) % 3).to(dtype)
+    if dtype is torch.bool:
+        def fn(a, b):  # noqa: F811
+            return a & b, a | ~b
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    torch.testing.assert_close(jfn(a, b), fn(a, b))
+
+
+def test_symbolic_sizes_compile_one_graph_for_many_sizes(inductor_ex):
+    def fn(x, y):
+        return torch.exp(x) * y + 1
+
+    jfn = thunder.jit(fn, executors=[inductor_ex], cache="symbolic values")
+    before = stats()["compiles"]
+    for n in (5, 9, 17):
+        x, y = torch.randn(n, 6), torch.randn(n, 6)
+        torch.testing.assert_close(jfn(x, y), fn(x, y))
+    assert stats()["compiles"] - before == 1
+    # a size of 1 is another graph (Inductor specializes 0 and 1), and still right
+    x, y = torch.randn(1, 6), torch.randn(1, 6)
+    torch.testing.assert_close(jfn(x, y), fn(x, y))
+
+
+def test_a_new_input_layout_compiles_again_and_stays_right(inductor_ex):
+    def fn(x):
+        return x.sin() + 1
+
+    jfn = thunder.jit(fn, executors=[inductor_ex], cache="symbolic values")
+    x = torch.randn(6, 4)
+    torch.testing.assert_close(jfn(x), fn(x))
+    xt = torch.randn(4, 6).t()  # same sizes, transposed strides
+    torch.testing.assert_close(jfn(xt), fn(xt))
+
+
+def test_gpt_block_forward_and_backward(inductor_ex):
+    torch.manual_seed(0)
+
+    class Block(torch.nn.Module):
+        def __init__(self, d=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=-1)
+            q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+            return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+    model = Block()
+    jmodel = thunder.jit(model, executors=[inductor_ex])
+    x = torch.randn(2, 8, 32)
+    out, ref = jmodel(x), model(x)
+    torch.testing.assert_close(out, ref)
+    params = list(model.parameters())
+    torch.testing.assert_close(torch.autograd.grad(out.square().sum(), params),
+                               torch.autograd.grad(ref.square().sum(), params))
+    assert _fusions(thunder.last_traces(jmodel)[-1]) and _fusions(thunder.last_backward_traces(jmodel)[-1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: Inductor's Triton kernels need a GPU")
+def test_cuda_regions_match_eager(inductor_ex):
+    x = torch.randn(4, 8, 16, device="cuda", requires_grad=True)
+    w = torch.randn(16, device="cuda", requires_grad=True)
+    b = torch.randn(16, device="cuda", requires_grad=True)
+    jfn = thunder.jit(_norm_gelu_softmax, executors=[inductor_ex])
+    out, ref = jfn(x, w, b), _norm_gelu_softmax(x, w, b)
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(torch.autograd.grad(out.sum(), (x, w, b)), torch.autograd.grad(ref.sum(), (x, w, b)))
+    assert _fusions(thunder.last_traces(jfn)[-1])
