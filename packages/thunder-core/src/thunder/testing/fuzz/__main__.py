@@ -17,7 +17,7 @@ import torch
 import thunder
 from thunder.testing.fuzz.generator import generate
 from thunder.testing.fuzz.regression import write_regression_test
-from thunder.testing.fuzz.runner import AGREEMENT, CLASSES, CRASH, Outcome, run_program
+from thunder.testing.fuzz.runner import AGREEMENT, CLASSES, CRASH, DATA_REFUSAL, FAILURES, Outcome, run_program
 from thunder.testing.fuzz.shrink import shrink
 
 
@@ -47,6 +47,8 @@ def parse_args(argv=None):
                         help="also shrink and write out refusals (not only mismatches and crashes)")
     parser.add_argument("--json", metavar="PATH", help="write counts, kinds and timing as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each failing program's outcome")
+    parser.add_argument("--list-failures", action="store_true",
+                        help="print every failing (seed, cache) with its kind (for a slice's KNOWN_FAILURES)")
     return parser.parse_args(argv)
 
 
@@ -67,7 +69,8 @@ def main(argv=None) -> int:
     caches = args.cache or [c.value for c in thunder.CACHE_OPTIONS]
     executors = args.executors.split(",") if args.executors else None
     counts = {cache: collections.Counter() for cache in caches}
-    kinds: dict = {}  # kind -> {"count", "examples": [(seed, cache)]}
+    kinds: dict = {}  # kind -> {"class", "count", "examples": [{"seed", "cache", "detail"}]}
+    failing = []  # (seed, cache, kind) of every mismatch and crash
     start = time.perf_counter()
     for seed in range(args.seed, args.seed + args.programs):
         program = generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction)
@@ -76,6 +79,8 @@ def main(argv=None) -> int:
             counts[cache][outcome.cls] += 1
             if outcome.cls in AGREEMENT:
                 continue
+            if outcome.cls in FAILURES:
+                failing.append((seed, cache, outcome.kind))
             entry = kinds.setdefault(outcome.kind, {"class": outcome.cls, "count": 0, "examples": []})
             entry["count"] += 1
             if len(entry["examples"]) < 5:
@@ -84,17 +89,19 @@ def main(argv=None) -> int:
                 print(f"seed {seed} cache={cache!r}: {outcome.kind}", flush=True)
     elapsed = time.perf_counter() - start
     _print_counts(counts, args, elapsed)
+    if args.list_failures:
+        for seed, cache, kind in failing:
+            print(f"    ({seed}, {cache!r}): {kind!r},")
     _shrink_kinds(kinds, args, executors)
     if args.json:
         record = {"seed": args.seed, "programs": args.programs, "caches": caches, "executors": executors,
                   "grad_fraction": args.grad_fraction, "seconds": round(elapsed, 1),
-                  "counts": {c: dict(n) for c, n in counts.items()}, "kinds": kinds,
+                  "counts": {c: dict(n) for c, n in counts.items()}, "kinds": kinds, "failing": failing,
                   "torch": torch.__version__, "python": platform.python_version(),
                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         with open(args.json, "w") as f:
             json.dump(record, f, indent=1)
-    failed = any(counts[c][cls] for c in caches for cls in ("mismatch", "crash"))
-    return 1 if failed else 0
+    return 1 if failing else 0
 
 
 def _print_counts(counts, args, elapsed):
@@ -107,8 +114,10 @@ def _print_counts(counts, args, elapsed):
 
 def _shrink_kinds(kinds, args, executors):
     for kind, entry in sorted(kinds.items(), key=lambda kv: -kv[1]["count"]):
+        if entry["class"] == DATA_REFUSAL and args.include_refusals:  # another issue covers these
+            continue
         print(f"\n== {entry['count']} x {kind}")
-        if entry["class"] not in ("mismatch", "crash") and not args.include_refusals:
+        if entry["class"] not in FAILURES and not args.include_refusals:
             print(f"   e.g. seed {entry['examples'][0]['seed']} cache={entry['examples'][0]['cache']!r}")
             continue
         for example in entry["examples"][:args.shrink]:
@@ -119,6 +128,7 @@ def _shrink_kinds(kinds, args, executors):
             print(f"-- seed {example['seed']} cache={example['cache']!r}, calls {calls}\n{small.source()}")
             if args.write_regressions:
                 path = write_regression_test(args.write_regressions, small, calls, kind, example["cache"], executors)
+                example["regression"] = str(path)
                 print(f"   written to {path}")
 
 

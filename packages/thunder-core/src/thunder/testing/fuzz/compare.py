@@ -13,12 +13,14 @@ TOLERANCES = {torch.float64: (1e-7, 1e-7), torch.float32: (1e-4, 1e-5), torch.bf
               torch.float16: (2e-3, 2e-3)}
 
 
-def first_difference(eager, thunder, where: str = "output") -> str | None:
-    """What differs between ``eager`` and ``thunder`` (type, shape, dtype, requires_grad, values), or None."""
+def first_difference(eager, thunder, where: str = "output", tolerance_dtype=None) -> str | None:
+    """What differs between ``eager`` and ``thunder`` (type, shape, dtype, requires_grad, values), or None.
+
+    ``tolerance_dtype``: compare float values with at least this dtype's tolerances."""
     if type(eager) is not type(thunder) and not (isinstance(eager, torch.Tensor) and isinstance(thunder, torch.Tensor)):
         return f"{where}: type {type(thunder).__name__}, eager {type(eager).__name__}"
     if isinstance(eager, torch.Tensor):
-        return _tensor_difference(eager, thunder, where)
+        return _tensor_difference(eager, thunder, where, tolerance_dtype)
     if isinstance(eager, (list, tuple)):
         if len(eager) != len(thunder):
             return f"{where}: length {len(thunder)}, eager {len(eager)}"
@@ -37,12 +39,14 @@ def first_difference(eager, thunder, where: str = "output") -> str | None:
     return None if eager == thunder else f"{where}: value {thunder!r}, eager {eager!r}"
 
 
-def _tensor_difference(eager: torch.Tensor, thunder: torch.Tensor, where: str) -> str | None:
+def _tensor_difference(eager: torch.Tensor, thunder: torch.Tensor, where: str, tolerance_dtype) -> str | None:
     for attribute in ("shape", "dtype", "requires_grad", "device"):
         e, t = getattr(eager, attribute), getattr(thunder, attribute)
         if e != t:
             return f"{where}: {attribute} {t}, eager {e}"
     rtol, atol = TOLERANCES.get(eager.dtype, (0, 0))
+    if tolerance_dtype is not None and eager.dtype.is_floating_point:
+        rtol, atol = max(rtol, TOLERANCES[tolerance_dtype][0]), max(atol, TOLERANCES[tolerance_dtype][1])
     try:
         torch.testing.assert_close(thunder.detach(), eager.detach(), rtol=rtol, atol=atol, equal_nan=True,
                                    check_stride=False)

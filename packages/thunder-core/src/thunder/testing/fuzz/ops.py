@@ -322,6 +322,16 @@ def side_effect(s: Scope):
     return s.rng.choice(choices)
 
 
+def formatting(s: Scope):
+    """Python text of shapes and dtypes (str, repr, f-strings): user code formats them, e.g. in messages."""
+    x = _t(s)
+    if x is None:
+        return None
+    choices = ["str({x}.shape)", "f'{{{x}.shape}}'", "repr({x}.size())", "str({x}.dtype)", "f'{{{x}.dtype}}'",
+               "str({x}.shape[-1:])", "f'{{{x}.dim()}}-{{{x}.numel()}}'"]
+    return f"{s.fresh()} = {s.rng.choice(choices).format(x=x.name)}"
+
+
 def grad_mode(s: Scope):
     x = _t(s, _float)
     if x is None:
@@ -339,7 +349,7 @@ OPS = [
     Op("view", "view", 6, view),
     Op("getitem", "indexing", 5, getitem),
     Op("setitem", "indexing", 2, setitem),
-    Op("data_dependent", "data-dependent", 0.6, data_dependent),
+    Op("data_dependent", "data-dependent", 0.4, data_dependent),
     Op("matmul", "matmul", 3, matmul),
     Op("cat", "cat/stack", 3, cat),
     Op("creation", "creation", 3, creation),
@@ -347,7 +357,8 @@ OPS = [
     Op("view_then_inplace", "in-place", 3, view_then_inplace),
     Op("number_arith", "numbers", 4, number_arith),
     Op("number_use", "numbers", 3, number_use),
-    Op("iterate", "iteration", 1, iterate),
+    Op("iterate", "iteration", 0.5, iterate),
     Op("side_effect", "outside state", 0.5, side_effect),
+    Op("formatting", "python", 0.5, formatting),
     Op("grad_mode", "grad mode", 0.5, grad_mode),
 ]

@@ -63,7 +63,8 @@ class Program:
         """The program as a module: the outside state it reads, then ``fn``."""
         state = "".join(f"{k} = {v!r}\n" for k, v in GLOBAL_STATES[0].items())
         body = "".join(textwrap.indent(stmt, "    ") + "\n" for stmt in self.body)
-        ret = f"    return {', '.join(self.returns)}{',' if len(self.returns) == 1 else ''}\n" if self.returns else "    return None\n"
+        returned = ", ".join(self.returns) + ("," if len(self.returns) == 1 else "") if self.returns else "None"
+        ret = f"    return {returned}\n"
         header = f"def fn({', '.join(self.params)}):  # first call: {self.describe_inputs()}\n"
         return f"import torch\n\n{state}LOG = []\n\n\n{header}{body}{ret}"
 

@@ -24,6 +24,17 @@ def _without_statement(program: Program, index: int) -> Program:
     return smaller.replace(returns=[r for r in smaller.returns if _defines(smaller, r)])
 
 
+def _well_formed(program: Program) -> bool:
+    """Every variable a statement reads is defined before it (deleting a definition must not make a NameError)."""
+    defined = set(program.params)
+    for statement in program.body + [", ".join(program.returns)]:
+        if any(name not in defined for name in re.findall(r"\b[vt]\d+\b|\b[nf]0\b", statement)
+               if not re.search(rf"^\s*{name} = ", statement, re.M)):
+            return False
+        defined.update(re.findall(r"^\s*(\w+) = ", statement, re.M))
+    return True
+
+
 def _candidates(program: Program, calls: list, failing_call: int):
     """Simpler (program, calls) pairs, most promising first."""
     if failing_call + 1 < len(calls):
@@ -62,6 +73,8 @@ def shrink(program: Program, kind: str, cache=None, executors=None, calls=None, 
     while progress and budget > 0:
         progress = False
         for candidate, candidate_calls in _candidates(program, calls, failing_call):
+            if not _well_formed(candidate):
+                continue
             budget -= 1
             if budget <= 0:
                 break
