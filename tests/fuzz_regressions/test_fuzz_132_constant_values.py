@@ -1,4 +1,4 @@
-"""Fuzzer regression (seed 132, cache='constant values'): refusal: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue"""
+"""Fuzzer regression (seed 132, cache='constant values'): crash: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue"""
 
 import pytest
 
@@ -26,7 +26,7 @@ PROGRAM = Program(seed=132,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='refusal: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue')
+@pytest.mark.xfail(strict=True, reason='crash: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -73,6 +73,8 @@ def main(argv=None) -> int:
     failing = []  # (seed, cache, kind) of every mismatch and crash
     start = time.perf_counter()
     for seed in range(args.seed, args.seed + args.programs):
+        if (seed - args.seed) % 250 == 0 and seed != args.seed:
+            print(f"... {seed - args.seed} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
         program = generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction)
         for cache in caches:
             outcome = run_one(program, cache, executors, args.timeout)

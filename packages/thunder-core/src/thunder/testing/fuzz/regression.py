@@ -21,7 +21,8 @@ def regression_test_source(program: Program, calls: list, kind: str, cache=None,
     cache_value = getattr(cache, "value", cache)
     source = "\n".join(f"#     {line}" if line else "#" for line in program.source().splitlines())
     marker = f"@pytest.mark.xfail(strict=True, reason={kind[:300]!r})\n" if xfail else ""
-    return f'''"""Fuzzer regression (seed {program.seed}, cache={cache_value!r}): {kind[:200]}"""
+    summary = kind[:200].replace('"', "'")  # a docstring cannot hold or end with a double quote
+    return f'''"""Fuzzer regression (seed {program.seed}, cache={cache_value!r}): {summary}"""
 
 import pytest
 

@@ -38,6 +38,10 @@ _DATA_DEPENDENT = re.compile(r"data-dependent|boolean mask|\.item\(\)|nonzero|to
                              r"depends on (the )?(tensor )?(data|values)|bool\(\) of a tensor|tensor data", re.I)
 
 
+# an UnsupportedError that reports thunder's own bug is a crash, not a refusal of the user's construct
+_INTERNAL = re.compile(r"this is a bug|please file an issue")
+
+
 @dataclasses.dataclass
 class Outcome:
     cls: str
@@ -82,7 +86,7 @@ def _attempt(fn, args):
 
 def _classify_thunder_error(error: BaseException, during: str) -> Outcome:
     detail = f"{during}{type(error).__name__}: {error}"
-    if isinstance(error, (UnsupportedError, InterpreterError)):
+    if isinstance(error, (UnsupportedError, InterpreterError)) and not _INTERNAL.search(str(error)):
         return Outcome(DATA_REFUSAL if _DATA_DEPENDENT.search(str(error)) else REFUSAL, detail)
     return Outcome(CRASH, detail)
 
@@ -127,7 +131,7 @@ def _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed) -> Ou
         return _compare_exceptions(eager_error, thunder_error) if thunder_error else Outcome(
             MISMATCH, f"backward: no exception, eager {type(eager_error).__name__}: {eager_error}")
     for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
-        if isinstance(e, torch.Tensor) and e.requires_grad:
+        if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf and t.is_leaf:
             if (e.grad is None) != (t.grad is None):
                 return Outcome(MISMATCH, f"grad of input {i}: {t.grad is not None}, eager {e.grad is not None}")
             if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE)):
