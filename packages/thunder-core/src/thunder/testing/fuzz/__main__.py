@@ -83,8 +83,9 @@ def main(argv=None) -> int:
                 continue
             if outcome.cls in FAILURES:
                 failing.append((seed, cache, outcome.kind))
-            entry = kinds.setdefault(outcome.kind, {"class": outcome.cls, "count": 0, "examples": []})
+            entry = kinds.setdefault(outcome.kind, {"class": outcome.cls, "count": 0, "by_cache": {}, "examples": []})
             entry["count"] += 1
+            entry["by_cache"][cache] = entry["by_cache"].get(cache, 0) + 1
             if len(entry["examples"]) < 5:
                 entry["examples"].append({"seed": seed, "cache": cache, "detail": outcome.detail[:500]})
             if args.verbose:
