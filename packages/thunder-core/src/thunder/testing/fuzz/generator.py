@@ -102,7 +102,7 @@ def generate(seed: int, *, max_statements: int = 12, grad_fraction: float = 0.0,
             continue
         candidate = program.replace(body=program.body + [statement])
         if _eager_accepts(candidate, calls):
-            program, counter = candidate, scope._counter
+            program, counter = candidate, scope.counter
         elif rng.random() < RAISING_LAST_STATEMENT:
             program = candidate
             break

@@ -51,11 +51,11 @@ class Scope:
     def __init__(self, rng: random.Random, variables: list, counter: int):
         self.rng = rng
         self.vars = variables
-        self._counter = counter
+        self.counter = counter  # the next fresh variable is v<counter>
 
     def fresh(self) -> str:
-        name = f"v{self._counter}"
-        self._counter += 1
+        name = f"v{self.counter}"
+        self.counter += 1
         return name
 
     def tensor(self, pred=lambda v: True) -> Var | None:
