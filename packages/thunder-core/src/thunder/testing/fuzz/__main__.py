@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import multiprocessing
 import platform
 import signal
 import sys
@@ -40,6 +41,7 @@ def parse_args(argv=None):
     parser.add_argument("--grad-fraction", type=float, default=0.25,
                         help="fraction of float inputs that require grad (their gradients are compared)")
     parser.add_argument("--max-statements", type=int, default=12)
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (programs are split among them)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per program and cache option")
     parser.add_argument("--shrink", type=int, default=1, help="shrink this many examples of each failure kind")
     parser.add_argument("--write-regressions", metavar="DIR", help="write a pytest file per shrunk failure kind")
@@ -62,22 +64,35 @@ def run_one(program, cache, executors, timeout: float) -> Outcome:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def _start_worker() -> None:
     torch.set_num_threads(1)
     signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def _outcomes_of_seed(job) -> list:
+    """[(cache, outcome)] of one program under each cache option (runs in a worker process with --jobs)."""
+    seed, caches, executors, args = job
+    program = generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction)
+    return [(cache, run_one(program, cache, executors, args.timeout)) for cache in caches]
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    _start_worker()
     caches = args.cache or [c.value for c in thunder.CACHE_OPTIONS]
     executors = args.executors.split(",") if args.executors else None
     counts = {cache: collections.Counter() for cache in caches}
-    kinds: dict = {}  # kind -> {"class", "count", "examples": [{"seed", "cache", "detail"}]}
+    kinds: dict = {}  # kind -> {"class", "count", "by_cache", "examples": [{"seed", "cache", "detail"}]}
     failing = []  # (seed, cache, kind) of every mismatch and crash
     start = time.perf_counter()
-    for seed in range(args.seed, args.seed + args.programs):
-        if (seed - args.seed) % 250 == 0 and seed != args.seed:
-            print(f"... {seed - args.seed} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-        program = generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction)
-        for cache in caches:
-            outcome = run_one(program, cache, executors, args.timeout)
+    seeds = range(args.seed, args.seed + args.programs)
+    jobs = [(seed, caches, executors, args) for seed in seeds]
+    pool = multiprocessing.Pool(args.jobs, initializer=_start_worker) if args.jobs > 1 else None
+    results = pool.imap(_outcomes_of_seed, jobs, chunksize=4) if pool else map(_outcomes_of_seed, jobs)
+    for done, (seed, outcomes) in enumerate(zip(seeds, results)):
+        if done and done % 250 == 0:
+            print(f"... {done} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        for cache, outcome in outcomes:
             counts[cache][outcome.cls] += 1
             if outcome.cls in AGREEMENT:
                 continue
@@ -90,6 +105,8 @@ def main(argv=None) -> int:
                 entry["examples"].append({"seed": seed, "cache": cache, "detail": outcome.detail[:500]})
             if args.verbose:
                 print(f"seed {seed} cache={cache!r}: {outcome.kind}", flush=True)
+    if pool:
+        pool.close()
     elapsed = time.perf_counter() - start
     _print_counts(counts, args, elapsed)
     if args.list_failures:
