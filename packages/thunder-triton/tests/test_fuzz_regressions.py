@@ -10,16 +10,17 @@ from thunder.testing.fuzz.runner import AGREEMENT, run_program
 EXECUTORS = ["triton", "torch", "python"]
 
 
-def _program(seed, dims, dtype, body):
-    return Program(seed=seed, tensors=[TensorInput("t0", dims, dtype)], numbers=[], variants=[{"A": 2, "B": 2, "C": 2}] * 3,
-                   body=body, returns=[])
+def _program(seed, dims, dtype, body, returns=()):
+    return Program(seed=seed, tensors=[TensorInput("t0", dims, dtype)], numbers=[],
+                   variants=[{"A": 2, "B": 2, "C": 2}] * 3, body=body, returns=list(returns))
 
 
-# fuzzer seeds 12, 22 and 11 (cache="constant values"), shrunk
+# fuzzer seeds 12, 22, 11 and 63 (cache="constant values"), shrunk
 LOST_UPDATES = {
     "setitem-of-a-view": _program(12, ("C", "B"), "float32", ["v0 = t0[0]\nv0[...] = 5"]),
     "zero_-of-narrow": _program(22, (1, "A"), "int64", ["v1 = t0.narrow(0, 0, 1)\nv1.zero_()"]),
     "masked_fill_-of-input": _program(11, ("B", "C"), "int64", ["t0.masked_fill_(t0 > 0, 0)"]),
+    "setitem-then-return": _program(63, ("C", "B"), "float32", ["t0[:, 1:] = 0"], ["t0"]),
 }
 
 
