@@ -26,7 +26,7 @@ def _cases():
                                    id=f"{statement}-{kind}-{'view' if through_view else 'input'}")
 
 
-@pytest.mark.parametrize("statement, dtype, through_view", _cases())
+@pytest.mark.parametrize("statement, dtype, through_view", list(_cases()))
 def test_augmented_assignment_updates_like_eager(statement, dtype, through_view):
     namespace = {}
     target = "x = t[1:]\n    " if through_view else "x = t\n    "
