@@ -19,9 +19,10 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
-from thunder.transforms.autograd import requires_grad, split_forward_backward
+from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
+from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
 
@@ -142,6 +143,11 @@ class ThunderFunction:
         if requires_grad(traces[-1]):
             split = rematerialize(split_forward_backward(traces[-1], self.executors))
             traces.append(split.forward)
+            forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+            if forward is not split.forward:
+                split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
+                                        split.differentiable_outputs, split.differentiable_inputs)
+                traces.append(forward)
             traces += lower(split.forward, self.executors, self.transforms,
                             check_inplace=not self.disable_inplace_copy_check)
             backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]

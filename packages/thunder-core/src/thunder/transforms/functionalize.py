@@ -19,6 +19,7 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import swap_proxies
+from thunder.transforms.overwrites import snapshot_overwritten
 
 __all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
 
@@ -156,6 +157,8 @@ class _State:
 
     # updating --------------------------------------------------------------------------------------
     def update(self, target: Proxy, value: Proxy, where: BoundSymbol, grad_enabled: bool = True) -> None:
+        if value is self.read(target):  # x.copy_(x): nothing changes
+            return
         producer = self.producers.get(target.name)
         if producer is not None and "may_return_view" in producer.tags:
             where_txt = f" (at {where.source})" if where.source is not None else ""
@@ -228,10 +231,12 @@ class _State:
     # the end ----------------------------------------------------------------------------------------
     def finish(self, trace: TraceCtx) -> None:
         leaves, spec = tree_flatten(trace.output)
-        # An updated input returned is the input itself, as in PyTorch (already holding its final value).
-        self.trace.output = tree_unflatten(
-            [x if (isinstance(x, Proxy) and x.name in self.inputs) else self.read(x) if isinstance(x, Proxy) else x
-             for x in leaves], spec)
+        # An updated input returned is the input itself, as in PyTorch (already holding its final value); any
+        # other leaf is the value it has now (which may be an input's value from before a later update).
+        values = {i for i, x in enumerate(leaves) if isinstance(x, Proxy) and x.name not in self.inputs}
+        self.trace.output = tree_unflatten([self.read(x) if i in values else x for i, x in enumerate(leaves)], spec)
+        snapped = snapshot_overwritten(self.trace, values)
+        self.trace.bound_symbols, self.trace.output = snapped.bound_symbols, snapped.output
 
 
 def check_inplace_copies(trace: TraceCtx) -> None:

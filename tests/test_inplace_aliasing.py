@@ -1,0 +1,86 @@
+"""Aliasing semantics of in-place updates, compared with eager: outputs, inputs after the call, gradients.
+
+Values an update of an input overwrites are still the old values where the program reads them (a copy_ of
+the input, an earlier version, what backward needs); updates of views of non-contiguous tensors follow
+PyTorch's view-or-copy rule (reshape/contiguous copy where the strides require it)."""
+
+import pytest
+import torch
+
+import thunder
+
+
+def _run(fn, args, jit):
+    args = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
+    # inputs that require grad are updated through a non-leaf copy, as a program would
+    call_args = [a * 1 if isinstance(a, torch.Tensor) and a.requires_grad else a for a in args]
+    out = (thunder.jit(fn) if jit else fn)(*call_args)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = None
+    diff = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+    leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    if diff and leaves:
+        loss = sum((o.float() * (i + 1)).sum() for i, o in enumerate(diff))
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+    return [o.detach() if isinstance(o, torch.Tensor) else o for o in outs], call_args, grads
+
+
+def check_like_eager(fn, *args):
+    expected, eager_args, eager_grads = _run(fn, args, jit=False)
+    actual, jit_args, jit_grads = _run(fn, args, jit=True)
+    torch.testing.assert_close(actual, expected)
+    for j, e in zip(jit_args, eager_args):
+        if isinstance(e, torch.Tensor):
+            torch.testing.assert_close(j.detach(), e.detach())
+    if eager_grads is not None:
+        assert jit_grads is not None
+        for j, e in zip(jit_grads, eager_grads):
+            torch.testing.assert_close(j, e)
+
+
+def r(*shape, grad=False, dtype=torch.float32):
+    return torch.randn(*shape, dtype=dtype).requires_grad_(grad)
+
+
+# reads of a value that a later in-place update of an input overwrites
+OLD_VALUE_READS = {
+    "copy_ then source updated (W3)": (lambda t0, t1: (torch.zeros_like(t1).copy_(t1), t1.mul_(2))[0] * 1,
+                                       (r(2), r(2))),
+    "copy_ returned after source updated": (lambda t0, t1: (lambda v: (v.copy_(t1), t1.add_(1), v)[2])(torch.empty(2)),
+                                            (r(2), r(2))),
+    "copy_ of an updated input, updated again": (
+        lambda t0, t1: (lambda v: (t1.add_(1), v.copy_(t1), t1.mul_(2), v + t0)[3])(torch.empty(2)), (r(2), r(2))),
+    "fill_ twice": (lambda t0, t1: (t0.fill_(1.5), t0.fill_(1.5))[1], (r(3), r(3))),
+    "zero_ twice, then read": (lambda t0, t1: (t0.zero_(), t1.zero_(), t0 + t1)[2], (r(3), r(3))),
+    "x.copy_(x) returned": (lambda t0, t1: t0.copy_(t0), (r(3), r(3))),
+    "x.copy_(x) then updated": (lambda t0, t1: (t0.copy_(t0), t0.add_(1))[1] * 1, (r(3), r(3))),
+    "copy_ of a view, view read after": (lambda t0, t1: (lambda v: (t1.copy_(v), v.amax(-1))[1])(t0.movedim(-1, 0)),
+                                         (r(2), r(2))),
+    "in-place through two transposes": (lambda t0, t1: (lambda v: (v.zero_(), v.transpose(0, -1).mul_(2), t0 + 1)[2])(
+        t0.transpose(0, -1)), (r(2, 3), r(2))),
+    "input copied into input, source updated": (lambda t0, t1: (t1.copy_(t0), t0.add_(1), t1 * 2)[2],
+                                                (r(3), r(3))),
+}
+
+
+@pytest.mark.parametrize("name", list(OLD_VALUE_READS))
+def test_reads_of_overwritten_values_match_eager(name):
+    fn, args = OLD_VALUE_READS[name]
+    check_like_eager(fn, *args)
+
+
+# gradients where an input another result depends on is updated afterwards (eager's backward does not
+# need the updated tensor, so eager gives gradients too)
+GRAD_AFTER_UPDATE = {
+    "add then input negated (W4)": (lambda t0, t1: (lambda v: (t0.neg_(), torch.nn.functional.gelu(v))[1])(t1 + t0),
+                                    (r(2, 2), r(2, 2, grad=True, dtype=torch.float64))),
+    "exp chain then zeroed": (lambda t0, t1: (lambda v: (t0.zero_(), v.sin())[1])(t1 * 2 + t0.exp()),
+                              (r(3), r(3, grad=True))),
+    "sub then input scaled": (lambda t0, t1: (lambda v: (t0.mul_(3), v.tanh())[1])(t1 - t0), (r(4), r(4, grad=True))),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAD_AFTER_UPDATE))
+def test_gradients_after_an_input_update_match_eager(name):
+    fn, args = GRAD_AFTER_UPDATE[name]
+    check_like_eager(fn, *args)
