@@ -34,8 +34,6 @@ KNOWN_FAILURES = {
     'test_fuzz_85_constant_values': ('crash: UnsupportedError: the jitted function returned a tensor that is not an input and was not comp',
         [(85, 'constant values'), (85, 'no caching'), (85, 'same input'), (118, 'constant values'),
          (118, 'symbolic values'), (118, 'no caching'), (118, 'same input')]),
-    'test_fuzz_0_constant_values': ('mismatch: input N after the call: values differ',
-        [(0, 'constant values'), (0, 'symbolic values'), (0, 'no caching'), (0, 'same input')]),
     'test_fuzz_7_constant_values': ('mismatch: backward: no exception, eager RuntimeError: one of the variables needed for gradient compu',
         [(7, 'constant values'), (7, 'symbolic values'), (7, 'no caching'), (7, 'same input')]),
     'test_fuzz_47_constant_values': ('crash: RuntimeError: where expected condition to be a boolean tensor, but got a tensor with dtype Do',

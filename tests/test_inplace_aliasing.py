@@ -84,3 +84,62 @@ GRAD_AFTER_UPDATE = {
 def test_gradients_after_an_input_update_match_eager(name):
     fn, args = GRAD_AFTER_UPDATE[name]
     check_like_eager(fn, *args)
+
+
+def transposed(*shape):
+    """A non-contiguous tensor of ``shape`` (its last two dims swapped in memory)."""
+    return torch.randn(*shape[:-2], shape[-1], shape[-2]).mT
+
+
+# reshape-like ops return a view where the strides allow it and a copy elsewhere (W2)
+VIEW_OR_COPY = {
+    "reshape of a transposed view, result updated (W2)": lambda t0: (t0.mT.reshape(-1).narrow(0, 0, 1).add_(1), t0)[1],
+    "contiguous of a transposed view, result updated": lambda t0: (t0.mT.contiguous().unsqueeze(0).zero_(), t0)[1],
+    "flatten of a transposed view, result updated": lambda t0: (t0.mT.flatten().mul_(2), t0)[1],
+    "reshape_as of a transposed view, result updated": lambda t0: (t0.mT.reshape_as(t0.mT).add_(1), t0)[1],
+    "reshape of a contiguous input, result updated (a view)": lambda t0: (t0.reshape(-1).add_(1), t0)[1],
+    "contiguous of a contiguous input, result updated (itself)": lambda t0: (t0.contiguous().add_(1), t0)[1],
+    "reshape copied, then its base updated": lambda t0: (lambda v: (t0.add_(1), v * 1)[1])(t0.mT.reshape(-1)),
+    "reshape viewed, then its base updated": lambda t0: (lambda v: (t0.add_(1), v * 1)[1])(t0.reshape(-1)),
+    "reshape of an elementwise result of a transposed view": lambda t0: (lambda w: (w.reshape(-1).add_(1), w * 1)[1])(
+        t0.mT * 2),
+    "reshape of a slice with a step": lambda t0: (t0[:, ::2].reshape(-1).zero_(), t0)[1],
+    "reshape of a row slice (still a view)": lambda t0: (t0[1:].reshape(-1).zero_(), t0)[1],
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_OR_COPY))
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_reshape_and_contiguous_view_or_copy_like_eager(name, layout):
+    fn = VIEW_OR_COPY[name]
+    check_like_eager(fn, torch.randn(3, 4) if layout == "contiguous" else transposed(3, 4))
+
+
+def test_a_call_with_another_layout_gets_its_own_entry():
+    def fn(t0):
+        t0.reshape(-1).add_(1)
+        return t0
+
+    jfn = thunder.jit(fn)
+    for x in (torch.randn(3, 4), transposed(3, 4), torch.randn(3, 4)):
+        expected, actual = x.clone(), x.clone()
+        if not x.is_contiguous():
+            expected, actual = expected.mT.contiguous().mT, actual.mT.contiguous().mT
+        fn(expected)
+        jfn(actual)
+        torch.testing.assert_close(actual, expected)
+    assert (thunder.cache_misses(jfn), thunder.cache_hits(jfn)) == (2, 1)
+
+
+def test_layouts_are_checked_only_where_a_decision_read_them():
+    def no_update(t0):
+        return t0.mT.reshape(-1) * 2
+
+    def update_elsewhere(t0, t1):
+        t1.add_(1)
+        return t0.reshape(-1) * 2
+
+    for fn, args in ((no_update, (torch.randn(3, 4),)), (update_elsewhere, (torch.randn(3, 4), torch.randn(2)))):
+        jfn = thunder.jit(fn)
+        jfn(*args)
+        assert ".stride()" not in str(thunder.last_prologue_traces(jfn)[-1])

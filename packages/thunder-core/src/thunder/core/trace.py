@@ -60,6 +60,8 @@ class TraceCtx:
         self.grad_enabled: bool = True  # grad mode when tracing started (the prologue checks it)
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
+        self.input_strides: dict[str, tuple] = {}  # input name -> the strides of the tensor seen when tracing
+        self.layout_inputs: set[str] = set()  # inputs whose strides a view-or-copy decision read
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -131,6 +133,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.constraints = list(trace.constraints)
     t.grad_enabled = trace.grad_enabled
     t.input_aliases = dict(trace.input_aliases)
+    t.input_strides = trace.input_strides
     return t
 
 

@@ -161,7 +161,9 @@ class ThunderFunction:
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
                                   computation=computation, distinct_storage=bool(updated_inputs),
-                                  aliases=hooks.aliases)
+                                  aliases=hooks.aliases,
+                                  layouts={name: computation.input_strides[name] for t in traces
+                                           for name in t.layout_inputs})
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -212,6 +214,8 @@ class ThunderFunction:
         trace.location_fn = trace.tensor_resolver = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
+        trace.input_strides = {r.proxy.name: tuple(r.value.stride()) for r in hooks.records
+                               if r.check == "tensor" and isinstance(r.value, torch.Tensor)}
         trace.output = _check_output(result)
         return trace, hooks
 

@@ -19,14 +19,15 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import swap_proxies
+from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
 from thunder.transforms.overwrites import snapshot_overwritten
 
 __all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
 
-# Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
-# have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
+# Symbols whose outputs alias their first argument, as in PyTorch; those in MAYBE_VIEWS (reshape, flatten,
+# reshape_as, contiguous) only where the strides allow it, which thunder.transforms.layouts decides when it matters.
 _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
-             "ltorch.squeeze", "ltorch.detach"}
+             "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
@@ -45,12 +46,13 @@ def _is_view(bsym: BoundSymbol) -> bool:
 
 
 class _View:
-    __slots__ = ("base", "bsym", "index", "derived_from")
+    __slots__ = ("base", "bsym", "index", "derived_from", "decided")
 
     def __init__(self, base: str, bsym: BoundSymbol, index: int, derived_from: Proxy):
         # base: raw name of the aliased tensor; bsym: the view op as written (raw arguments); index: which
         # output of it (split-like ops have several); derived_from: the base version it was computed from
         self.base, self.bsym, self.index, self.derived_from = base, bsym, index, derived_from
+        self.decided = bsym.sym.id not in MAYBE_VIEWS  # a view or a copy, by the strides: asked when it matters
 
 
 def functionalize(trace: TraceCtx) -> TraceCtx:
@@ -60,11 +62,12 @@ def functionalize(trace: TraceCtx) -> TraceCtx:
         return trace
     with timed_transform("Functionalization (in-place updates become values)") as done:
         new = from_trace(trace)
-        state = _State(new)
+        state = _State(new, trace)
         with tracectx(new):
             for bsym in trace.bound_symbols:
                 state.visit(bsym)
             state.finish(trace)
+        new.layout_inputs = state.layouts.used
         done(new)
     return new
 
@@ -93,13 +96,14 @@ def _functionalize_subtraces(trace: TraceCtx) -> TraceCtx:
 
 
 class _State:
-    def __init__(self, trace: TraceCtx):
+    def __init__(self, trace: TraceCtx, source: TraceCtx):
         self.trace = trace
         self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
         self.views: dict[str, _View] = {}
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
+        self.layouts = Layouts(source)
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
 
@@ -107,11 +111,24 @@ class _State:
             a, b = self.raw[alias], self.raw[first]
             same = BoundSymbol(ltorch.language_symbols["reshape"], (b, tuple(a.shape)), {}, a)
             self.views[alias] = _View(first, same, 0, b)
+            self.views[alias].decided = True  # the very same tensor
 
     # reading -------------------------------------------------------------------------------------
+    def view_of(self, name: str) -> _View | None:
+        """How ``name`` aliases its base, or None where it does not (a reshape that copied)."""
+        view = self.views.get(name)
+        if view is not None and not view.decided:
+            view.decided = True
+            if not self.layouts.aliases(view.bsym, view.index):
+                del self.views[name]
+                return None
+        return view
+
     def read(self, p: Proxy) -> Proxy:
         """The value the program sees when it reads ``p`` now."""
         view = self.views.get(p.name)
+        if view is not None and self.read(self.raw[view.base]) is not view.derived_from:
+            view = self.view_of(p.name)
         if view is not None:
             base_now = self.read(self.raw[view.base])
             if base_now is not view.derived_from:
@@ -174,7 +191,7 @@ class _State:
             kwargs = {} if grad_enabled else {"grad_enabled": False}
             self.current[target.name] = prims.copy_to_out_(value, out=target, **kwargs)
             self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
-        view = self.views.get(target.name)
+        view = self.view_of(target.name)
         if view is None:
             return
         base_raw = self.raw[view.base]
