@@ -143,3 +143,24 @@ def test_layouts_are_checked_only_where_a_decision_read_them():
         jfn = thunder.jit(fn)
         jfn(*args)
         assert ".stride()" not in str(thunder.last_prologue_traces(jfn)[-1])
+
+
+def test_backward_that_needs_a_later_updated_input_uses_the_value_the_forward_read():
+    # eager's backward raises "modified by an inplace operation" here (W10, documented in docs/architecture.md);
+    # thunder's gradients are those of the values the forward computed with, never of the updated tensor
+    def fn(t0, t1):
+        v1 = t0 * t1
+        t0[..., 0] = 5.0
+        return v1
+
+    def reference(t0, t1):
+        v1 = t0.clone() * t1
+        t0[..., 0] = 5.0
+        return v1
+
+    args = (r(3), r(3, grad=True))
+    expected, eager_args, eager_grads = _run(reference, args, jit=False)
+    actual, jit_args, jit_grads = _run(fn, args, jit=True)
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(jit_args[0], eager_args[0])
+    torch.testing.assert_close(jit_grads, eager_grads)
