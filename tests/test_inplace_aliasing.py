@@ -164,3 +164,19 @@ def test_backward_that_needs_a_later_updated_input_uses_the_value_the_forward_re
     torch.testing.assert_close(actual, expected)
     torch.testing.assert_close(jit_args[0], eager_args[0])
     torch.testing.assert_close(jit_grads, eager_grads)
+
+
+# in-place updates of the results of opaque calls (no torch-language symbol): allowed where PyTorch, asked on
+# meta tensors, says the result does not share memory with an argument (R5)
+OPAQUE_RESULTS = {
+    "normalize, then setitem (R5)": lambda t0: (lambda v: (v.__setitem__(-1, v[0]), t0 * 1, v)[1:])(
+        torch.nn.functional.normalize(t0, dim=-1)),
+    "normalize, then add_": lambda t0: (lambda v: (v.add_(1), v, t0 * 1)[1:])(torch.nn.functional.normalize(t0, dim=0)),
+    "fliplr, then mul_": lambda t0: (lambda v: (v.mul_(2), v, t0 * 1)[1:])(torch.fliplr(t0)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # the opaque fallback announces itself
+@pytest.mark.parametrize("name", list(OPAQUE_RESULTS))
+def test_updates_of_opaque_results_that_are_not_views(name):
+    check_like_eager(OPAQUE_RESULTS[name], r(2, 2, 3))

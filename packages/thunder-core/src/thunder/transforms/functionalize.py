@@ -177,7 +177,7 @@ class _State:
         if value is self.read(target):  # x.copy_(x): nothing changes
             return
         producer = self.producers.get(target.name)
-        if producer is not None and "may_return_view" in producer.tags:
+        if producer is not None and "may_return_view" in producer.tags and self.layouts.may_alias_an_argument(target):
             where_txt = f" (at {where.source})" if where.source is not None else ""
             raise UnsupportedError(
                 f"an in-place update of the result of {producer.id.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "

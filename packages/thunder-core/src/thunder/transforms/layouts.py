@@ -1,5 +1,6 @@
 """Memory layouts, for the decisions PyTorch makes from strides: whether ``reshape``/``flatten``/
-``reshape_as``/``contiguous`` return a view of their input or a copy.
+``reshape_as``/``contiguous`` return a view of their input or a copy, and whether an opaque call's result
+shares memory with its arguments.
 
 Traces carry no strides. Functionalization asks this model only when the answer matters (an in-place
 update reaches such a result or its base). The model replays the program as eager ran it, on meta
@@ -72,6 +73,20 @@ class Layouts:
         base = self.meta(bsym.args[0])
         out = tree_flatten(self._run(bsym))[0][index]
         return isinstance(out, torch.Tensor) and (out is base or (out._is_view() and _root(out) is _root(base)))
+
+    def may_alias_an_argument(self, p: TensorProxy) -> bool:
+        """Whether ``p``, an output of an opaque call, shares memory with one of the call's tensor arguments in
+        eager (asked of PyTorch on meta tensors); True where PyTorch cannot tell us."""
+        b = self.producers.get(p.name)
+        outs = self._run(b) if b is not None else None
+        if outs is None:
+            return True
+        out = next((o for o, q in zip(tree_flatten(outs)[0], b.flat_outs) if isinstance(q, Proxy) and q.name == p.name),
+                   None)
+        if not isinstance(out, torch.Tensor):
+            return True
+        roots = {id(_root(self.meta(a))) for a in b.flat_args if isinstance(a, TensorProxy)}
+        return id(_root(out)) in roots
 
     def meta(self, p: TensorProxy) -> torch.Tensor:
         m = self._meta.get(p.name)
