@@ -180,3 +180,39 @@ OPAQUE_RESULTS = {
 @pytest.mark.parametrize("name", list(OPAQUE_RESULTS))
 def test_updates_of_opaque_results_that_are_not_views(name):
     check_like_eager(OPAQUE_RESULTS[name], r(2, 2, 3))
+
+
+def _expanded(t1):
+    return t1.unsqueeze(-1).expand(*t1.shape, 2)
+
+
+# updates of views of expanded tensors: eager's error exactly where the written elements share memory (except
+# fill_/zero_, which eager allows), eager's result elsewhere (R4)
+THROUGH_EXPAND = {
+    "split then narrow, add_ (R4)": lambda t1: (_expanded(t1).split(1, -1)[0].narrow(0, 0, 1).add_(1), t1)[1],
+    "second split piece, mul_": lambda t1: (lambda v: (v.split(1, -1)[1].mul_(3), t1 * 1, v * 1)[1:])(_expanded(t1)),
+    "select of the expanded dim, setitem": lambda t1: (_expanded(t1).select(-1, 1).__setitem__(0, 7.0), t1)[1],
+    "zero_ of the whole expansion": lambda t1: (_expanded(t1).zero_(), t1)[1],
+    "fill_ of a leading expansion's slices": lambda t1: (t1.expand(3, *t1.shape)[1:].fill_(2.0), t1)[1],
+    "add_ of the whole expansion (eager raises)": lambda t1: (_expanded(t1).add_(1), t1)[1],
+    "copy_ into a leading expansion (eager raises)": lambda t1: (t1.expand(3, *t1.shape).copy_(torch.ones(3, 2, 2)),
+                                                                t1)[1],
+    "setitem through two slices of the expansion (eager raises)": lambda t1: (
+        _expanded(t1)[:, :, :].__setitem__(0, 1.0), t1)[1],
+}
+
+
+@pytest.mark.parametrize("name", list(THROUGH_EXPAND))
+def test_updates_through_expanded_views_like_eager(name):
+    fn = THROUGH_EXPAND[name]
+    x = torch.randn(2, 2)
+    try:
+        expected, eager_error = fn(x.clone()), None
+    except RuntimeError as error:
+        eager_error = error
+    if eager_error is not None:
+        with pytest.raises(RuntimeError) as info:
+            thunder.jit(fn)(x.clone())
+        assert str(info.value) == str(eager_error)
+    else:
+        check_like_eager(fn, x)

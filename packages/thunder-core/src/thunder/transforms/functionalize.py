@@ -30,6 +30,7 @@ _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten"
              "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
+_FILLS = {"ltorch.fill_", "ltorch.zero_"}  # in-place ops eager lets write through overlapping memory
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
                                              "ltorch.getitem", "ltorch.select", "ltorch.narrow", "ltorch.unbind",
                                              "ltorch.diagonal", "ltorch.as_strided"}
@@ -104,6 +105,7 @@ class _State:
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         self.layouts = Layouts(source)
+        self.inplace_op: str | None = None  # the in-place symbol being functionalized
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
 
@@ -145,6 +147,7 @@ class _State:
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
         if "inplace" in bsym.sym.tags and not bsym.sym.is_prim:
+            self.inplace_op = bsym.sym.id
             for sub in bsym.subsymbols:
                 self.visit(sub if sub.source is not None else sub.replace(source=bsym.source))
             return
@@ -183,6 +186,10 @@ class _State:
                 f"an in-place update of the result of {producer.id.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
                 "an opaque PyTorch call: thunder cannot tell whether it is a view of its input; clone it first"
             )
+        root = self._expanded_root(target.name)
+        if root is not None:
+            self._update_through_expand(target, self.raw[root], value, where, grad_enabled)
+            return
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:
@@ -200,6 +207,42 @@ class _State:
         # writes through .data / detach() bypass autograd, as in eager
         self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id != "ltorch.detach")
         view.derived_from = self.current[view.base]
+
+    def _expanded_root(self, name: str) -> str | None:
+        """The tensor at the end of ``name``'s chain of views when an ``expand`` is on the way, else None."""
+        through_expand = False
+        view = self.view_of(name)
+        while view is not None:
+            through_expand = through_expand or view.bsym.sym.id in _EXPANDS
+            name = view.base
+            view = self.view_of(name)
+        return name if through_expand else None
+
+    def _update_through_expand(self, target: TensorProxy, root: TensorProxy, value, where, grad_enabled) -> None:
+        """An update of a view of an expanded tensor, as eager does it: refused where several of the written
+        elements share memory (except by fill_, which writes one value everywhere), else written straight into
+        the memory it covers in the root (as_strided_scatter at the strides eager's view has)."""
+        import torch._prims_common as common
+
+        import thunder.torch as ltorch
+
+        m, rm = self.layouts.meta(target), self.layouts.meta(root)
+        shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
+        if any(shared) and self.inplace_op not in _FILLS:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                               "memory location. Please clone() the tensor before performing the operation.")
+        if root.name not in self.inputs or not common.is_non_overlapping_and_dense_or_false(rm):
+            where_txt = f" (at {where.source})" if where.source is not None else ""
+            raise UnsupportedError(
+                f"an in-place update of a view of an expanded tensor{where_txt} whose base is not an input with a dense "
+                "layout is not supported by thunder yet; clone the expanded tensor first"
+            )
+        size = tuple(1 if s else d for d, s in zip(m.shape, shared))
+        if any(shared):  # fill_: every memory location gets the one value; write each once
+            value = ltorch.getitem(value, tuple(slice(0, 1) if s else slice(None) for s in shared))
+        new_root = ltorch.as_strided_scatter(self.read(root), value, size, tuple(m.stride()),
+                                             m.storage_offset() - rm.storage_offset())
+        self.update(root, new_root, where, grad_enabled)
 
     def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
         import thunder.torch as ltorch
