@@ -216,3 +216,14 @@ def test_updates_through_expanded_views_like_eager(name):
         assert str(info.value) == str(eager_error)
     else:
         check_like_eager(fn, x)
+
+
+@pytest.mark.parametrize("channels_last_input", [False, True])
+def test_contiguous_in_another_memory_format_is_a_view_or_a_copy_like_eager(channels_last_input):
+    def fn(x):
+        y = x.contiguous(memory_format=torch.channels_last)
+        y.add_(1)
+        return x * 1, y * 1
+
+    x = torch.randn(1, 3, 2, 2)
+    check_like_eager(fn, x.contiguous(memory_format=torch.channels_last) if channels_last_input else x)

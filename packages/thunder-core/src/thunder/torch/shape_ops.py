@@ -202,8 +202,6 @@ def broadcast_to(a, size):
 def contiguous(a, memory_format=None):
     # The tensor itself when it is contiguous, else a copy: which one, functionalization decides from the
     # strides when an in-place update makes it matter (thunder.transforms.layouts).
-    check(memory_format in (None, torch.contiguous_format), lambda: f"contiguous(memory_format={memory_format}) is "
-          "not supported by thunder yet", NotImplementedError)
     return identity(a)
 
 
