@@ -227,3 +227,18 @@ def test_contiguous_in_another_memory_format_is_a_view_or_a_copy_like_eager(chan
 
     x = torch.randn(1, 3, 2, 2)
     check_like_eager(fn, x.contiguous(memory_format=torch.channels_last) if channels_last_input else x)
+
+
+def test_view_or_copy_decision_under_symbolic_values_is_checked_for_the_numbers_it_read():
+    # t0.mT[:, :n].reshape(-1) is a view for n == 1 (a size-1 dim) and a copy for n > 1
+    def fn(t0, n):
+        t0.mT[:, :n].reshape(-1).add_(1)
+        return t0
+
+    x = torch.randn(3, 4)
+    jfn = thunder.jit(fn, cache="symbolic values")
+    for n in (2, 1, 2, 3, 1):
+        expected, actual = x.clone(), x.clone()
+        fn(expected, n)
+        jfn(actual, n)
+        torch.testing.assert_close(actual, expected)

@@ -17,7 +17,7 @@ import torch
 
 from thunder.core import dtypes
 from thunder.core.devices import Device
-from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_map
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx
@@ -32,8 +32,6 @@ def _root(t: torch.Tensor) -> torch.Tensor:
     return t._base if t._is_view() else t
 
 
-def _contiguous_meta(p: TensorProxy) -> torch.Tensor:
-    return torch.empty(tuple(int(pyval(d)) for d in p.shape), dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
 
 
 def _torch_call(bsym: BoundSymbol):
@@ -67,6 +65,20 @@ class Layouts:
         self._outs: dict[int, object] = {}
         self.used: set[str] = set()  # inputs whose strides were read
 
+    def value(self, x):
+        """The value of a number a decision reads; a symbolic one is constrained to it (the prologue checks)."""
+        if isinstance(x, NumberProxy):
+            if not x.static:
+                self.trace.add_constraint(x, x.value)
+            return x.value
+        return x
+
+    def _shape(self, p: TensorProxy) -> tuple:
+        return tuple(int(self.value(d)) for d in p.shape)
+
+    def _contiguous_meta(self, p: TensorProxy) -> torch.Tensor:
+        return torch.empty(self._shape(p), dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
+
     def aliases(self, bsym: BoundSymbol, index: int = 0) -> bool:
         """Whether output ``index`` of ``bsym`` (a symbol of MAYBE_VIEWS) is a view of its first argument in
         eager, at the strides of this trace's inputs."""
@@ -95,16 +107,15 @@ class Layouts:
         if p.name in self.inputs:
             self.used.add(p.name)
             strides = self.strides.get(p.name)
-            shape = tuple(int(pyval(d)) for d in p.shape)
-            m = (torch.empty_strided(shape, strides, dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
-                 if strides is not None else _contiguous_meta(p))
+            m = (torch.empty_strided(self._shape(p), strides, dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
+                 if strides is not None else self._contiguous_meta(p))
         else:
             b = self.producers.get(p.name)
             outs = self._run(b) if b is not None else None
             m = next((o for o, q in zip(tree_flatten(outs)[0], b.flat_outs) if isinstance(q, Proxy) and q.name == p.name
                       and isinstance(o, torch.Tensor)), None) if outs is not None else None
-            if m is None or tuple(m.shape) != tuple(int(pyval(d)) for d in p.shape):
-                m = _contiguous_meta(p)  # no meta kernel (or no torch call): a fresh contiguous tensor
+            if m is None or tuple(m.shape) != self._shape(p):
+                m = self._contiguous_meta(p)  # no meta kernel (or no torch call): a fresh contiguous tensor
         self._meta[p.name] = m
         return m
 
@@ -119,11 +130,13 @@ class Layouts:
                 if isinstance(x, TensorProxy):
                     return self.meta(x)
                 if isinstance(x, NumberProxy):
-                    return pyval(x)
+                    return self.value(x)
                 if isinstance(x, dtypes.dtype):
                     return dtypes.to_torch_dtype(x)
                 if isinstance(x, Device):
                     return torch.device("meta")
+                if isinstance(x, slice):  # indexing keys: their bounds may be symbolic numbers
+                    return slice(*(self.value(v) for v in (x.start, x.stop, x.step)))
                 return x
 
             try:
