@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import thunder
+from thunder.core.errors import UnsupportedError
 
 
 def _run(fn, args, jit):
@@ -195,11 +196,24 @@ THROUGH_EXPAND = {
     "zero_ of the whole expansion": lambda t1: (_expanded(t1).zero_(), t1)[1],
     "fill_ of a leading expansion's slices": lambda t1: (t1.expand(3, *t1.shape)[1:].fill_(2.0), t1)[1],
     "add_ of the whole expansion (eager raises)": lambda t1: (_expanded(t1).add_(1), t1)[1],
+    "relu_ of the whole expansion (eager raises)": lambda t1: (_expanded(t1).relu_(), t1)[1],
+    "masked_fill_ of non-overlapping slices": lambda t1: (lambda v: (v.masked_fill_(v > 0, 0), t1)[1])(
+        _expanded(t1).select(-1, 0)),
     "copy_ into a leading expansion (eager raises)": lambda t1: (t1.expand(3, *t1.shape).copy_(torch.ones(3, 2, 2)),
                                                                 t1)[1],
     "setitem through two slices of the expansion (eager raises)": lambda t1: (
         _expanded(t1)[:, :, :].__setitem__(0, 1.0), t1)[1],
 }
+
+
+def test_masked_fill_through_overlapping_expanded_memory_is_refused_not_wrong():
+    # eager allows it (the value an element gets depends on the mask at each of its aliases)
+    def fn(t1):
+        v0 = t1.expand(2, *t1.shape)
+        v0.masked_fill_(v0 > 0, 0)
+
+    with pytest.raises(UnsupportedError, match="masked_fill_ of an expanded view"):
+        thunder.jit(fn)(torch.randn(2, 2))
 
 
 @pytest.mark.parametrize("name", list(THROUGH_EXPAND))

@@ -30,7 +30,10 @@ _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten"
              "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
-_FILLS = {"ltorch.fill_", "ltorch.zero_"}  # in-place ops eager lets write through overlapping memory
+# in-place ops eager lets write through overlapping memory (any other raises eager's error there): fills write one
+# value everywhere; where the value written depends on the position (masked_fill_, index_fill_), thunder refuses
+_FILLS = {"ltorch.fill_", "ltorch.zero_"}
+_OVERLAP_NOT_SUPPORTED = {"ltorch.masked_fill_", "ltorch.index_fill_"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
                                              "ltorch.getitem", "ltorch.select", "ltorch.narrow", "ltorch.unbind",
                                              "ltorch.diagonal", "ltorch.as_strided"}
@@ -228,11 +231,15 @@ class _State:
 
         m, rm = self.layouts.meta(target), self.layouts.meta(root)
         shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
+        where_txt = f" (at {where.source})" if where.source is not None else ""
+        if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
+            raise UnsupportedError(
+                f"{self.inplace_op.replace('ltorch.', 'torch.Tensor.')} of an expanded view{where_txt}, several of whose "
+                "elements share memory, is not supported by thunder yet; clone the expanded tensor first")
         if any(shared) and self.inplace_op not in _FILLS:
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                                "memory location. Please clone() the tensor before performing the operation.")
         if root.name not in self.inputs or not common.is_non_overlapping_and_dense_or_false(rm):
-            where_txt = f" (at {where.source})" if where.source is not None else ""
             raise UnsupportedError(
                 f"an in-place update of a view of an expanded tensor{where_txt} whose base is not an input with a dense "
                 "layout is not supported by thunder yet; clone the expanded tensor first"
