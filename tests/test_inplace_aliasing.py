@@ -256,3 +256,14 @@ def test_view_or_copy_decision_under_symbolic_values_is_checked_for_the_numbers_
         fn(expected, n)
         jfn(actual, n)
         torch.testing.assert_close(actual, expected)
+
+
+def test_copying_a_value_that_requires_grad_into_an_input_is_refused_not_wrong():
+    # eager: t1 requires grad afterwards (autograd records the copy); thunder would leave it a plain tensor
+    def fn(t0, t1):
+        t1.copy_((t0 + 0.5).split(1, -1)[0])
+
+    with pytest.raises(UnsupportedError, match="with a value that requires grad"):
+        thunder.jit(fn)(torch.randn(2, 2, requires_grad=True), torch.randn(2, 2))
+    with torch.no_grad():  # nothing is recorded: runs as in eager
+        check_like_eager(lambda t0, t1: (t1.copy_(t0 * 2), t1 * 1)[1], r(2, 2), r(2, 2))

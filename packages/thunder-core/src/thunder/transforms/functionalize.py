@@ -196,6 +196,13 @@ class _State:
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:
+            if grad_enabled and value.requires_grad and not target.requires_grad:
+                where_txt = f" (at {where.source})" if where.source is not None else ""
+                raise UnsupportedError(
+                    f"an in-place update of the input {target.name}{where_txt} with a value that requires grad: in eager "
+                    "the input then requires grad itself (autograd records the update), which thunder does not "
+                    "support yet; update a clone of the input, or detach the value"
+                )
             # An input is written where the program wrote it (so grad mode and readers outside the trace see
             # eager's order); reads after it read the input again, through the copy's output.
             kwargs = {} if grad_enabled else {"grad_enabled": False}
