@@ -105,14 +105,17 @@ class Executor:
         return args, kwargs
 
     def lower(self, bsym: BoundSymbol) -> list[BoundSymbol]:
-        """The executor-level bound symbols that compute ``bsym``'s outputs."""
+        """The executor-level bound symbols that compute ``bsym``'s outputs; they keep its ``side_effect`` and
+        ``random`` tags, so later passes neither drop nor merge them (a copy into an input, a random draw)."""
+        from thunder.transforms.dispatch import keep_tags
+
         impl = self.implmap[bsym.sym.id]
         if impl.symbol is not None:
             args, kwargs = self.translate_args(bsym.args, bsym.kwargs)
             # a symbol that is its own implementation keeps what it carries for readers (an island's call)
             subsymbols = bsym.subsymbols if impl.symbol is bsym.sym else ()
-            return [BoundSymbol(impl.symbol, args, kwargs, bsym.output, subsymbols, bsym.source)]
-        return _run_execution_transform(impl.execution_transform, bsym)
+            return keep_tags(bsym.sym, [BoundSymbol(impl.symbol, args, kwargs, bsym.output, subsymbols, bsym.source)])
+        return keep_tags(bsym.sym, _run_execution_transform(impl.execution_transform, bsym))
 
 
 class OperatorExecutor(Executor):

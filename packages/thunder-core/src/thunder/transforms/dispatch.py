@@ -48,6 +48,13 @@ def tagged_symbol(sym: Symbol, tags) -> Symbol:
     return tagged
 
 
+def keep_tags(sym: Symbol, lowered: list) -> list:
+    """``lowered`` (what an executor made of a bound symbol of ``sym``) with ``sym``'s tags that later transforms
+    must know (never drop or merge these)."""
+    kept = _KEPT_TAGS.intersection(sym.tags)
+    return [b.replace(sym=tagged_symbol(b.sym, kept)) for b in lowered] if kept else lowered
+
+
 def _lower(bsym: BoundSymbol, executors, out: list) -> None:
     bsym = bsym.map_subtraces(lambda t: dispatch_to_executors(t, executors))
     for ex in executors:
@@ -57,11 +64,7 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             for number_def in _number_definitions(bsym):
                 _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
                        executors, out)
-            lowered = ex.lower(bsym)
-            kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
-            if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
-                lowered = [b.replace(sym=tagged_symbol(b.sym, kept_tags)) for b in lowered]
-            out.extend(lowered)
+            out.extend(keep_tags(bsym.sym, ex.lower(bsym)))  # an executor's own lower() may not keep them
             return
     if not bsym.subsymbols:
         where = f" (at {bsym.source})" if bsym.source is not None else ""
