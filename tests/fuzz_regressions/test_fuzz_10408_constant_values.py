@@ -28,7 +28,6 @@ PROGRAM = Program(seed=10408,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='refusal: UnsupportedError: prims.copy_to_out_(x, out=x) promises that x is not used afterwards, but executors.torch_impls.copy_to_out_ reads it; this is a bug in a trans')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

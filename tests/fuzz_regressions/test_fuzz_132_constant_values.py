@@ -26,7 +26,6 @@ PROGRAM = Program(seed=132,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='crash: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -26,7 +26,6 @@ PROGRAM = Program(seed=99,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='refusal: UnsupportedError: an in-place update of the result of torch.nn.functional.normalize , which runs as an opaque PyTorch call: thunder cannot tell whether it is a ')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -73,6 +73,8 @@ class TraceCtx:
         self.state_reads: dict = {}
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
+        self.input_strides: dict[str, tuple] = {}  # input name -> the strides of the tensor seen when tracing
+        self.layout_inputs: set[str] = set()  # inputs whose strides a view-or-copy decision read
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -145,6 +147,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.grad_enabled = trace.grad_enabled
     t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
+    t.input_strides = trace.input_strides
     return t
 
 

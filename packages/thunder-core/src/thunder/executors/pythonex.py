@@ -140,6 +140,11 @@ def _check_tensor(bsym, imports):
     return [f"if not ({cond}): return None"]
 
 
+def _check_strides(bsym, imports):
+    t, strides = bsym.args
+    return [f"if {prettyprint(t, imports)}.stride() != {prettyprint(tuple(strides))}: return None"]
+
+
 def _check_literal(bsym, imports):
     x, value = bsym.args
     name = prettyprint(x, imports)
@@ -277,7 +282,7 @@ def _call_method(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
     "unpack_lookup": _unpack_lookup, "unpack_key": _unpack_key, "unpack_type": _unpack_type,
-    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
+    "check_tensor": _check_tensor, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
     "check_state": _check_state,

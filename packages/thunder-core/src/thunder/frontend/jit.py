@@ -19,9 +19,10 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.interpreter import interpret
-from thunder.transforms.autograd import requires_grad, split_forward_backward
+from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
+from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
 
@@ -142,6 +143,11 @@ class ThunderFunction:
         if requires_grad(traces[-1]):
             split = rematerialize(split_forward_backward(traces[-1], self.executors), self.executors)
             traces.append(split.forward)
+            forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+            if forward is not split.forward:
+                split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
+                                        split.differentiable_outputs, split.differentiable_inputs)
+                traces.append(forward)
             traces += lower(split.forward, self.executors, self.transforms,
                             check_inplace=not self.disable_inplace_copy_check)
             backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
@@ -155,7 +161,9 @@ class ThunderFunction:
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
                                   computation=computation, distinct_storage=bool(updated_inputs),
-                                  aliases=hooks.aliases)
+                                  aliases=hooks.aliases,
+                                  layouts={name: computation.input_strides[name] for t in traces
+                                           for name in t.layout_inputs})
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -206,6 +214,8 @@ class ThunderFunction:
         trace.location_fn = trace.tensor_resolver = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
+        trace.input_strides = {r.proxy.name: tuple(r.value.stride()) for r in hooks.records
+                               if r.check == "tensor" and isinstance(r.value, torch.Tensor)}
         trace.output = _check_output(result)
         return trace, hooks
 

@@ -198,12 +198,11 @@ def broadcast_to(a, size):
     return broadcast_in_dims_to(a, expand_shape(a, size))
 
 
-def _contiguous(a, memory_format=None):
-    # Traces have no strides: contiguous is the identity, and records nothing.
-    return a
-
-
-register_method("contiguous", _contiguous, torch.Tensor.contiguous)
+@torchsymbol(torch.Tensor.contiguous, method="contiguous")
+def contiguous(a, memory_format=None):
+    # The tensor itself when it is contiguous, else a copy: which one, functionalization decides from the
+    # strides when an in-place update makes it matter (thunder.transforms.layouts).
+    return identity(a)
 
 
 def slice_dim(a, dim, start, stop):
