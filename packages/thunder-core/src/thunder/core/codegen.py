@@ -73,6 +73,8 @@ def prettyprint(x, imports: _Imports | None = None) -> str:
         return "[" + ", ".join(prettyprint(v, imports) for v in x) + "]"
     if t is dict:
         return "{" + ", ".join(f"{prettyprint(k, imports)}: {prettyprint(v, imports)}" for k, v in x.items()) + "}"
+    if t is set:
+        return "{" + ", ".join(prettyprint(v, imports) for v in x) + "}" if x else "set()"
     if isinstance(x, tuple) and (hasattr(x, "_fields") or hasattr(t, "n_fields")):
         # namedtuples take fields as arguments; torch's structseqs (torch.return_types.max) take one tuple
         inner = ", ".join(prettyprint(v, imports) for v in x)

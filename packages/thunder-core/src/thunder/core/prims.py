@@ -579,3 +579,5 @@ for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_
 make_prim("make_value", _unpack_meta, tags=("epilogue",))  # binds a container built by the epilogue to a name
 for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method"):
     make_prim(_name, _check_meta, tags=("epilogue", "side_effect"))
+# the program raised: the epilogue ends by raising a copy of the exception it raised while traced
+make_prim("raise_exception", _check_meta, tags=("epilogue", "side_effect"))

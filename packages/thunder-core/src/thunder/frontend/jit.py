@@ -18,6 +18,7 @@ from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_opti
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, source_location
 from thunder.frontend.prologue import build_prologue
+from thunder.frontend.raised import exception_template, is_program_exception
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -112,27 +113,38 @@ class ThunderFunction:
                     return entry.computation(*inputs)
                 return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
         stats.cache_misses += 1
-        entry, inputs = self._compile(args, kwargs)
-        if self.cache_option is not CACHE_OPTIONS.NO_CACHING:
+        entry, inputs, raised = self._compile(args, kwargs)
+        if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
         stats.last_entry = entry
         if entry.epilogue is None:
             return entry.computation(*inputs)
-        return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        if raised is None:
+            return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        # The program raised while traced: the entry does what came before the raise, then raises a copy.
+        # This call raises the very exception the program made (its traceback shows the program's frames).
+        try:
+            entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        except type(raised):
+            pass
+        raise raised
 
     def __repr__(self) -> str:
         return f"thunder.jit({self.fn!r})"
 
     # compilation ---------------------------------------------------------------------------------
-    def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple]:
+    def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple, BaseException | None]:
+        """(the entry, the computation's inputs for this call, the exception the program raised or None)."""
         start = time.perf_counter()
-        computation, hooks = self._trace(args, kwargs)
+        computation, hooks, raised = self._trace(args, kwargs)
+        template = exception_template(raised) if raised is not None else None
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
         outside.update(hooks.outside_containers)
-        if needs_epilogue(hooks.side_effects.writes, computation.output, outside):
+        raises = None if raised is None else (template if template is not None else raised)
+        if needs_epilogue(hooks.side_effects.writes, computation.output, outside, raises):
             epilogue, handed_over = build_epilogue(hooks.side_effects.writes, computation.output, self.fn, outside,
-                                                   computation.names)
+                                                   computation.names, raises)
             computation.output = tuple(handed_over)
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         interpreted = time.perf_counter()
@@ -171,7 +183,8 @@ class ThunderFunction:
         seconds = time.perf_counter() - start
         epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
         entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
-                           backward_traces, tuple(split.saved) if split is not None else ())
+                           backward_traces, tuple(split.saved) if split is not None else (),
+                           reraises=template is not None)
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)
@@ -180,7 +193,7 @@ class ThunderFunction:
                 "internal error: the prologue rejected the arguments it was built from; please file an issue with "
                 f"this prologue:\n{prologue}"
             )
-        return entry, inputs
+        return entry, inputs, raised
 
     def _trace(self, args, kwargs):
         trace = TraceCtx("computation")
@@ -193,9 +206,15 @@ class ThunderFunction:
         import torch
 
         grad_enabled = torch.is_grad_enabled()
+        raised = None
         try:
             with tracectx(trace):
                 result = interpret(self.fn, args, kwargs, hooks=hooks)
+        except Exception as e:
+            if not is_program_exception(e):
+                raise
+            # eager would have done everything recorded so far, then raised: so will the compiled entry
+            result, raised = None, e
         finally:
             # Writes were done for real so the program read them back as CPython would; the epilogue
             # does them on each call, including this one.
@@ -207,7 +226,7 @@ class ThunderFunction:
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
-        return trace, hooks
+        return trace, hooks, raised
 
 
 def _checkpoint_predicate(option):
