@@ -145,6 +145,43 @@ def test_item_stores_into_outside_dict():
         torch.testing.assert_close(cache["y"], x + 1)
 
 
+class _Box:
+    pass
+
+
+@pytest.mark.parametrize("case", ["list +=", "list *=", "set |=", "set -=", "dict |=", "local list +="])
+def test_in_place_operators_on_outside_containers_replay_once_per_call(case):
+    # ``o.items += [n]`` mutates the list and stores it back: each call adds one item, as in eager
+    def f(o, x, n):
+        if case == "list +=":
+            o.items += [n]
+        elif case == "list *=":
+            o.items *= 2
+        elif case == "set |=":
+            o.seen |= {n, n + 1}
+        elif case == "set -=":
+            o.seen -= {n}
+        elif case == "dict |=":
+            o.table |= {n: n * 2}
+        else:
+            local = [n]
+            local += [n]
+            o.items.append(len(local))
+        return x + n
+
+    def box():
+        b = _Box()
+        b.items, b.seen, b.table = [1], {1, 2, 3}, {0: 0}
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    for n in (1, 1, 2, 1):
+        x = torch.ones(2)
+        torch.testing.assert_close(jf(jitted, x, n), f(eager, x, n))
+        assert vars(jitted) == vars(eager)
+
+
 def test_value_returning_mutation_is_a_clear_error():
     stack = [1, 2]
 

@@ -532,7 +532,7 @@ class JitHooks(Hooks):
         """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""
         obj = getattr(fn, "__self__", None)
         tp = type(obj)
-        if tp not in MUTATING_METHODS or type(fn) is not types.BuiltinMethodType:
+        if tp not in MUTATING_METHODS or type(fn) not in (types.BuiltinMethodType, types.MethodWrapperType):
             return None
         provenance = self.outside_containers.get(id(obj))
         if provenance is None or provenance[0] is not obj:

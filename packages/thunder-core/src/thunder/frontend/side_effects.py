@@ -16,10 +16,12 @@ __all__ = ["Write", "SideEffects", "MUTATING_METHODS"]
 _MISSING = object()
 
 # Methods that change a container in place and return None: replaying them is exactly CPython's effect.
+# The in-place operator dunders (``lst += more``) return the container itself, which the program stores back.
 MUTATING_METHODS = {
-    list: ("append", "extend", "insert", "remove", "clear", "reverse"),
-    dict: ("update", "clear"),
-    set: ("add", "discard", "update", "clear", "difference_update", "intersection_update"),
+    list: ("append", "extend", "insert", "remove", "clear", "reverse", "__iadd__", "__imul__"),
+    dict: ("update", "clear", "__ior__"),
+    set: ("add", "discard", "update", "clear", "difference_update", "intersection_update", "symmetric_difference_update",
+          "__ior__", "__iand__", "__isub__", "__ixor__"),
 }
 _VALUE_RETURNING = {list: ("pop", "sort"), dict: ("pop", "popitem", "setdefault"), set: ("pop", "remove")}
 
