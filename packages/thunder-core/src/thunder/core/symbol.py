@@ -111,6 +111,8 @@ class Symbol:
             subsymbols = tuple(scope)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
         trace.scopes[-1].append(bsym)
+        if trace.on_record is not None and not trace.decomposing:
+            trace.on_record(bsym)
         return output
 
 

@@ -58,6 +58,8 @@ class TraceCtx:
         # (NumberProxy, value): values control flow or native code relied on; the prologue re-checks them
         self.constraints: list = []
         self.grad_enabled: bool = True  # grad mode when tracing started (the prologue checks it)
+        # (bound symbol) -> None, set by the jit while it interprets the program: sees each call the program makes
+        self.on_record = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self._compiled = None

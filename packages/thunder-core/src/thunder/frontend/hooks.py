@@ -22,7 +22,7 @@ from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 
-__all__ = ["JitHooks", "source_location"]
+__all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
@@ -126,6 +126,49 @@ def _set_grad_enabled(enabled):
 
     torch._C._set_grad_enabled(enabled)
     prims.set_grad_enabled(bool(enabled))
+
+
+def made_while_grad_disabled(bsym) -> None:
+    """Tensors the program makes while grad mode is off (its mode changes happen for real while it is traced) do
+    not require grad: ``y.requires_grad`` reads False, as in eager. As in eager, an input handed back as is
+    (``x.float()`` of a float tensor) and a view of a tensor that requires grad (``x[0]``, but not ``x.detach()``)
+    keep the flag."""
+    if torch.is_grad_enabled():
+        return
+    from thunder.transforms.functionalize import is_view
+
+    if is_view(bsym) and bsym.sym.id != "ltorch.detach":
+        return
+    inputs = {id(p) for p in bsym.flat_proxy_args}
+    for out in bsym.flat_proxy_outs:
+        if isinstance(out, TensorProxy) and id(out) not in inputs:
+            out.requires_grad = False
+
+
+class _InferenceModeRegion:
+    """``torch._C._InferenceMode(True)`` (what ``torch.inference_mode()`` enters) inside the program: entered for
+    real while tracing, and recorded as grad mode off for the region, so tensors made there do not require grad
+    when the program runs (they are ordinary tensors, not inference tensors)."""
+
+    def __init__(self, mode: bool = True):
+        self.grad_before = torch.is_grad_enabled()
+        self.guard, self.mode = torch._C._InferenceMode(mode), bool(mode)  # a guard: active once made
+
+    def __enter__(self):
+        from thunder.core import prims
+
+        self.guard.__enter__()
+        if self.mode:
+            prims.set_grad_enabled(False)
+        return self
+
+    def __exit__(self, *exc_info):
+        from thunder.core import prims
+
+        self.guard.__exit__(*exc_info)
+        if self.mode:
+            prims.set_grad_enabled(self.grad_before)
+        return False
 
 
 def _unwrapped(fn):
@@ -317,6 +360,8 @@ class JitHooks(Hooks):
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
             return _set_grad_enabled
+        if fn is torch._C._InferenceMode:
+            return _InferenceModeRegion
         autocast = autocast_lookaside(self.autocast, fn)
         if autocast is not None:
             return autocast

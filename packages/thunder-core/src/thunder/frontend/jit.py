@@ -16,7 +16,7 @@ from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
-from thunder.frontend.hooks import JitHooks, source_location
+from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception
 from thunder.interpreter import interpret
@@ -205,6 +205,8 @@ class ThunderFunction:
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         import torch
 
+        trace.on_record = made_while_grad_disabled
+
         grad_enabled = torch.is_grad_enabled()
         raised = None
         try:
@@ -222,7 +224,7 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = None
+        trace.location_fn = trace.tensor_resolver = trace.on_record = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)

@@ -20,7 +20,7 @@ from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import swap_proxies
 
-__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
 
 # Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
 # have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
@@ -33,7 +33,7 @@ VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose
                                              "ltorch.diagonal", "ltorch.as_strided"}
 
 
-def _is_view(bsym: BoundSymbol) -> bool:
+def is_view(bsym: BoundSymbol) -> bool:
     if bsym.sym.id not in VIEW_OPS:
         return False
     if bsym.sym.id == "ltorch.getitem":  # advanced indexing copies
@@ -143,7 +143,7 @@ class _State:
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)
             self.producers[o.name] = bsym.sym
-        if _is_view(bsym):
+        if is_view(bsym):
             base = bsym.args[0]
             self.raw.setdefault(base.name, base)
             for i, o in enumerate(bsym.flat_outs):
