@@ -285,3 +285,17 @@ def test_refusals_leave_no_effect():
     with pytest.raises(UnsupportedError):
         thunder.jit(f)(x)
     assert LOG == [] and torch.equal(x, torch.zeros(2))
+
+
+def test_a_failing_op_under_symbolic_shapes_raises_only_for_the_failing_shapes():
+    def f(a, b):
+        a.mul_(2)
+        return a + b
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for rows in (2, 4, 4, 2, 3):
+        a, b = torch.ones(2, 3), torch.ones(rows, 3)
+        e = _outcome(f, (a.clone(), b))
+        g = _outcome(jf, (a, b))
+        assert _same(e, g), (rows, e, g)
+        torch.testing.assert_close(a, torch.full((2, 3), 2.0))

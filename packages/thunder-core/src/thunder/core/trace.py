@@ -60,6 +60,9 @@ class TraceCtx:
         self.grad_enabled: bool = True  # grad mode when tracing started (the prologue checks it)
         # (bound symbol) -> None, set by the jit while it interprets the program: sees each call the program makes
         self.on_record = None
+        # set by the jit while it interprets the program: the strides it knows (frontend/layouts.py), for the few
+        # answers of the torch language that depend on them (``contiguous()``)
+        self.layouts = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self._compiled = None

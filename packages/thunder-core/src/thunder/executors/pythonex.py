@@ -113,6 +113,13 @@ def _check_tensor(bsym, imports):
     return [f"if not ({cond}): return None"]
 
 
+def _check_strides(bsym, imports):
+    t, strides = bsym.args
+    if strides == "contiguous":
+        return [f"if not {prettyprint(t, imports)}.is_contiguous(): return None"]
+    return [f"if {prettyprint(t, imports)}.stride() != {prettyprint(tuple(strides))}: return None"]
+
+
 def _check_literal(bsym, imports):
     x, value = bsym.args
     name = prettyprint(x, imports)
@@ -229,7 +236,7 @@ def _raise_exception(bsym, imports):
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
-    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
+    "check_tensor": _check_tensor, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,

@@ -117,7 +117,7 @@ for _name, _path in _OTHER_PRIMS.items():
 DIRECT = {
     **ELEMENTWISE, "div": "torch.div", "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
     # shape ops (Tensor methods where torch.X lacks the varargs form)
-    "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as",
+    "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as", "reshape_as": "torch.Tensor.reshape_as",
     # view runs as reshape: traces have no strides (contiguous() is the identity), so a view of a transposed
     # tensor must be allowed to copy
     "view": "torch.Tensor.reshape",

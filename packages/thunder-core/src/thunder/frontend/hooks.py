@@ -17,6 +17,7 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
+from thunder.frontend.layouts import Layouts
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
@@ -301,6 +302,7 @@ class JitHooks(Hooks):
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
         self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
+        self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -409,6 +411,7 @@ class JitHooks(Hooks):
                     # dimensions are inputs too (module parameters and buffers keep static shapes)
                     proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
                 proxy.outside = self._tensor_state_reader(value, provenance)
+                self.layouts.add_input(proxy, value)
                 self._proxies[provenance] = proxy
                 self._real_of[id(proxy)] = value
                 first = self._first_proxy_of.setdefault(id(value), proxy)

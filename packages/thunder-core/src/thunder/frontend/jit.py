@@ -167,7 +167,7 @@ class ThunderFunction:
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
                                   computation=computation, distinct_storage=bool(updated_inputs),
-                                  aliases=hooks.aliases)
+                                  aliases=hooks.aliases, strides=hooks.layouts.assumed)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -205,7 +205,13 @@ class ThunderFunction:
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         import torch
 
-        trace.on_record = made_while_grad_disabled
+        trace.layouts = hooks.layouts
+
+        def on_record(bsym):
+            made_while_grad_disabled(bsym)
+            hooks.layouts.on_record(bsym)
+
+        trace.on_record = on_record
 
         grad_enabled = torch.is_grad_enabled()
         raised = None
@@ -224,7 +230,7 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = None
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.layouts = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)

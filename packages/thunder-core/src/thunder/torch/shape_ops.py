@@ -12,7 +12,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import IntegerProxy, TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
 from thunder.torch.promotion import promote_types
-from thunder.torch.registry import register_method, torchsymbol
+from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
 
 def _is_int(x) -> bool:
@@ -59,8 +59,13 @@ def view(a, *shape):
     return _reshape(a, normalize_shape_arg(shape))
 
 
-@torchsymbol(torch.Tensor.view_as, torch.Tensor.reshape_as, method=("view_as", "reshape_as"))
+@torchsymbol(torch.Tensor.view_as, method="view_as")
 def view_as(a, other):
+    return _reshape(a, other.shape)
+
+
+@torchsymbol(torch.Tensor.reshape_as, method="reshape_as")
+def reshape_as(a, other):
     return _reshape(a, other.shape)
 
 
@@ -155,10 +160,12 @@ def squeeze(a, dim=None):
 def expand_shape(a, sizes) -> tuple:
     sizes = tuple(sizes)
     check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{list(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
-          "the number of sizes provided must be greater or equal to the number of dimensions in the tensor")
+          f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+          f"tensor ({a.ndim})")
     offset = len(sizes) - a.ndim
     out = []
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):  # from the last dimension, as PyTorch checks (its first error is ours)
+        s = sizes[i]
         if i < offset:
             check(s >= 0, lambda: f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
                   f"non-existing dimension {i}")
@@ -171,7 +178,7 @@ def expand_shape(a, sizes) -> tuple:
         check(d == 1 or d == s, lambda: f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(a.shape)}")
         out.append(s)
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def broadcast_in_dims_to(a, shape):
@@ -199,7 +206,14 @@ def broadcast_to(a, size):
 
 
 def _contiguous(a, memory_format=None):
-    # Traces have no strides: contiguous is the identity, and records nothing.
+    # Traces have no strides: contiguous is the identity and records nothing, unless the jit knows ``a`` is not
+    # contiguous in eager (a transposed input): then eager's result is a copy, which later views and in-place
+    # updates must see as a new tensor
+    from thunder.core.trace import get_tracectx
+
+    layouts = get_tracectx().layouts
+    if layouts is not None and layouts.is_contiguous(a) is False:
+        return language_symbols["clone"](a, memory_format=torch.contiguous_format)
     return a
 
 
