@@ -79,6 +79,23 @@ def test_in_place_update_of_contiguous_result_reaches_the_input_only_when_eager_
     check_like_eager(f, _transposed, _contiguous)
 
 
+@pytest.mark.parametrize("reshape", [lambda x: x.reshape(-1), lambda x: x.flatten(), lambda x: x.reshape_as(x.view(-1)
+                                     if x.is_contiguous() else x.reshape(-1))], ids=["reshape", "flatten", "reshape_as"])
+def test_reshape_copies_a_non_contiguous_input_so_updates_do_not_reach_it(reshape):
+    def update_result(x):
+        y = reshape(x)
+        y.add_(1)
+        return y
+
+    def update_input(x):
+        y = reshape(x)
+        x.mul_(2)
+        return y
+
+    check_like_eager(update_result, _transposed, _contiguous)
+    check_like_eager(update_input, _transposed, _contiguous)
+
+
 def test_update_before_a_failing_view_stays_done():
     def f(x):
         x.add_(1)

@@ -85,6 +85,18 @@ class Layouts:
         self._rely_on(entry[2])
         return entry[1].is_contiguous()
 
+    def reshape_copies(self, proxy: TensorProxy, shape) -> bool:
+        """Whether eager's ``reshape`` of ``proxy`` to ``shape`` copies (False when not known: a view, as traced)."""
+        entry = self._entry(proxy)
+        if entry is None:
+            return False
+        try:
+            result = entry[1].reshape(tuple(pyval(d) for d in shape))
+        except RuntimeError:
+            return False  # thunder's meta reports the bad shape
+        self._rely_on(entry[2])
+        return result._base is None
+
     def on_record(self, bsym) -> None:
         """After the program called ``bsym``: the stand-ins of its results, and eager's error for a view that
         the strides do not allow."""

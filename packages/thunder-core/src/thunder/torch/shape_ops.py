@@ -8,9 +8,10 @@ from __future__ import annotations
 import torch
 
 from thunder.core import prims
-from thunder.core.errors import check
+from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
+from thunder.core.trace import get_tracectx
 from thunder.torch.promotion import promote_types
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
@@ -47,9 +48,20 @@ def identity(a):
     return prims.reshape(a, a.shape)
 
 
+def _copy_if_eager_copies(a, shape):
+    """``a``, or a contiguous copy of it where the jit knows eager's reshape copies (``x.t().reshape(-1)``): later
+    in-place updates of the result must then not reach ``a``. Functionalization sees the clone and treats the
+    reshape as a new tensor, not a view."""
+    layouts = get_tracectx().layouts
+    if layouts is not None and layouts.reshape_copies(a, shape):
+        return language_symbols["clone"](a, memory_format=torch.contiguous_format)
+    return a
+
+
 @torchsymbol(torch.reshape, torch.Tensor.reshape, method="reshape")
 def reshape(a, *shape):
-    return _reshape(a, normalize_shape_arg(shape))
+    shape = normalize_shape_arg(shape)
+    return _reshape(_copy_if_eager_copies(a, shape), shape)
 
 
 @torchsymbol(torch.Tensor.view, method="view")
@@ -66,7 +78,7 @@ def view_as(a, other):
 
 @torchsymbol(torch.Tensor.reshape_as, method="reshape_as")
 def reshape_as(a, other):
-    return _reshape(a, other.shape)
+    return _reshape(_copy_if_eager_copies(a, other.shape), other.shape)
 
 
 @torchsymbol(torch.flatten, torch.Tensor.flatten, method="flatten")
@@ -76,7 +88,7 @@ def flatten(a, start_dim=0, end_dim=-1):
     s, e = canonicalize_dim(a.ndim, start_dim), canonicalize_dim(a.ndim, end_dim)
     check(s <= e, "flatten() has invalid args: start_dim cannot come after end_dim")
     shape = tuple(a.shape[:s]) + (numel(a.shape[s:e + 1]),) + tuple(a.shape[e + 1:])
-    return prims.reshape(a, shape)
+    return prims.reshape(_copy_if_eager_copies(a, shape), shape)
 
 
 @torchsymbol(torch.unflatten, torch.Tensor.unflatten, method="unflatten")
@@ -209,8 +221,6 @@ def _contiguous(a, memory_format=None):
     # Traces have no strides: contiguous is the identity and records nothing, unless the jit knows ``a`` is not
     # contiguous in eager (a transposed input): then eager's result is a copy, which later views and in-place
     # updates must see as a new tensor
-    from thunder.core.trace import get_tracectx
-
     layouts = get_tracectx().layouts
     if layouts is not None and layouts.is_contiguous(a) is False:
         return language_symbols["clone"](a, memory_format=torch.contiguous_format)
@@ -218,6 +228,21 @@ def _contiguous(a, memory_format=None):
 
 
 register_method("contiguous", _contiguous, torch.Tensor.contiguous)
+
+
+def _is_contiguous(a, memory_format=torch.contiguous_format):
+    # answered from the strides the jit knows (an input, what is computed from known tensors), as eager would
+    layouts = get_tracectx().layouts
+    answer = layouts.is_contiguous(a) if layouts is not None and memory_format is torch.contiguous_format else None
+    if answer is None:
+        raise UnsupportedError(
+            f"Tensor.is_contiguous(){user_location_suffix()}: thunder.jit does not know the strides of this tensor (made "
+            "by a call it cannot replay on the meta device, or asked with a memory_format); rewrite the code without it"
+        )
+    return answer
+
+
+register_method("is_contiguous", _is_contiguous, torch.Tensor.is_contiguous)
 
 
 def slice_dim(a, dim, start, stop):
