@@ -22,10 +22,10 @@ from thunder.extend import swap_proxies
 
 __all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
 
-# Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
-# have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
-_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.reshape_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
-             "ltorch.squeeze", "ltorch.detach"}
+# Symbols whose outputs alias their first argument, as in PyTorch. A reshape is a view unless it starts with a
+# clone: the jit knew eager copies there (a non-contiguous input; see frontend/layouts.py).
+_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.reshape_as", "ltorch.flatten", "ltorch.unflatten",
+             "ltorch.unsqueeze", "ltorch.squeeze", "ltorch.detach"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
