@@ -182,6 +182,58 @@ def test_in_place_operators_on_outside_containers_replay_once_per_call(case):
         assert vars(jitted) == vars(eager)
 
 
+@pytest.mark.parametrize("form", ["getattr default", "hasattr", "try/except AttributeError"])
+def test_absent_attribute_the_program_relied_on_is_checked(form):
+    def f(o, x):
+        if form == "getattr default":
+            return x * getattr(o, "scale", 1)
+        if form == "hasattr":
+            return x * 2 if hasattr(o, "scale") else x
+        try:
+            return x * o.scale
+        except AttributeError:
+            return x
+
+    o = _Box()
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    torch.testing.assert_close(jf(o, x), f(o, x))
+    o.scale = 3
+    torch.testing.assert_close(jf(o, x), f(o, x))
+    del o.scale
+    torch.testing.assert_close(jf(o, x), f(o, x))
+
+
+def test_lazily_created_counter_dict_on_an_argument():
+    # o.cache = getattr(o, "cache", {}) creates it on the first call and keeps it after
+    def f(o, x):
+        o.cache = getattr(o, "cache", {})
+        o.cache["n"] = o.cache.get("n", 0) + 1
+        return x * o.cache["n"]
+
+    eager, jitted = _Box(), _Box()
+    jf = thunder.jit(f)
+    for _ in range(4):
+        x = torch.ones(2)
+        torch.testing.assert_close(jf(jitted, x), f(eager, x))
+        assert vars(jitted) == vars(eager)
+
+
+def test_reads_through_an_attribute_that_now_holds_an_outside_object_are_checked():
+    def f(o, x):
+        o.alias = o.table
+        return x * o.alias["k"]
+
+    o = _Box()
+    o.table = {"k": 2}
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    torch.testing.assert_close(jf(o, x), x * 2)
+    o.table["k"] = 5
+    torch.testing.assert_close(jf(o, x), x * 5)
+    assert o.alias is o.table
+
+
 def test_value_returning_mutation_is_a_clear_error():
     stack = [1, 2]
 

@@ -571,7 +571,7 @@ def _check_meta(*args, **kwargs):
     return None
 
 
-for _name in ("check_tensor", "check_strides", "check_literal", "check_is", "check_type", "check_len", "check_contains",
+for _name in ("check_tensor", "check_strides", "check_has_attr", "check_literal", "check_is", "check_type", "check_len", "check_contains",
               "check_arg_count", "check_grad_mode", "check_distinct_storage"):
     make_prim(_name, _check_meta, tags=("prologue",))
 

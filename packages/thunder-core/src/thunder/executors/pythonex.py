@@ -149,6 +149,11 @@ def _check_contains(bsym, imports):
     return [f"if {prettyprint(key, imports)} {test} {prettyprint(container, imports)}: return None"]
 
 
+def _check_has_attr(bsym, imports):
+    obj, name, present = bsym.args
+    return [f"if {'not ' if present else ''}hasattr({prettyprint(obj, imports)}, {name!r}): return None"]
+
+
 def _check_grad_mode(bsym, imports):
     (enabled,) = bsym.args
     imports.need("import torch")
@@ -237,7 +242,7 @@ def _raise_exception(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
     "check_tensor": _check_tensor, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
-    "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
+    "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains, "check_has_attr": _check_has_attr,
     "check_grad_mode": _check_grad_mode, "check_autocast": _check_autocast, "check_arg_count": _check_arg_count,
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,

@@ -396,7 +396,9 @@ class JitHooks(Hooks):
         if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
             self.autocast.begin(get_tracectx())
         if self.side_effects.is_written(provenance):
-            return value  # the program reads back what it wrote: not an input
+            provenance = self.side_effects.rebased(provenance)
+            if provenance is None:
+                return value  # the program reads back what it wrote: not an input
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
@@ -504,10 +506,17 @@ class JitHooks(Hooks):
         return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
 
     def on_membership(self, wcontainer, key, present: bool) -> None:
+        if self.side_effects.is_written(wcontainer.provenance):
+            return  # the program reads back what it wrote (o.d = {} ... o.d.get(k)): not an outside value
         self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, ("contains", key, present)))
 
+    def on_missing_attribute(self, wobj, name: str) -> None:
+        if not self.side_effects.is_written(Provenance.attr(wobj.provenance, name)):
+            self.records.append(InputRecord(wobj.provenance, wobj.value, ("has_attr", name, False)))
+
     def on_native_call(self, fn, wargs, wkwargs):
-        if fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside:
+        if (fn is len and len(wargs) == 1 and type(wargs[0].value) in (dict, set) and wargs[0].provenance.is_outside
+                and not self.side_effects.is_written(wargs[0].provenance)):
             # the program read how many entries an outside dict has (``if len(state) == 0``)
             self.records.append(InputRecord(wargs[0].provenance, wargs[0].value, "len"))
         if self.sharp_edges in (None, "allow") or fn in _IDENTITY_READERS:

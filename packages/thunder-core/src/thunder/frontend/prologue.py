@@ -128,6 +128,9 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
             elif isinstance(r.check, tuple) and r.check[0] == "contains":
                 _, key, present = r.check
                 prims.check_contains(reach(r.provenance), key, present)
+            elif isinstance(r.check, tuple) and r.check[0] == "has_attr":
+                _, name, present = r.check
+                prims.check_has_attr(reach(r.provenance), name, present)
             elif r.check == "type":
                 prims.check_type(reach(r.provenance), reacher.ref(type(r.value), type(r.value).__name__))
             elif r.check == "is" and r.provenance not in parents:

@@ -41,6 +41,9 @@ class SideEffects:
     def __init__(self):
         self.writes: list[Write] = []
         self.written: set = set()  # provenances of locations written: later reads are not prologue inputs
+        # location written -> where the outside object stored there came from (``o.e = o.d``): reads through the
+        # location are reads of that object, checked by the prologue like any outside value
+        self.stored_from: dict = {}
         self._undo: list = []
         self._snapshotted: set[int] = set()
 
@@ -48,6 +51,8 @@ class SideEffects:
     def store(self, kind: str, target, key, value, globals_dict, location) -> None:
         """Performs the write for real and records it. ``target`` is the interpreter's WrappedValue."""
         plain = value.value if value is not None else None
+        if value is not None and self._stores_back(kind, target, key, value, globals_dict):
+            return  # ``o.d = getattr(o, "d", {})`` when o.d exists: the object already there, nothing changes
         if kind in ("global", "delete_global"):
             old = globals_dict.get(key, _MISSING)
             self._undo.append(lambda: _restore_item(globals_dict, key, old))
@@ -89,7 +94,38 @@ class SideEffects:
         else:
             raise ValueError(f"unknown store kind {kind!r}")
         self.written.add(location_prov)
+        if value is not None and value.provenance.is_outside and not self.is_written(value.provenance):
+            self.stored_from[location_prov] = value.provenance
+        else:
+            self.stored_from.pop(location_prov, None)
         self.writes.append(Write(kind, target_prov, key, plain, location, location_prov))
+
+    def _stores_back(self, kind, target, key, value, globals_dict) -> bool:
+        """Whether the write stores an outside object back where it was read from, where it still is."""
+        if kind == "global":
+            location, current = Provenance.global_(globals_dict, key), globals_dict.get(key, _MISSING)
+        elif kind == "attr":
+            location, current = Provenance.attr(target.provenance, key), getattr(target.value, key, _MISSING)
+        else:
+            return False
+        return value.provenance == location and current is value.value and not self.is_written(location)
+
+    def rebased(self, provenance: Provenance) -> Provenance | None:
+        """A read through a written location holding an outside object (``o.e = o.d; o.e["k"]``): the same read
+        from where that object came from (``o.d["k"]``), or None when the value read is the program's own."""
+        steps = []
+        p = provenance
+        while p is not None:
+            if p in self.written:
+                source = self.stored_from.get(p)
+                if source is None:
+                    return None
+                for kind, key in reversed(steps):
+                    source = Provenance(kind, source, key)
+                return None if self.is_written(source) else source
+            steps.append((p.kind, p.key))
+            p = p.parent
+        return None
 
     def call_method(self, obj, provenance: Provenance, name: str, args: tuple, location):
         """``obj.name(*args)`` on an outside container: done now, replayed by the epilogue."""

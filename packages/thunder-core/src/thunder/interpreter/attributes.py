@@ -62,6 +62,15 @@ def _generic_getattr(rt, wobj, name) -> WrappedValue:
 
 
 def load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
+    try:
+        return _load_attr(rt, wobj, name)
+    except AttributeError:
+        if wobj.provenance.is_outside:
+            rt.hooks.on_missing_attribute(wobj, name)  # hasattr(o, "d") is False: the program relied on it
+        raise
+
+
+def _load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
     obj = wobj.value
     tp = type(obj)
     if tp is super:

@@ -45,6 +45,10 @@ class Hooks:
         """The program learned whether ``key`` is in an outside dict or set (``in``, ``dict.get``).
         Default: nothing."""
 
+    def on_missing_attribute(self, wobj, name: str) -> None:
+        """Reading attribute ``name`` of an outside object raised AttributeError (``getattr(o, name, default)``,
+        ``hasattr``, ``try: o.name``): the program relied on its absence. Default: nothing."""
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""
