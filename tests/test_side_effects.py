@@ -281,3 +281,33 @@ def test_checked_programs_have_no_sharp_edges():
     model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8))
     x = torch.randn(2, 4)
     torch.testing.assert_close(thunder.jit(model, sharp_edges="error")(x), model(x))
+
+
+def test_print_prints_on_every_call_with_the_values_of_that_call(capsys):
+    import sys
+
+    def f(x, n):
+        print("step", n, [n, n + 1], sep="|")
+        print("value", x * 2, file=sys.stdout)
+        return x + n
+
+    jf = thunder.jit(f)
+    for n in (1, 1, 2):
+        x = torch.full((2,), float(n))
+        f(x, n)
+        eager = capsys.readouterr().out
+        jf(x, n)
+        assert capsys.readouterr().out == eager
+    assert thunder.cache_hits(jf) == 1
+
+
+def test_print_before_a_raise_prints_on_every_call(capsys):
+    def f(x):
+        print("checking", x.sum())
+        raise ValueError("bad input")
+
+    jf = thunder.jit(f)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad input"):
+            jf(torch.ones(2))
+        assert capsys.readouterr().out == "checking tensor(2.)\n"

@@ -577,7 +577,8 @@ for _name in ("check_tensor", "check_strides", "check_has_attr", "check_literal"
 
 # Epilogue: the writes to outside state a program made, replayed on every call.
 make_prim("make_value", _unpack_meta, tags=("epilogue",))  # binds a container built by the epilogue to a name
-for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method"):
+for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method",
+              "call_function"):
     make_prim(_name, _check_meta, tags=("epilogue", "side_effect"))
 # the program raised: the epilogue ends by raising a copy of the exception it raised while traced
 make_prim("raise_exception", _check_meta, tags=("epilogue", "side_effect"))

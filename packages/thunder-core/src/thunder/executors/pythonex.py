@@ -232,6 +232,12 @@ def _call_method(bsym, imports):
     return [f"{prettyprint(obj, imports)}.{name}({', '.join(prettyprint(a, imports) for a in args)})"]
 
 
+def _call_function(bsym, imports):
+    fn, *args = bsym.args
+    parts = [prettyprint(a, imports) for a in args] + [f"{k}={prettyprint(v, imports)}" for k, v in bsym.kwargs.items()]
+    return [f"{prettyprint(fn, imports)}({', '.join(parts)})"]
+
+
 def _raise_exception(bsym, imports):
     (template,) = bsym.args
     imports.need("import thunder.frontend.raised")
@@ -247,7 +253,7 @@ for _name, _printer in {
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
-    "call_method": _call_method, "raise_exception": _raise_exception,
+    "call_method": _call_method, "call_function": _call_function, "raise_exception": _raise_exception,
 }.items():
     ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _printer))
 

@@ -123,6 +123,11 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set,
 
 
 def _replay(w, reacher: PathReacher, value_of) -> None:
+    if w.kind == "call_function":
+        args, kwargs = w.value
+        prims.call_function(reacher.ref(w.key, w.key.__name__), *[value_of(a) for a in args],
+                            **{k: value_of(v) for k, v in kwargs.items()})
+        return
     if w.kind in ("global", "delete_global"):
         target = reacher.ref(w.target.root, f"globals_{w.target.root.get('__name__', 'module')}")
     elif w.kind in ("cell", "delete_cell"):

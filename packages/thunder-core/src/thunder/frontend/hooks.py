@@ -356,6 +356,8 @@ class JitHooks(Hooks):
             return mutation
         if fn is builtins.isinstance:
             return _isinstance
+        if fn is builtins.print:
+            return self._print
         if type(fn) is weakref.ReferenceType:
             return lambda: self._module_state_as_proxy(fn())
         if fn in _MATH_ON_NUMBERS:
@@ -584,6 +586,16 @@ class JitHooks(Hooks):
 
         globals_dict = current_runtime().frames[-1].globals if kind.endswith("global") else None
         self.side_effects.store(kind, target, key, value, globals_dict, source_location())
+
+    def _print(self, *args, **kwargs):
+        """``print`` prints on every call, as in eager (the epilogue prints what the program printed, tensors with
+        their values); arguments the epilogue cannot hand over (objects the program made) are printed now, once."""
+        leaves = tree_flatten((args, kwargs))[0]
+        if all(isinstance(v, (TensorProxy, NumberProxy)) or type(v) in _LITERAL_TYPES or self._record_of(v) is not None
+               for v in leaves):  # an outside object (file=sys.stderr) is reached again by the epilogue
+            self.side_effects.call_function(builtins.print, args, kwargs, source_location())
+            return None
+        return print(*args, **kwargs)
 
     def _mutating_method(self, fn):
         """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""

@@ -31,7 +31,8 @@ class Write:
 
     def __init__(self, kind: str, target: Provenance | None, key, value, location, location_provenance):
         # kind: "global", "delete_global", "cell", "delete_cell", "attr", "delete_attr", "item", "delete_item",
-        # "call" (key = method name, value = tuple of arguments); target: provenance of the written object
+        # "call" (key = method name, value = tuple of arguments), "call_function" (key = the function, value =
+        # (args, kwargs), no target); target: provenance of the written object
         # (for globals, the globals dict's own root); value: the plain value written.
         self.kind, self.target, self.key, self.value, self.location = kind, target, key, value, location
         self.location_provenance = location_provenance  # the place written: reads through it are stale after
@@ -134,6 +135,11 @@ class SideEffects:
         self.written.add(provenance)  # its contents are no longer what the prologue saw
         self.writes.append(Write("call", provenance, name, args, location, None))
         return result
+
+    def call_function(self, fn, args: tuple, kwargs: dict, location) -> None:
+        """``fn(*args, **kwargs)`` whose only effect is on the outside world (``print``): not done now, done by the
+        epilogue on every call, in program order with the writes."""
+        self.writes.append(Write("call_function", None, fn, (args, kwargs), location, None))
 
     def snapshot(self, obj) -> None:
         if id(obj) in self._snapshotted:
