@@ -123,3 +123,47 @@ def test_called_under_no_grad_from_outside():
     with torch.no_grad():
         assert _flags(jf(x)) == _flags(f(x))
     assert _flags(jf(x)) == _flags(f(x))
+
+
+def _updated_under_no_grad(x):
+    y = x * 2
+    with torch.no_grad():
+        y.add_(1)
+    return y, y * 3
+
+
+def _updated_through_data(x):
+    y = x.sin()
+    y.data.mul_(2)
+    return y * x
+
+
+def _updated_through_detach(x):
+    y = x * 3
+    y.detach()[0] = 7.0
+    return y.cos()
+
+
+def _detached_input_updated(x):
+    y = x.detach()
+    y.add_(1)
+    return y, x * 2
+
+
+@pytest.mark.parametrize("f", [_updated_under_no_grad, _updated_through_data, _updated_through_detach,
+                               _detached_input_updated], ids=lambda f: f.__name__.strip("_"))
+def test_in_place_updates_without_grad_keep_the_graph_like_eager(f):
+    """Eager keeps a tensor's autograd graph when it is updated under no_grad or through .data/detach():
+    its new values flow forward, gradients flow back as if it had not changed."""
+    x, xj = torch.linspace(0.5, 1.5, 3, requires_grad=True), torch.linspace(0.5, 1.5, 3, requires_grad=True)
+    jf = thunder.jit(f)
+    for _ in range(2):
+        x.grad = xj.grad = None
+        expected, got = f(x), jf(xj)
+        assert _flags(got) == _flags(expected)
+        out_e = [t for t in (expected if isinstance(expected, tuple) else (expected,)) if t.requires_grad]
+        out_g = [t for t in (got if isinstance(got, tuple) else (got,)) if t.requires_grad]
+        sum(t.sum() for t in out_e).backward()
+        sum(t.sum() for t in out_g).backward()
+        torch.testing.assert_close(xj.grad, x.grad)
+        torch.testing.assert_close(xj.detach(), x.detach())

@@ -527,6 +527,16 @@ make_prim("copy_", _copy_meta, tags=("side_effect", "inplace"))
 make_prim("copy_to_out_", _copy_to_out_meta, tags=("side_effect", "inplace"))
 
 
+def _update_without_grad_meta(value, old):
+    return value.replace(requires_grad=old.requires_grad)
+
+
+# ``old`` updated in place while grad mode was off (``with torch.no_grad(): y.add_(1)``, a write through ``.data``):
+# the result holds ``value``, and autograd routes its gradient to ``old`` unchanged, as eager's autograd keeps the
+# graph of a tensor updated under no_grad. Functionalization emits it; it runs as ``value``.
+make_prim("update_without_grad", _update_without_grad_meta)
+
+
 def _set_grad_enabled_meta(enabled):
     return None
 

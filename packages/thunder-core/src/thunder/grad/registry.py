@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable"]
+__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable",
+           "is_nondifferentiable"]
 
 grad_rules: dict[str, Callable] = {}
 _loaded = False
@@ -42,3 +43,8 @@ nondifferentiable: set[str] = set()
 
 def register_nondifferentiable(*symbols) -> None:
     nondifferentiable.update(s if isinstance(s, str) else s.id for s in symbols)
+
+
+def is_nondifferentiable(sym_id: str) -> bool:
+    _load_builtin_rules()  # the table is filled when the rules load (detach may be the first symbol asked about)
+    return sym_id in nondifferentiable

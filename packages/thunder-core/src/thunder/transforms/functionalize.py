@@ -165,6 +165,10 @@ class _State:
                 f"an in-place update of the result of {producer.id.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
                 "an opaque PyTorch call: thunder cannot tell whether it is a view of its input; clone it first"
             )
+        if target.name not in self.inputs and not grad_enabled and target.requires_grad:
+            # eager keeps the tensor's autograd graph: gradients reaching it flow on as if it had not changed
+            value = prims.update_without_grad(value, self.read(target))
+            self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:
