@@ -299,3 +299,21 @@ def test_a_failing_op_under_symbolic_shapes_raises_only_for_the_failing_shapes()
         g = _outcome(jf, (a, b))
         assert _same(e, g), (rows, e, g)
         torch.testing.assert_close(a, torch.full((2, 3), 2.0))
+
+
+def test_a_tensor_stored_before_the_raise_carries_its_gradient():
+    def f(o, x, b):
+        o.saved = x * 2
+        b.add_(1)
+        raise RuntimeError("stop")
+
+    results = []
+    for fn in (f, thunder.jit(f)):
+        o, x, b = Holder(), torch.ones(2, requires_grad=True), torch.zeros(2)
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="stop"):
+                fn(o, x, b)
+        o.saved.sum().backward()
+        results.append((o.saved.detach(), b, x.grad))
+    for e, g in zip(*results):
+        torch.testing.assert_close(g, e)
