@@ -235,14 +235,60 @@ def test_reads_through_an_attribute_that_now_holds_an_outside_object_are_checked
 
 
 def test_value_returning_mutation_is_a_clear_error():
-    stack = [1, 2]
+    pending = {1, 2}
 
     def f(x):
-        return x * stack.pop()
+        return x * pending.pop()
 
-    with pytest.raises(UnsupportedError, match="list.pop\\(\\)"):
+    with pytest.raises(UnsupportedError, match="set.pop\\(\\)"):
         thunder.jit(f)(torch.ones(1))
-    assert stack == [1, 2]  # tracing left the outside world as it was
+    assert pending == {1, 2}  # tracing left the outside world as it was
+
+
+@pytest.mark.parametrize("case", ["list.pop()", "list.pop(0) after append", "list.pop() of tensors", "dict.pop",
+                                  "dict.pop default", "dict.setdefault", "pop from empty"])
+def test_mutations_returning_what_they_read(case):
+    def f(o, x):
+        if case == "list.pop()":
+            return x * o.items.pop()
+        if case == "list.pop(0) after append":
+            o.items.append(9)
+            return x * o.items.pop(0)
+        if case == "list.pop() of tensors":
+            return x * o.tensors.pop()
+        if case == "dict.pop":
+            return x * o.table.pop("k")
+        if case == "dict.pop default":
+            return x * o.table.pop("missing", 7)
+        if case == "dict.setdefault":
+            return x * o.table.setdefault("n", 3)
+        o.items.clear()
+        return x * o.items.pop()
+
+    def box():
+        b = _Box()
+        b.items, b.table = [1, 2, 3], {"k": 4}
+        b.tensors = [torch.full((2,), float(i)) for i in range(4)]
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    for _ in range(3):
+        x = torch.ones(2)
+        try:
+            expected = ("returned", f(eager, x))
+        except Exception as e:
+            expected = ("raised", type(e), str(e))
+        try:
+            got = ("returned", jf(jitted, x))
+        except Exception as e:
+            got = ("raised", type(e), str(e))
+        if expected[0] == "returned":
+            assert got[0] == "returned"
+            torch.testing.assert_close(got[1], expected[1])
+        else:
+            assert got == expected
+        assert repr(vars(jitted)) == repr(vars(eager))
 
 
 def test_failed_tracing_undoes_writes():

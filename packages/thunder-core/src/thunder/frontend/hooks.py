@@ -20,7 +20,12 @@ from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.layouts import Layouts
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
-from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
+from thunder.frontend.side_effects import (
+    MUTATING_METHODS,
+    READING_MUTATIONS,
+    SideEffects,
+    refuse_value_returning_mutation,
+)
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
 
 __all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
@@ -609,6 +614,26 @@ class JitHooks(Hooks):
         name = fn.__name__
         where = source_location()
         refuse_value_returning_mutation(tp, name, f" (at {where})" if where else "")
+        if name in READING_MUTATIONS.get(tp, ()):
+            return lambda *args: self._reading_mutation(obj, provenance[1], name, args)
         if name not in MUTATING_METHODS[tp]:
             return None
         return lambda *args: self.side_effects.call_method(obj, provenance[1], name, args, source_location())
+
+    def _reading_mutation(self, obj, provenance, name: str, args: tuple):
+        """``lst.pop(i)``, ``d.pop(k, default)``, ``d.setdefault(k, default)`` on an outside container: what it
+        returns is read first, as the program reading ``lst[i]`` / ``d[k]`` (an outside value, checked by the
+        prologue; or the absence of ``k``), then the call is done now and replayed by the epilogue."""
+        found = False
+        if type(obj) is list:
+            index = args[0] if args else -1
+            if isinstance(index, int) and -len(obj) <= index < len(obj):
+                key, found = index % len(obj), True
+        elif args:
+            key = self.dict_key(args[0])
+            found = key in obj
+            if not found and not self.side_effects.is_written(provenance):
+                self.records.append(InputRecord(provenance, obj, ("contains", key, False)))
+        value = self.on_input(obj[key], Provenance.item(provenance, key)) if found else None
+        result = self.side_effects.call_method(obj, provenance, name, args, source_location())  # eager's error
+        return value if found else result

@@ -11,7 +11,7 @@ from __future__ import annotations
 from thunder.core.errors import UnsupportedError
 from thunder.interpreter import Provenance
 
-__all__ = ["Write", "SideEffects", "MUTATING_METHODS"]
+__all__ = ["Write", "SideEffects", "MUTATING_METHODS", "READING_MUTATIONS"]
 
 _MISSING = object()
 
@@ -23,7 +23,11 @@ MUTATING_METHODS = {
     set: ("add", "discard", "update", "clear", "difference_update", "intersection_update", "symmetric_difference_update",
           "__ior__", "__iand__", "__isub__", "__ixor__"),
 }
-_VALUE_RETURNING = {list: ("pop", "sort"), dict: ("pop", "popitem", "setdefault"), set: ("pop", "remove")}
+# Methods that mutate and return a value read from the container: the jit reads that value as an outside value
+# (checked by the prologue), then records the call (frontend/hooks.py).
+READING_MUTATIONS = {list: ("pop",), dict: ("pop", "setdefault")}
+# Methods whose effect or result depends on contents the prologue does not check: refused.
+_VALUE_RETURNING = {list: ("sort",), dict: ("popitem",), set: ("pop", "remove")}
 
 
 class Write:
