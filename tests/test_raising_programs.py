@@ -317,3 +317,11 @@ def test_a_tensor_stored_before_the_raise_carries_its_gradient():
         results.append((o.saved.detach(), b, x.grad))
     for e, g in zip(*results):
         torch.testing.assert_close(g, e)
+
+
+def test_symbolic_numbers_among_the_exception_arguments_are_their_values():
+    def f(x, n):
+        raise KeyError(n, n * 2)
+
+    check_like_eager(f, [lambda: (torch.ones(1), 2), lambda: (torch.ones(1), 3), lambda: (torch.ones(1), 2)],
+                     cache="symbolic values", hits=1)

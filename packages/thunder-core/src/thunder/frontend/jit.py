@@ -18,7 +18,7 @@ from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_opti
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
-from thunder.frontend.raised import exception_template, is_program_exception
+from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -217,12 +217,13 @@ class ThunderFunction:
         raised = None
         try:
             with tracectx(trace):
-                result = interpret(self.fn, args, kwargs, hooks=hooks)
-        except Exception as e:
-            if not is_program_exception(e):
-                raise
-            # eager would have done everything recorded so far, then raised: so will the compiled entry
-            result, raised = None, e
+                try:
+                    result = interpret(self.fn, args, kwargs, hooks=hooks)
+                except Exception as e:
+                    if not is_program_exception(e):
+                        raise
+                    # eager would have done everything recorded so far, then raised: so will the compiled entry
+                    result, raised = None, with_plain_numbers(e)
         finally:
             # Writes were done for real so the program read them back as CPython would; the epilogue
             # does them on each call, including this one.

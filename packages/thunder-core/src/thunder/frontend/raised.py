@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 
 from thunder.core.errors import ThunderError, UnsupportedError
-from thunder.core.proxies import Proxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.proxies import NumberProxy, Proxy
+from thunder.core.pytree import tree_flatten, tree_map
 from thunder.interpreter import InterpreterError
 
-__all__ = ["is_program_exception", "exception_template", "copy_of"]
+__all__ = ["is_program_exception", "exception_template", "copy_of", "with_plain_numbers"]
 
 _CHAIN_DEPTH = 8  # __cause__/__context__ links copied; deeper ones are dropped (a chain that long is a loop)
 
@@ -24,6 +24,14 @@ _CHAIN_DEPTH = 8  # __cause__/__context__ links copied; deeper ones are dropped 
 def is_program_exception(e: BaseException) -> bool:
     """Raised by the user's program as eager would raise it, not thunder refusing to compile it."""
     return isinstance(e, Exception) and not isinstance(e, (ThunderError, InterpreterError))
+
+
+def with_plain_numbers(e: BaseException) -> BaseException:
+    """``e`` with the symbolic numbers among its arguments (``raise ValueError("bad size", n)``) replaced by their
+    values, as eager has them; each becomes a constraint the prologue checks. Called while tracing."""
+    if any(isinstance(a, NumberProxy) for a in tree_flatten(e.args)[0]):
+        e.args = tree_map(lambda a: a._concrete("an exception's argument") if isinstance(a, NumberProxy) else a, e.args)
+    return e
 
 
 def copy_of(template: BaseException, _depth: int = 0) -> BaseException:
@@ -46,9 +54,9 @@ def exception_template(e: BaseException) -> BaseException | None:
     leaves = tree_flatten((e.args, dict(vars(e))))[0]
     if any(isinstance(x, Proxy) for x in leaves):
         raise UnsupportedError(
-            f"the jitted function raised {type(e).__name__} carrying a value computed inside it (a tensor or a "
-            "symbolic number); thunder.jit cannot raise it on later calls: raise it with a message made of plain "
-            "Python values, or call the function without thunder.jit"
+            f"the jitted function raised {type(e).__name__} carrying a value computed inside it (a tensor); "
+            "thunder.jit cannot raise it on later calls: raise it with a message made of plain Python values, or "
+            "call the function without thunder.jit"
         ) from e
     try:
         template = copy_of(e)
