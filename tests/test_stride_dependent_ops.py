@@ -139,3 +139,25 @@ def test_symbolic_shapes_keep_one_entry_for_contiguous_inputs():
         x = torch.ones(n, 3)
         torch.testing.assert_close(jf(x), x.view(-1) * 2)
     assert thunder.cache_misses(jf) == 1
+
+
+@pytest.mark.parametrize("query", [lambda x: x.is_contiguous(), lambda x: x.t().is_contiguous(),
+                                   lambda x: x.stride(), lambda x: (x * 2).t().stride(1), lambda x: x[:, 1:].stride()],
+                         ids=["is_contiguous", "t().is_contiguous", "stride", "computed stride(1)", "slice stride"])
+def test_layout_queries_answer_like_eager(query):
+    def f(x):
+        return x + 1, query(x)
+
+    jf = thunder.jit(f)
+    for make in (_contiguous, _transposed, _contiguous):
+        x = make()[0]
+        out, answer = jf(x)
+        assert answer == query(x)
+        torch.testing.assert_close(out, x + 1)
+
+
+def test_stride_under_symbolic_shapes_is_checked_exactly():
+    jf = thunder.jit(lambda x: x * x.stride(0), cache="symbolic values")
+    for n in (3, 4):
+        x = torch.ones(2, n)
+        torch.testing.assert_close(jf(x), x * n)

@@ -61,21 +61,32 @@ class Layouts:
         # sizes: symbolic shapes keep one entry) or the exact strides of a non-contiguous one
         self.assumed: dict[str, object] = {}
         self._input_layouts: dict[str, object] = {}
+        self._input_strides: dict[str, tuple] = {}
 
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
             return
         standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
         self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
-        self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else tuple(tensor.stride())
+        self._input_strides[proxy.name] = tuple(tensor.stride())
+        self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self._input_strides[proxy.name]
 
     def _entry(self, proxy):
         entry = self._known.get(id(proxy))
         return entry if entry is not None and entry[0] is proxy else None
 
-    def _rely_on(self, inputs) -> None:
+    def _rely_on(self, inputs, exact: bool = False) -> None:
         for name in inputs:
-            self.assumed[name] = self._input_layouts[name]
+            self.assumed[name] = self._input_strides[name] if exact else self._input_layouts[name]
+
+    def strides(self, proxy: TensorProxy) -> tuple | None:
+        """Eager's ``proxy.stride()`` (None: not known). The program may compute with the numbers: the strides of
+        the inputs they come from are checked exactly."""
+        entry = self._entry(proxy)
+        if entry is None:
+            return None
+        self._rely_on(entry[2], exact=True)
+        return tuple(entry[1].stride())
 
     def is_contiguous(self, proxy: TensorProxy) -> bool | None:
         """Whether ``proxy`` is contiguous in eager (None: not known, the trace treats it as contiguous)."""

@@ -245,6 +245,20 @@ def _is_contiguous(a, memory_format=torch.contiguous_format):
 register_method("is_contiguous", _is_contiguous, torch.Tensor.is_contiguous)
 
 
+def _stride(a, dim=None):
+    layouts = get_tracectx().layouts
+    strides = layouts.strides(a) if layouts is not None else None
+    if strides is None:
+        raise UnsupportedError(
+            f"Tensor.stride(){user_location_suffix()}: thunder.jit does not know the strides of this tensor (made by a "
+            "call it cannot replay on the meta device); rewrite the code without it"
+        )
+    return strides if dim is None else strides[canonicalize_dim(a.ndim, dim)]
+
+
+register_method("stride", _stride, torch.Tensor.stride)
+
+
 def slice_dim(a, dim, start, stop):
     starts = [0] * a.ndim
     ends = list(a.shape)
