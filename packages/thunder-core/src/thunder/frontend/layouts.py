@@ -50,6 +50,10 @@ def _torch_calls() -> dict:
 
 
 _CALLS: dict = {}
+
+
+def _is_elementwise(bsym) -> bool:
+    return getattr(bsym.sym.meta, "__module__", None) == "thunder.torch.elementwise"
 # the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
 _STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
 
@@ -143,8 +147,22 @@ class Layouts:
         if missing or any(isinstance(x, torch.Tensor) and x.device.type != "meta"
                                         for x in tree_flatten((args, kwargs))[0]):
             return  # an argument of unknown layout (or an index tensor): its results are of unknown layout
-        if "inplace" in bsym.sym.tags and args and isinstance(args[0], torch.Tensor):
-            self._check_overlapping_write(fn, args, kwargs, inputs)
+        if "inplace" in bsym.sym.tags:
+            if args and isinstance(args[0], torch.Tensor):
+                self._check_overlapping_write(fn, args, kwargs, inputs)
+            return  # the result is the updated tensor itself, whose layout is known
+        if bsym.sym.id not in _VIEWS and self._all_contiguous(args, kwargs):
+            # The common case, decided without running a meta kernel (the first non-view meta kernel imports
+            # PyTorch's Python meta registrations, seconds): an elementwise op of contiguous tensors of its own
+            # shape is contiguous; other ops of contiguous tensors have unknown layout (some return transposed
+            # results, e.g. linalg), which the trace treats as contiguous as before.
+            if _is_elementwise(bsym) and self._same_shape_outputs(bsym, args, kwargs):
+                for out in bsym.flat_proxy_outs:
+                    if isinstance(out, TensorProxy):
+                        standin = torch.empty(tuple(pyval(d) for d in out.shape), dtype=dtypes.to_torch_dtype(out.dtype),
+                                              device="meta")
+                        self._known[id(out)] = (out, standin, frozenset(inputs))
+            return
         try:
             result = fn(*args, **kwargs)
         except RuntimeError:
@@ -161,6 +179,17 @@ class Layouts:
         if len(outs) == len(metas):
             for o, m in zip(outs, metas):
                 self._known[id(o)] = (o, m, frozenset(inputs))
+
+    @staticmethod
+    def _all_contiguous(args, kwargs) -> bool:
+        return all(x.is_contiguous() for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
+
+    @staticmethod
+    def _same_shape_outputs(bsym, args, kwargs) -> bool:
+        outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        shapes = {tuple(pyval(d) for d in o.shape) for o in outs}
+        return len(shapes) == 1 and all(tuple(x.shape) in shapes or x.numel() <= 1
+                                        for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
 
     def _check_overlapping_write(self, fn, args, kwargs, inputs) -> None:
         """An in-place update of a tensor whose elements share memory (an expanded view): most such writes fail in
