@@ -325,3 +325,31 @@ def test_symbolic_numbers_among_the_exception_arguments_are_their_values():
 
     check_like_eager(f, [lambda: (torch.ones(1), 2), lambda: (torch.ones(1), 3), lambda: (torch.ones(1), 2)],
                      cache="symbolic values", hits=1)
+
+
+def test_module_buffers_updated_before_the_raise():
+    import copy
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm1d(3)
+            self.steps = 0
+
+        def forward(self, x):
+            y = self.bn(x)  # running statistics updated in place
+            self.steps += 1
+            if x.shape[0] > 4:
+                raise ValueError("batch too large")
+            return y
+
+    torch.manual_seed(0)
+    m = M().train()
+    jm = thunder.jit(copy.deepcopy(m))
+    for n in (8, 8, 2):
+        x = torch.randn(n, 3)
+        e, g = _outcome(m, (x,)), _outcome(jm, (x,))
+        assert _same(e, g), (e, g)
+        torch.testing.assert_close(jm._model.bn.running_mean, m.bn.running_mean)
+        torch.testing.assert_close(jm._model.bn.running_var, m.bn.running_var)
+        assert jm._model.bn.num_batches_tracked == m.bn.num_batches_tracked and jm._model.steps == m.steps
