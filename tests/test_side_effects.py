@@ -357,3 +357,64 @@ def test_print_before_a_raise_prints_on_every_call(capsys):
         with pytest.raises(ValueError, match="bad input"):
             jf(torch.ones(2))
         assert capsys.readouterr().out == "checking tensor(2.)\n"
+
+
+APPENDED = []
+
+
+@pytest.mark.parametrize("case", ["append only", "append then len", "len inside append", "alias in a local",
+                                  "append twice", "returned", "extend insert reverse", "remove"])
+def test_lists_appended_to_on_every_call(case):
+    # a list read only to append to keeps its cache entry; any other use of it checks its contents as they were
+    def f(o, x):
+        if case == "append only":
+            APPENDED.append(1)
+            o.items.append(2)
+            return x
+        if case == "append then len":
+            o.items.append(1)
+            return x * len(o.items)
+        if case == "len inside append":
+            o.items.append(len(o.items))
+            return x
+        if case == "alias in a local":
+            items = o.items
+            items.append(1)
+            return x * len(items)
+        if case == "append twice":
+            o.items.append(1)
+            o.items.append(2)
+            return x
+        if case == "returned":
+            o.items.append(1)
+            return x, o.items
+        if case == "extend insert reverse":
+            o.items.extend([1, 2])
+            o.items.insert(0, 3)
+            o.items.reverse()
+            return x
+        o.items.remove(1)
+        return x
+
+    def box():
+        b = _Box()
+        b.items = [1, 1, 1, 1] if case == "remove" else []
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    APPENDED.clear()
+    outcomes = []
+    for _ in range(5):
+        x = torch.ones(2)
+        for obj, fn in ((eager, f), (jitted, jf)):
+            try:
+                outcomes.append(fn(obj, x))
+            except ValueError as e:
+                outcomes.append(str(e))
+        e, g = outcomes[-2], outcomes[-1]
+        assert repr(e) == repr(g)
+        assert jitted.items == eager.items
+    if case in ("append only", "append twice", "extend insert reverse"):
+        assert thunder.cache_hits(jf) == 4
+        assert APPENDED == ([1] * 10 if case == "append only" else [])

@@ -85,6 +85,26 @@ def _passed_directly(provenance) -> bool:
     return all(kind != "attr" for kind, _ in provenance.path())
 
 
+# list methods whose effect does not depend on the contents (``remove`` does: it may raise)
+_CONTENT_BLIND_WRITERS = frozenset(("append", "extend", "insert", "clear", "reverse"))
+
+
+def _loaded_to_append() -> bool:
+    """Whether the value being loaded is only the receiver of a content-blind list method: the next instruction
+    of the program loads that method from it (``LOAD_METHOD append`` / ``LOAD_ATTR append``)."""
+    from thunder.interpreter.runtime import current_runtime
+
+    rt = current_runtime()
+    if rt is None or not rt.frames:
+        return False
+    frame = rt.frames[-1]
+    instructions = frame.info.instructions
+    if frame.ip >= len(instructions):
+        return False
+    nxt = instructions[frame.ip]
+    return nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _CONTENT_BLIND_WRITERS
+
+
 def source_location():
     loc = current_source_location()
     if loc is None:
@@ -308,6 +328,8 @@ class JitHooks(Hooks):
         self.side_effects = SideEffects()
         self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
         self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
+        # id -> (list, provenance, contents when first read) of outside lists read only to append to so far
+        self._appended_lists: dict[int, tuple] = {}
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -402,6 +424,11 @@ class JitHooks(Hooks):
     def on_input(self, value, provenance):
         if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
             self.autocast.begin(get_tracectx())
+        pending = self._appended_lists.get(id(value))
+        if pending is not None and pending[0] is value and not _loaded_to_append():
+            # the list is used for more than appending after all: its contents, as they were, are checked
+            del self._appended_lists[id(value)]
+            self.records.append(InputRecord(pending[1], pending[2], "literal"))
         if self.side_effects.is_written(provenance):
             provenance = self.side_effects.rebased(provenance)
             if provenance is None:
@@ -443,6 +470,11 @@ class JitHooks(Hooks):
             return self._proxify_container(value, provenance)
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
+        elif type(value) is list and _loaded_to_append() and _all_literals(value):
+            # ``log.append(n)``: only its type matters, so a program appending to it on every call keeps its entry;
+            # a later use of the same list checks its contents as they were now (above)
+            self._appended_lists.setdefault(id(value), (value, provenance, list(value)))
+            self.records.append(InputRecord(provenance, value, "type"))
         elif type(value) in (list, tuple):
             # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
             # length was baked into unrolled iteration, and the items used are reached on their own.
