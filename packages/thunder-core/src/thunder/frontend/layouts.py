@@ -6,10 +6,10 @@ whose strides it can know (an input, and what the program computes from such ten
 ``meta`` device with eager's sizes and strides, made by running the same torch call on the stand-ins of its
 arguments: PyTorch itself computes the strides (an elementwise op keeps a transposed layout) and raises its own
 errors. A call PyTorch cannot run on ``meta`` gives results of unknown layout, which the trace treats as
-contiguous, as it did before. A question answered from a stand-in makes the
-layout of the inputs it came from part of what the compiled program assumed: the prologue checks that they are
-contiguous again, or have the same strides when they were not. Only such inputs get a check; a program that asks
-nothing about strides checks none.
+contiguous, as it did before; so do other ops of contiguous tensors, decided without meta kernels (see on_record).
+A question answered from a stand-in makes the layout of the inputs it came from part of what the compiled program
+assumed: the prologue checks that they are contiguous again, or have the same strides when they were not. Only
+such inputs get a check; a program that asks nothing about strides checks none.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ _VIEWS = {
     "ltorch.diagonal": torch.diagonal, "ltorch.as_strided": torch.as_strided, "ltorch.detach": torch.Tensor.detach,
     "ltorch.getitem": torch.Tensor.__getitem__,
 }
+# the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
+_STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
+
 
 def _torch_calls() -> dict:
     """symbol id -> a torch callable the symbol stands for (they take the same arguments)."""
@@ -54,8 +57,6 @@ _CALLS: dict = {}
 
 def _is_elementwise(bsym) -> bool:
     return getattr(bsym.sym.meta, "__module__", None) == "thunder.torch.elementwise"
-# the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
-_STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
 
 
 class Layouts:
