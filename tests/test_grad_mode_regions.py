@@ -167,3 +167,24 @@ def test_in_place_updates_without_grad_keep_the_graph_like_eager(f):
         sum(t.sum() for t in out_g).backward()
         torch.testing.assert_close(xj.grad, x.grad)
         torch.testing.assert_close(xj.detach(), x.detach())
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_grad_mode_the_program_leaves_changed_stays_changed(requires_grad):
+    def f(x):
+        y = x * 2
+        torch.set_grad_enabled(False)
+        return y
+
+    seen = []
+    for fn in (f, thunder.jit(f)):
+        torch.set_grad_enabled(True)
+        try:
+            x = torch.ones(2, requires_grad=requires_grad)
+            first = fn(x)
+            mode_after_first = torch.is_grad_enabled()
+            second = fn(x)  # called with grad mode off now
+            seen.append((mode_after_first, torch.is_grad_enabled(), first.requires_grad, second.requires_grad))
+        finally:
+            torch.set_grad_enabled(True)
+    assert seen[0] == seen[1]
