@@ -353,3 +353,13 @@ def test_module_buffers_updated_before_the_raise():
         torch.testing.assert_close(jm._model.bn.running_mean, m.bn.running_mean)
         torch.testing.assert_close(jm._model.bn.running_var, m.bn.running_var)
         assert jm._model.bn.num_batches_tracked == m.bn.num_batches_tracked and jm._model.steps == m.steps
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3, 4)), ((2, 3), (4, 3)), ((5, 1, 3), (2, 4)), ((2, 3, 4), (2, 5, 4))])
+def test_broadcast_errors_name_the_sizes_and_dimension_eager_names(shapes):
+    def f(a, b):
+        LOG.append("before")
+        return a + b
+
+    a_shape, b_shape = shapes
+    check_like_eager(f, [lambda: (torch.ones(a_shape), torch.ones(b_shape))] * 2)
