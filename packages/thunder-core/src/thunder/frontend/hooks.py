@@ -26,7 +26,7 @@ from thunder.frontend.side_effects import (
     SideEffects,
     refuse_value_returning_mutation,
 )
-from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
+from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
 
 __all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
 
@@ -92,17 +92,8 @@ _CONTENT_BLIND_WRITERS = frozenset(("append", "extend", "insert", "clear", "reve
 def _loaded_to_append() -> bool:
     """Whether the value being loaded is only the receiver of a content-blind list method: the next instruction
     of the program loads that method from it (``LOAD_METHOD append`` / ``LOAD_ATTR append``)."""
-    from thunder.interpreter.runtime import current_runtime
-
-    rt = current_runtime()
-    if rt is None or not rt.frames:
-        return False
-    frame = rt.frames[-1]
-    instructions = frame.info.instructions
-    if frame.ip >= len(instructions):
-        return False
-    nxt = instructions[frame.ip]
-    return nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _CONTENT_BLIND_WRITERS
+    nxt = next_instruction()
+    return nxt is not None and nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _CONTENT_BLIND_WRITERS
 
 
 def source_location():
