@@ -14,7 +14,7 @@ nested ``def`` whose name the printed call passes in its place.
 
 from __future__ import annotations
 
-from thunder.core.proxies import Proxy
+from thunder.core.proxies import NumberProxy, Proxy
 from thunder.core.pytree import tree_flatten
 
 __all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace", "tagged_symbol"]
@@ -103,13 +103,22 @@ class Symbol:
         else:
             scope = trace.push_scope()
             trace.decomposing += 1
+            kept = ()
             try:
                 output = self.meta(*args, **kwargs)
+            except Exception:
+                # the call fails (eager's error for these inputs): the numbers its decomposition computed stay, so
+                # the constraints recorded on them (the prologue checks them) can still be computed
+                kept = [b for b in scope if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs)]
+                raise
             finally:
                 trace.decomposing -= 1
                 trace.pop_scope()
+                trace.scopes[-1].extend(kept)
             subsymbols = tuple(scope)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
+        if trace.on_record is not None and not trace.decomposing:
+            trace.on_record(bsym)  # may raise eager's error for the call: then it is not recorded
         trace.scopes[-1].append(bsym)
         return output
 

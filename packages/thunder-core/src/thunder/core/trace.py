@@ -71,6 +71,11 @@ class TraceCtx:
         # query function -> its answer, for process-wide switches the trace followed (torch.get_default_dtype,
         # torch.are_deterministic_algorithms_enabled, ...); the prologue asks again
         self.state_reads: dict = {}
+        # (bound symbol) -> None, set by the jit while it interprets the program: sees each call the program makes
+        self.on_record = None
+        # set by the jit while it interprets the program: the strides it knows (frontend/layouts.py), for the few
+        # answers of the torch language that depend on them (``contiguous()``)
+        self.layouts = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self.input_strides: dict[str, tuple] = {}  # input name -> the strides of the tensor seen when tracing

@@ -142,6 +142,8 @@ def _check_tensor(bsym, imports):
 
 def _check_strides(bsym, imports):
     t, strides = bsym.args
+    if strides == "contiguous":
+        return [f"if not {prettyprint(t, imports)}.is_contiguous(): return None"]
     return [f"if {prettyprint(t, imports)}.stride() != {prettyprint(tuple(strides))}: return None"]
 
 
@@ -278,6 +280,18 @@ def _call_method(bsym, imports):
     return [f"{prettyprint(obj, imports)}.{name}({', '.join(prettyprint(a, imports) for a in args)})"]
 
 
+def _call_function(bsym, imports):
+    fn, *args = bsym.args
+    parts = [prettyprint(a, imports) for a in args] + [f"{k}={prettyprint(v, imports)}" for k, v in bsym.kwargs.items()]
+    return [f"{prettyprint(fn, imports)}({', '.join(parts)})"]
+
+
+def _raise_exception(bsym, imports):
+    (template,) = bsym.args
+    imports.need("import thunder.frontend.raised")
+    return [f"raise thunder.frontend.raised.copy_of({prettyprint(template, imports)})"]
+
+
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_cell": _unpack_cell, "unpack_dims": _unpack_dims,
@@ -290,7 +304,7 @@ for _name, _printer in {
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
-    "call_method": _call_method,
+    "call_method": _call_method, "call_function": _call_function, "raise_exception": _raise_exception,
 }.items():
     ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _printer))
 

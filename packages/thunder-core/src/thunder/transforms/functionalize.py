@@ -22,12 +22,12 @@ from thunder.extend import swap_proxies
 from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
 from thunder.transforms.overwrites import snapshot_overwritten
 
-__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
 
 # Symbols whose outputs alias their first argument, as in PyTorch; those in MAYBE_VIEWS (reshape, flatten,
 # reshape_as, contiguous) only where the strides allow it, which thunder.transforms.layouts decides when it matters.
-_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
-             "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
+_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.reshape_as", "ltorch.flatten", "ltorch.unflatten",
+             "ltorch.unsqueeze", "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 # in-place ops eager lets write through overlapping memory (any other raises eager's error there): fills write one
@@ -39,9 +39,11 @@ VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose
                                              "ltorch.diagonal", "ltorch.as_strided"}
 
 
-def _is_view(bsym: BoundSymbol) -> bool:
+def is_view(bsym: BoundSymbol) -> bool:
     if bsym.sym.id not in VIEW_OPS:
         return False
+    if bsym.sym.id in _RESHAPES and any(s.sym.id == "ltorch.clone" for s in bsym.subsymbols):
+        return False  # a reshape eager does by copying (a non-contiguous input; shape_ops._copy_if_eager_copies)
     if bsym.sym.id == "ltorch.getitem":  # advanced indexing copies
         key = bsym.args[1] if len(bsym.args) > 1 else bsym.kwargs.get("key")
         keys = key if isinstance(key, tuple) else (key,)
@@ -199,7 +201,7 @@ class _State:
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)
             self.producers[o.name] = bsym.sym
-        if _is_view(bsym):
+        if is_view(bsym):
             base = bsym.args[0]
             self.raw.setdefault(base.name, base)
             for i, o in enumerate(bsym.flat_outs):
@@ -225,6 +227,10 @@ class _State:
         if root is not None:
             self._update_through_expand(target, self.raw[root], value, where, grad_enabled)
             return
+        if target.name not in self.inputs and not grad_enabled and target.requires_grad:
+            # eager keeps the tensor's autograd graph: gradients reaching it flow on as if it had not changed
+            value = prims.update_without_grad(value, self.read(target))
+            self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:

@@ -25,7 +25,7 @@ from thunder.core.trace import TraceCtx
 __all__ = ["Layouts", "MAYBE_VIEWS"]
 
 # torch-language symbols that return a view when the strides allow it and a copy otherwise
-MAYBE_VIEWS = frozenset({"ltorch.reshape", "ltorch.view_as", "ltorch.flatten", "ltorch.contiguous"})
+MAYBE_VIEWS = frozenset({"ltorch.reshape", "ltorch.reshape_as", "ltorch.flatten", "ltorch.contiguous"})
 
 
 def _root(t: torch.Tensor) -> torch.Tensor:
