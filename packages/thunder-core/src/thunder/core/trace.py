@@ -73,13 +73,11 @@ class TraceCtx:
         self.state_reads: dict = {}
         # (bound symbol) -> None, set by the jit while it interprets the program: sees each call the program makes
         self.on_record = None
-        # set by the jit while it interprets the program: the strides it knows (frontend/layouts.py), for the few
-        # answers of the torch language that depend on them (``contiguous()``)
+        # set by the jit: its model of eager's strides for this trace's tensors (transforms/layouts.py), asked by the
+        # torch language while tracing (stride(), is_contiguous(), view errors) and by functionalization after
         self.layouts = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
-        self.input_strides: dict[str, tuple] = {}  # input name -> the strides of the tensor seen when tracing
-        self.layout_inputs: set[str] = set()  # inputs whose strides a view-or-copy decision read
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -152,7 +150,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.grad_enabled = trace.grad_enabled
     t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
-    t.input_strides = trace.input_strides
+    t.layouts = trace.layouts
     return t
 
 

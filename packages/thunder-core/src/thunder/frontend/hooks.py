@@ -18,7 +18,7 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
-from thunder.frontend.layouts import Layouts
+from thunder.transforms.layouts import Layouts
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.user_values import SymbolicSize, user_attribute

@@ -171,8 +171,6 @@ class ThunderFunction:
             _refuse_aliased_updates(hooks, updated_inputs)
         kwnames = tuple(kwargs)
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
-        for t in traces:  # view-or-copy decisions functionalization made read these inputs' strides
-            hooks.layouts.rely_on(t.layout_inputs, exact=True)
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
                                   computation=computation, distinct_storage=bool(updated_inputs),
                                   aliases=hooks.aliases, strides=hooks.layouts.assumed)
@@ -239,10 +237,9 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.layouts = None
+        trace.location_fn = trace.tensor_resolver = trace.on_record = None  # trace.layouts stays: transforms ask it
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
-        trace.input_strides = dict(hooks.layouts.input_strides)
         trace.output = _check_output(result)
         return trace, hooks, raised
 

@@ -116,7 +116,7 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                     continue
                 device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
                 prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
-                if t.name in strides:  # the program's meaning depended on them (frontend/layouts.py)
+                if t.name in strides:  # the program's meaning depended on them (transforms/layouts.py)
                     prims.check_strides(v, strides[t.name])
                 if any(isinstance(d, NumberProxy) for d in t.shape):
                     prims.unpack_dims(v)

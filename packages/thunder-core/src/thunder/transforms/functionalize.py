@@ -99,7 +99,6 @@ def functionalize(trace: TraceCtx) -> TraceCtx:
             for bsym in trace.bound_symbols:
                 state.visit(bsym)
             state.finish(trace)
-        new.layout_inputs = state.layouts.used
         done(new)
     return new
 
@@ -136,7 +135,8 @@ class _State:
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         self.updating: list[Symbol] = []  # the in-place symbols being visited, outermost first
-        self.layouts = Layouts(source)
+        # the jit's model of eager's layouts (traces made elsewhere: every input contiguous)
+        self.layouts = (source.layouts or Layouts()).replay_from(source)
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
 
