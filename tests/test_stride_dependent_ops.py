@@ -161,3 +161,14 @@ def test_stride_under_symbolic_shapes_is_checked_exactly():
     for n in (3, 4):
         x = torch.ones(2, n)
         torch.testing.assert_close(jf(x), x * n)
+
+
+@pytest.mark.parametrize("f", [lambda x: x.view(-1) * 1, lambda x: x[:, :2].view(-1) * 1],
+                         ids=["view of an input", "view of a slice"])
+def test_view_errors_under_symbolic_shapes_like_eager(f):
+    # a view that fails while tracing records the numbers its shape checks computed, so the prologue of the
+    # raising entry can check them (it failed with a NameError)
+    jf = thunder.jit(f, cache="symbolic values")
+    for rows in (1, 2, 1, 3):
+        x = torch.ones(rows, 3).t()
+        assert _same(_outcome(f, (x,)), _outcome(jf, (x,)))

@@ -103,24 +103,30 @@ class Symbol:
         else:
             scope = trace.push_scope()
             trace.decomposing += 1
-            kept = ()
             try:
                 output = self.meta(*args, **kwargs)
             except Exception:
-                # the call fails (eager's error for these inputs): the numbers its decomposition computed stay, so
-                # the constraints recorded on them (the prologue checks them) can still be computed
-                kept = [b for b in scope if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs)]
+                trace.scopes[-2].extend(_numbers_computed(scope))
                 raise
             finally:
                 trace.decomposing -= 1
                 trace.pop_scope()
-                trace.scopes[-1].extend(kept)
             subsymbols = tuple(scope)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
         if trace.on_record is not None and not trace.decomposing:
-            trace.on_record(bsym)  # may raise eager's error for the call: then it is not recorded
+            try:
+                trace.on_record(bsym)  # may raise eager's error for the call: then it is not recorded
+            except Exception:
+                trace.scopes[-1].extend(_numbers_computed(subsymbols))
+                raise
         trace.scopes[-1].append(bsym)
         return output
+
+
+def _numbers_computed(bsyms) -> list:
+    """Of a call that fails (eager's error for these inputs), the numbers its decomposition computed: they stay in
+    the trace, so the constraints recorded on them (the prologue checks them) can still be computed."""
+    return [b for b in bsyms if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs)]
 
 
 class BoundSymbol:
