@@ -18,7 +18,6 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
-from thunder.transforms.layouts import Layouts
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.user_values import SymbolicSize, user_attribute
@@ -30,6 +29,7 @@ from thunder.frontend.side_effects import (
 )
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
 from thunder.interpreter.derivation import ViewSource
+from thunder.transforms.layouts import Layouts
 
 __all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
 

@@ -13,7 +13,7 @@ from thunder.core.proxies import IntegerProxy, TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
 from thunder.core.trace import get_tracectx
 from thunder.torch.promotion import promote_types
-from thunder.torch.registry import language_symbols, register_method, torchsymbol
+from thunder.torch.registry import register_method, torchsymbol
 
 
 def _is_int(x) -> bool:
