@@ -8,6 +8,8 @@
                           # they launch compiled ahead of time for sm_90 (H100/H200)
     nox -s transformers   # the real-model tests against older transformers releases (4.x and an early 5.x)
     nox -s inductor       # the TorchInductor fusion executor's tests on CPU (C++ kernels; needs g++)
+    nox -s fuzz -- --programs N --seed S [--cache ...] [--executors ...]   # differential fuzzer, thunder vs eager
+    nox -s fuzz_triton -- --programs N --seed S                           # the same with the Triton executor first
 """
 
 from __future__ import annotations
@@ -172,3 +174,23 @@ def inductor(session: nox.Session) -> None:
     _install_core(session)
     session.install("--no-deps", "-e", INDUCTOR_PLUGIN)
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{INDUCTOR_PLUGIN}/tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def fuzz(session: nox.Session) -> None:
+    """The differential fuzzer (thunder.testing.fuzz; docs/fuzzing.md): random small programs, thunder.jit vs eager
+    under every cache option, e.g. ``nox -s fuzz -- --programs 1000 --seed 0``. Exits non-zero on any mismatch or
+    crash; ``--write-regressions tests/fuzz_regressions`` writes each failure kind's shrunk program as a test."""
+    _install_core(session)
+    session.install("--no-deps", "-e", EXAMPLE_PLUGIN)  # the executors the tests session runs with
+    session.run("python", "-m", "thunder.testing.fuzz", *(session.posargs or ("--programs", "200", "--seed", "0")))
+
+
+@nox.session(python="3.11")
+def fuzz_triton(session: nox.Session) -> None:
+    """The differential fuzzer with the Triton executor first, its kernels run by Triton's interpreter on CPU."""
+    _install_core(session)
+    session.install(TRITON)
+    session.install("--no-deps", "-e", TRITON_PLUGIN)
+    session.run("python", "-m", "thunder.testing.fuzz", "--executors", "triton,torch,python",
+                *(session.posargs or ("--programs", "100", "--seed", "0")), env={"TRITON_INTERPRET": "1"})

@@ -145,15 +145,150 @@ def test_item_stores_into_outside_dict():
         torch.testing.assert_close(cache["y"], x + 1)
 
 
+class _Box:
+    pass
+
+
+@pytest.mark.parametrize("case", ["list +=", "list *=", "set |=", "set -=", "dict |=", "local list +="])
+def test_in_place_operators_on_outside_containers_replay_once_per_call(case):
+    # ``o.items += [n]`` mutates the list and stores it back: each call adds one item, as in eager
+    def f(o, x, n):
+        if case == "list +=":
+            o.items += [n]
+        elif case == "list *=":
+            o.items *= 2
+        elif case == "set |=":
+            o.seen |= {n, n + 1}
+        elif case == "set -=":
+            o.seen -= {n}
+        elif case == "dict |=":
+            o.table |= {n: n * 2}
+        else:
+            local = [n]
+            local += [n]
+            o.items.append(len(local))
+        return x + n
+
+    def box():
+        b = _Box()
+        b.items, b.seen, b.table = [1], {1, 2, 3}, {0: 0}
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    for n in (1, 1, 2, 1):
+        x = torch.ones(2)
+        torch.testing.assert_close(jf(jitted, x, n), f(eager, x, n))
+        assert vars(jitted) == vars(eager)
+
+
+@pytest.mark.parametrize("form", ["getattr default", "hasattr", "try/except AttributeError"])
+def test_absent_attribute_the_program_relied_on_is_checked(form):
+    def f(o, x):
+        if form == "getattr default":
+            return x * getattr(o, "scale", 1)
+        if form == "hasattr":
+            return x * 2 if hasattr(o, "scale") else x
+        try:
+            return x * o.scale
+        except AttributeError:
+            return x
+
+    o = _Box()
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    torch.testing.assert_close(jf(o, x), f(o, x))
+    o.scale = 3
+    torch.testing.assert_close(jf(o, x), f(o, x))
+    del o.scale
+    torch.testing.assert_close(jf(o, x), f(o, x))
+
+
+def test_lazily_created_counter_dict_on_an_argument():
+    # o.cache = getattr(o, "cache", {}) creates it on the first call and keeps it after
+    def f(o, x):
+        o.cache = getattr(o, "cache", {})
+        o.cache["n"] = o.cache.get("n", 0) + 1
+        return x * o.cache["n"]
+
+    eager, jitted = _Box(), _Box()
+    jf = thunder.jit(f)
+    for _ in range(4):
+        x = torch.ones(2)
+        torch.testing.assert_close(jf(jitted, x), f(eager, x))
+        assert vars(jitted) == vars(eager)
+
+
+def test_reads_through_an_attribute_that_now_holds_an_outside_object_are_checked():
+    def f(o, x):
+        o.alias = o.table
+        return x * o.alias["k"]
+
+    o = _Box()
+    o.table = {"k": 2}
+    jf = thunder.jit(f)
+    x = torch.ones(2)
+    torch.testing.assert_close(jf(o, x), x * 2)
+    o.table["k"] = 5
+    torch.testing.assert_close(jf(o, x), x * 5)
+    assert o.alias is o.table
+
+
 def test_value_returning_mutation_is_a_clear_error():
-    stack = [1, 2]
+    pending = {1, 2}
 
     def f(x):
-        return x * stack.pop()
+        return x * pending.pop()
 
-    with pytest.raises(UnsupportedError, match="list.pop\\(\\)"):
+    with pytest.raises(UnsupportedError, match="set.pop\\(\\)"):
         thunder.jit(f)(torch.ones(1))
-    assert stack == [1, 2]  # tracing left the outside world as it was
+    assert pending == {1, 2}  # tracing left the outside world as it was
+
+
+@pytest.mark.parametrize("case", ["list.pop()", "list.pop(0) after append", "list.pop() of tensors", "dict.pop",
+                                  "dict.pop default", "dict.setdefault", "pop from empty"])
+def test_mutations_returning_what_they_read(case):
+    def f(o, x):
+        if case == "list.pop()":
+            return x * o.items.pop()
+        if case == "list.pop(0) after append":
+            o.items.append(9)
+            return x * o.items.pop(0)
+        if case == "list.pop() of tensors":
+            return x * o.tensors.pop()
+        if case == "dict.pop":
+            return x * o.table.pop("k")
+        if case == "dict.pop default":
+            return x * o.table.pop("missing", 7)
+        if case == "dict.setdefault":
+            return x * o.table.setdefault("n", 3)
+        o.items.clear()
+        return x * o.items.pop()
+
+    def box():
+        b = _Box()
+        b.items, b.table = [1, 2, 3], {"k": 4}
+        b.tensors = [torch.full((2,), float(i)) for i in range(4)]
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    for _ in range(3):
+        x = torch.ones(2)
+        try:
+            expected = ("returned", f(eager, x))
+        except Exception as e:
+            expected = ("raised", type(e), str(e))
+        try:
+            got = ("returned", jf(jitted, x))
+        except Exception as e:
+            got = ("raised", type(e), str(e))
+        if expected[0] == "returned":
+            assert got[0] == "returned"
+            torch.testing.assert_close(got[1], expected[1])
+        else:
+            assert got == expected
+        assert repr(vars(jitted)) == repr(vars(eager))
 
 
 def test_failed_tracing_undoes_writes():
@@ -197,3 +332,94 @@ def test_checked_programs_have_no_sharp_edges():
     model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8))
     x = torch.randn(2, 4)
     torch.testing.assert_close(thunder.jit(model, sharp_edges="error")(x), model(x))
+
+
+def test_print_prints_on_every_call_with_the_values_of_that_call(capsys):
+    import sys
+
+    def f(x, n):
+        print("step", n, [n, n + 1], sep="|")
+        print("value", x * 2, file=sys.stdout)
+        return x + n
+
+    jf = thunder.jit(f)
+    for n in (1, 1, 2):
+        x = torch.full((2,), float(n))
+        f(x, n)
+        eager = capsys.readouterr().out
+        jf(x, n)
+        assert capsys.readouterr().out == eager
+    assert thunder.cache_hits(jf) == 1
+
+
+def test_print_before_a_raise_prints_on_every_call(capsys):
+    def f(x):
+        print("checking", x.sum())
+        raise ValueError("bad input")
+
+    jf = thunder.jit(f)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad input"):
+            jf(torch.ones(2))
+        assert capsys.readouterr().out == "checking tensor(2.)\n"
+
+
+APPENDED = []
+
+
+@pytest.mark.parametrize("case", ["append only", "append then len", "len inside append", "alias in a local",
+                                  "append twice", "returned", "extend insert reverse", "remove"])
+def test_lists_appended_to_on_every_call(case):
+    # a list read only to append to keeps its cache entry; any other use of it checks its contents as they were
+    def f(o, x):
+        if case == "append only":
+            APPENDED.append(1)
+            o.items.append(2)
+            return x
+        if case == "append then len":
+            o.items.append(1)
+            return x * len(o.items)
+        if case == "len inside append":
+            o.items.append(len(o.items))
+            return x
+        if case == "alias in a local":
+            items = o.items
+            items.append(1)
+            return x * len(items)
+        if case == "append twice":
+            o.items.append(1)
+            o.items.append(2)
+            return x
+        if case == "returned":
+            o.items.append(1)
+            return x, o.items
+        if case == "extend insert reverse":
+            o.items.extend([1, 2])
+            o.items.insert(0, 3)
+            o.items.reverse()
+            return x
+        o.items.remove(1)
+        return x
+
+    def box():
+        b = _Box()
+        b.items = [1, 1, 1, 1] if case == "remove" else []
+        return b
+
+    eager, jitted = box(), box()
+    jf = thunder.jit(f)
+    APPENDED.clear()
+    outcomes = []
+    for _ in range(5):
+        x = torch.ones(2)
+        for obj, fn in ((eager, f), (jitted, jf)):
+            try:
+                outcomes.append(fn(obj, x))
+            except ValueError as e:
+                outcomes.append(str(e))
+        e, g = outcomes[-2], outcomes[-1]
+        assert repr(e) == repr(g)
+        assert jitted.items == eager.items
+    if case in ("append only", "append twice", "extend insert reverse"):
+        assert thunder.cache_hits(jf) == 4
+        assert APPENDED == ([1] * 10 if case == "append only" else [])

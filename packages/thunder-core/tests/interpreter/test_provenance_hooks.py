@@ -563,3 +563,57 @@ def test_interpret_bound_method_partial_and_class():
     assert base_prov.replay(acc.add, (5,), {}) == 10
     assert interpret(functools.partial(_helper, 1), (2,), {}) == 3
     assert interpret(Acc, (3,), {}).base == 3
+
+
+def test_in_place_operators_on_builtins_are_method_calls_the_hooks_see():
+    # ``lst += more`` mutates lst: hooks see list.__iadd__ like any method call (a jit records it)
+    seen = []
+
+    class H(Hooks):
+        def lookaside(self, fn):
+            if getattr(fn, "__name__", None) in ("__iadd__", "__ior__", "__imul__"):
+                def call(*args):
+                    seen.append((type(fn.__self__).__name__, fn.__name__, args))
+                    return fn(*args)
+
+                return call
+            return None
+
+    def f(lst, s, n):
+        lst += [n]
+        lst *= 2
+        s |= {n}
+        n += 1  # ints have no __iadd__: native, no call
+        t = (1,)
+        t += (2,)  # tuples neither
+        return lst, s, n, t
+
+    lst, s = [0], {5}
+    assert interpret(f, (lst, s, 3), {}, hooks=H()) == ([0, 3, 0, 3], {3, 5}, 4, (1, 2))
+    assert lst == [0, 3, 0, 3] and s == {3, 5}
+    assert seen == [("list", "__iadd__", ([3],)), ("list", "__imul__", (2,)), ("set", "__ior__", ({3},))]
+
+
+def test_missing_attributes_of_outside_objects_are_reported():
+    missing = []
+
+    class H(Hooks):
+        def on_missing_attribute(self, wobj, name):
+            missing.append((wobj.provenance.to_source(), name))
+
+    class Obj:
+        pass
+
+    def f(o):
+        a = getattr(o, "scale", 1)
+        b = hasattr(o, "shift")
+        try:
+            o.bias
+        except AttributeError:
+            pass
+        local = Obj()
+        c = getattr(local, "scale", 2)  # not from outside: nothing to report
+        return a, b, c
+
+    assert interpret(f, (Obj(),), {}, hooks=H()) == (1, False, 2)
+    assert [name for _, name in missing] == ["scale", "shift", "bias"]

@@ -570,6 +570,16 @@ make_prim("copy_", _copy_meta, tags=("side_effect", "inplace"))
 make_prim("copy_to_out_", _copy_to_out_meta, tags=("side_effect", "inplace"))
 
 
+def _update_without_grad_meta(value, old):
+    return value.replace(requires_grad=old.requires_grad)
+
+
+# ``old`` updated in place while grad mode was off (``with torch.no_grad(): y.add_(1)``, a write through ``.data``):
+# the result holds ``value``, and autograd routes its gradient to ``old`` unchanged, as eager's autograd keeps the
+# graph of a tensor updated under no_grad. Functionalization emits it; it runs as ``value``.
+make_prim("update_without_grad", _update_without_grad_meta)
+
+
 def _set_grad_enabled_meta(enabled):
     return None
 
@@ -617,10 +627,13 @@ def _check_meta(*args, **kwargs):
 
 for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_contains", "check_hasattr",
               "check_no_hooks", "check_state",
-              "check_arg_count", "check_grad_mode", "check_distinct_storage"):
+              "check_arg_count", "check_grad_mode", "check_distinct_storage", "check_strides"):
     make_prim(_name, _check_meta, tags=("prologue",))
 
 # Epilogue: the writes to outside state a program made, replayed on every call.
 make_prim("make_value", _unpack_meta, tags=("epilogue",))  # binds a container built by the epilogue to a name
-for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method"):
+for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_item", "delete_cell", "call_method",
+              "call_function"):
     make_prim(_name, _check_meta, tags=("epilogue", "side_effect"))
+# the program raised: the epilogue ends by raising a copy of the exception it raised while traced
+make_prim("raise_exception", _check_meta, tags=("epilogue", "side_effect"))

@@ -50,23 +50,29 @@ def normalize_shape_arg(shape) -> tuple:
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The broadcast of the shapes, with PyTorch's error for incompatible ones."""
+    """The broadcast of the shapes, with PyTorch's error for incompatible ones: operands are taken in order, each
+    against the broadcast of those before it, dimensions from the last one (PyTorch's first error is ours)."""
     shapes = [s for s in shapes if s is not None]
     if not shapes:
         return ()
-    rank = max(len(s) for s in shapes)
+    out = tuple(shapes[0])
+    for s in shapes[1:]:
+        out = _broadcast_pair(out, tuple(s))
+    return out
+
+
+def _broadcast_pair(a: tuple, b: tuple) -> tuple:
+    rank = max(len(a), len(b))
     out = [1] * rank
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = rank - len(s) + i
-            if d == 1:
-                continue
-            if out[j] == 1:
-                out[j] = d
-            else:
-                check(
-                    d == out[j],
-                    lambda: f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) "
-                    f"at non-singleton dimension {i}",
-                )
+    for i in reversed(range(rank)):
+        size_a = a[i - rank + len(a)] if i - rank + len(a) >= 0 else 1
+        size_b = b[i - rank + len(b)] if i - rank + len(b) >= 0 else 1
+        if size_a == 1:
+            out[i] = size_b
+        elif size_b == 1:
+            out[i] = size_a
+        else:
+            check(size_a == size_b, lambda: f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
+                  f"at non-singleton dimension {i}")
+            out[i] = size_a
     return tuple(out)

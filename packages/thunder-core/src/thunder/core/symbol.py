@@ -14,7 +14,7 @@ nested ``def`` whose name the printed call passes in its place.
 
 from __future__ import annotations
 
-from thunder.core.proxies import Proxy
+from thunder.core.proxies import NumberProxy, Proxy
 from thunder.core.pytree import tree_flatten
 
 __all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace", "tagged_symbol"]
@@ -105,13 +105,28 @@ class Symbol:
             trace.decomposing += 1
             try:
                 output = self.meta(*args, **kwargs)
+            except Exception:
+                trace.scopes[-2].extend(_numbers_computed(scope))
+                raise
             finally:
                 trace.decomposing -= 1
                 trace.pop_scope()
             subsymbols = tuple(scope)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
+        if trace.on_record is not None and not trace.decomposing:
+            try:
+                trace.on_record(bsym)  # may raise eager's error for the call: then it is not recorded
+            except Exception:
+                trace.scopes[-1].extend(_numbers_computed(subsymbols))
+                raise
         trace.scopes[-1].append(bsym)
         return output
+
+
+def _numbers_computed(bsyms) -> list:
+    """Of a call that fails (eager's error for these inputs), the numbers its decomposition computed: they stay in
+    the trace, so the constraints recorded on them (the prologue checks them) can still be computed."""
+    return [b for b in bsyms if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs)]
 
 
 class BoundSymbol:

@@ -71,6 +71,11 @@ class TraceCtx:
         # query function -> its answer, for process-wide switches the trace followed (torch.get_default_dtype,
         # torch.are_deterministic_algorithms_enabled, ...); the prologue asks again
         self.state_reads: dict = {}
+        # (bound symbol) -> None, set by the jit while it interprets the program: sees each call the program makes
+        self.on_record = None
+        # set by the jit: its model of eager's strides for this trace's tensors (transforms/layouts.py), asked by the
+        # torch language while tracing (stride(), is_contiguous(), view errors) and by functionalization after
+        self.layouts = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self._compiled = None
@@ -145,6 +150,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.grad_enabled = trace.grad_enabled
     t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
+    t.layouts = trace.layouts
     return t
 
 

@@ -140,6 +140,13 @@ def _check_tensor(bsym, imports):
     return [f"if not ({cond}): return None"]
 
 
+def _check_strides(bsym, imports):
+    t, strides = bsym.args
+    if strides == "contiguous":
+        return [f"if not {prettyprint(t, imports)}.is_contiguous(): return None"]
+    return [f"if {prettyprint(t, imports)}.stride() != {prettyprint(tuple(strides))}: return None"]
+
+
 def _check_literal(bsym, imports):
     x, value = bsym.args
     name = prettyprint(x, imports)
@@ -273,11 +280,23 @@ def _call_method(bsym, imports):
     return [f"{prettyprint(obj, imports)}.{name}({', '.join(prettyprint(a, imports) for a in args)})"]
 
 
+def _call_function(bsym, imports):
+    fn, *args = bsym.args
+    parts = [prettyprint(a, imports) for a in args] + [f"{k}={prettyprint(v, imports)}" for k, v in bsym.kwargs.items()]
+    return [f"{prettyprint(fn, imports)}({', '.join(parts)})"]
+
+
+def _raise_exception(bsym, imports):
+    (template,) = bsym.args
+    imports.need("import thunder.frontend.raised")
+    return [f"raise thunder.frontend.raised.copy_of({prettyprint(template, imports)})"]
+
+
 # prologue and epilogue prims, printed inline
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
     "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
-    "check_tensor": _check_tensor, "check_literal": _check_literal, "check_is": _check_is,
+    "check_tensor": _check_tensor, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
     "check_state": _check_state,
@@ -285,7 +304,7 @@ for _name, _printer in {
     "check_distinct_storage": _check_distinct_storage,
     "make_value": _make_value, "store_attr": _store_attr, "store_item": _store_item, "store_cell": _store_cell,
     "delete_attr": _delete_attr, "delete_item": _delete_item, "delete_cell": _delete_cell,
-    "call_method": _call_method,
+    "call_method": _call_method, "call_function": _call_function, "raise_exception": _raise_exception,
 }.items():
     ex.register_implementation(f"prims.{_name}", _python_symbol(_name, _printer))
 

@@ -5,8 +5,9 @@ becomes ``torch.add(t1, eps, out=t1)``, as eager code's ``x.sqrt().div(c).add_(e
 (and first touching) a new buffer.
 
 Folding is done when the op that computed ``t`` is an elementwise torch function with ``out=`` (whose output
-may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` between the op and the
-copy (so no reader sees the new value early).
+may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` (under any of its names:
+``x`` and the outputs of earlier copies into it) between the op and the copy (so no reader sees the new value
+early).
 """
 
 from __future__ import annotations
@@ -49,10 +50,13 @@ def fold_copies_into_out(trace):
         for a in b.flat_proxy_args:
             uses[a.name] = uses.get(a.name, 0) + 1
     drop, replace = set(), {}
+    buffer: dict[str, set[str]] = {}  # an input -> the names of its versions (x, then each copy's output)
     for j, copy in enumerate(bsyms):
         if not _is_copy(copy):
             continue
         computed, out = copy.args[0], copy.kwargs["out"]
+        versions = buffer.setdefault(out.name, {out.name})
+        versions.update(o.name for o in copy.flat_proxy_outs)
         i = producer_of.get(computed.name)
         if i is None or i in replace or uses.get(computed.name) != 1:
             continue
@@ -64,7 +68,7 @@ def fold_copies_into_out(trace):
         if out.requires_grad and copy.kwargs.get("grad_enabled", True):
             continue  # autograd must see an in-place update of x (and refuse it on leaves, as in eager)
         between = bsyms[i + 1:j]
-        if any(out.name in {a.name for a in b.flat_proxy_args} for b in between):
+        if any(versions & {a.name for a in b.flat_proxy_args} for b in between):
             continue
         # it now writes into an input: a side effect, never dropped or merged
         replace[i] = producer.replace(sym=tagged_symbol(producer.sym, ("side_effect",)),

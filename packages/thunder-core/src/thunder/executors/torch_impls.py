@@ -88,6 +88,10 @@ def copy_to_out_(computed, *, out, grad_enabled=True):
         return out.copy_(computed)
 
 
+def update_without_grad(value, old):
+    return value
+
+
 def setitem(a, key, value):
     out = a.clone()
     out[key] = value

@@ -117,7 +117,8 @@ for _name, _path in _OTHER_PRIMS.items():
 DIRECT = {
     **ELEMENTWISE, "div": "torch.div", "sigmoid": "torch.sigmoid", "clamp": "torch.clamp",
     # shape ops (Tensor methods where torch.X lacks the varargs form)
-    "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as",
+    "reshape": "torch.Tensor.reshape", "view_as": "torch.Tensor.reshape_as", "reshape_as": "torch.Tensor.reshape_as",
+    "contiguous": "torch.Tensor.contiguous",
     # view runs as reshape: traces have no strides (contiguous() is the identity), so a view of a transposed
     # tensor must be allowed to copy
     "view": "torch.Tensor.reshape",
@@ -231,6 +232,7 @@ def thunder_register_implementations(get_executor):
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
+    register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")
     register("prims.manual_seed", "torch.manual_seed")
     register("prims.get_rng_state", "thunder.executors.torch_impls.get_rng_state")
     register("prims.set_rng_state", "torch.set_rng_state")

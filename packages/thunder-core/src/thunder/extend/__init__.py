@@ -115,7 +115,8 @@ class Executor:
         return args, kwargs
 
     def lower(self, bsym: BoundSymbol) -> list[BoundSymbol]:
-        """The executor-level bound symbols that compute ``bsym``'s outputs."""
+        """The executor-level bound symbols that compute ``bsym``'s outputs (callers lower through
+        :func:`lower_keeping_tags`, which carries the side-effect and randomness tags)."""
         impl = self.implmap[bsym.sym.id]
         if impl.symbol is not None:
             args, kwargs = self.translate_args(bsym.args, bsym.kwargs)

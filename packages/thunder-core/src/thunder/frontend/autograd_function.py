@@ -88,5 +88,23 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
                 flat[k] = args[i]
             return tree_unflatten(flat, spec)
 
-    computation.compiled = compiled
-    return computation
+    grad_mode_after = _grad_mode_left(split.forward)
+    if grad_mode_after is None:
+        computation.compiled = compiled
+        return computation
+
+    def leaving_grad_mode(*args):
+        # autograd.Function.forward restores grad mode when it returns: the program's own change
+        # (torch.set_grad_enabled(False) left in effect) is made again after it, as eager leaves it
+        result = computation(*args)
+        torch._C._set_grad_enabled(grad_mode_after)
+        return result
+
+    leaving_grad_mode.compiled = compiled
+    return leaving_grad_mode
+
+
+def _grad_mode_left(trace):
+    """The grad mode the program leaves in effect, when it is not the one it started in (None otherwise)."""
+    modes = [bool(b.args[0]) for b in trace.bound_symbols if b.sym.id == "prims.set_grad_enabled"]
+    return modes[-1] if modes and modes[-1] != trace.grad_enabled else None

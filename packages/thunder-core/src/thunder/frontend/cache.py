@@ -33,13 +33,15 @@ class CacheEntry:
     computation, its epilogue (None when there are no writes to replay), and the traces that made them."""
 
     __slots__ = ("prologue", "computation", "epilogue", "prologue_traces", "computation_traces", "epilogue_traces",
-                 "backward_traces", "saved_for_backward", "compile_seconds")
+                 "backward_traces", "saved_for_backward", "compile_seconds", "reraises")
 
     def __init__(self, prologue, computation, epilogue, prologue_traces, computation_traces, epilogue_traces,
-                 compile_seconds, backward_traces=(), saved_for_backward=()):
+                 compile_seconds, backward_traces=(), saved_for_backward=(), reraises=False):
         self.prologue, self.computation, self.epilogue = prologue, computation, epilogue
         self.prologue_traces, self.computation_traces = prologue_traces, computation_traces
         self.epilogue_traces = epilogue_traces
         # with inputs that require grad: the backward traces and the proxies the forward saves for them
         self.backward_traces, self.saved_for_backward = backward_traces, saved_for_backward
         self.compile_seconds = compile_seconds
+        # the program raises (its epilogue ends with the raise) and a copy of the exception is what eager raises
+        self.reraises = reraises

@@ -26,7 +26,7 @@ from thunder.frontend.user_values import SymbolicSize
 __all__ = ["build_epilogue", "needs_epilogue"]
 
 _LITERALS = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.Size)
-_CONTAINERS = (list, tuple, dict)
+_CONTAINERS = (list, tuple, dict, set)
 
 
 def _outside_objects_in(result, outside_by_id: dict, depth: int = 0) -> bool:
@@ -56,12 +56,15 @@ def _plain_instance_state(v) -> dict | None:
     return dict(vars(v))
 
 
-def needs_epilogue(writes, result, outside_by_id: dict) -> bool:
-    return bool(writes) or _outside_objects_in(result, outside_by_id)
+def needs_epilogue(writes, result, outside_by_id: dict, raises: BaseException | None = None) -> bool:
+    return bool(writes) or raises is not None or _outside_objects_in(result, outside_by_id)
 
 
-def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple[TraceCtx, list]:
-    """(epilogue trace, the proxies the computation must hand to it, in order)."""
+def build_epilogue(writes, result, fn, outside_by_id: dict, names: set,
+                   raises: BaseException | None = None) -> tuple[TraceCtx, list]:
+    """(epilogue trace, the proxies the computation must hand to it, in order). ``raises``: the program
+    raised this exception (``result`` is then None): the epilogue does the writes made before it, then raises
+    a copy of it."""
     trace = TraceCtx("epilogue")
     trace.names.update(names)
     trace.args = ["values", "*args", "**kwargs"]
@@ -138,12 +141,20 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set) -> tuple
             if w.location is not None:
                 for i in range(start, len(trace.bound_symbols)):
                     trace.bound_symbols[i] = trace.bound_symbols[i].replace(source=w.location)
+        if raises is not None:
+            prims.raise_exception(reacher.ref(raises, f"raised_{type(raises).__name__}"))
         trace.output = value_of(result, "the return value")
-    trace.provenance = TraceProvenance("Epilogue (writes to outside state and outside objects returned)")
+    trace.provenance = TraceProvenance("Epilogue (writes to outside state and outside objects returned)" if raises is None
+                                       else "Epilogue (writes to outside state made before the raise, then the raise)")
     return trace, handed
 
 
 def _replay(w, reacher: PathReacher, value_of) -> None:
+    if w.kind == "call_function":
+        args, kwargs = w.value
+        prims.call_function(reacher.ref(w.key, w.key.__name__), *[value_of(a) for a in args],
+                            **{k: value_of(v) for k, v in kwargs.items()})
+        return
     if w.kind in ("global", "delete_global"):
         target = reacher.ref(w.target.root, f"globals_{w.target.root.get('__name__', 'module')}")
     elif w.kind in ("cell", "delete_cell"):

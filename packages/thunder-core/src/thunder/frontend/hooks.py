@@ -21,12 +21,18 @@ from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.user_values import SymbolicSize, user_attribute
-from thunder.frontend.side_effects import MUTATING_METHODS, SideEffects, refuse_value_returning_mutation
-from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location
+from thunder.frontend.side_effects import (
+    MUTATING_METHODS,
+    READING_MUTATIONS,
+    SideEffects,
+    refuse_value_returning_mutation,
+)
+from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator
+from thunder.transforms.layouts import Layouts
 
-__all__ = ["JitHooks", "source_location"]
+__all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
@@ -92,6 +98,17 @@ def _passed_directly(provenance) -> bool:
     return all(kind != "attr" for kind, _ in provenance.path())
 
 
+# list methods whose effect does not depend on the contents (``remove`` does: it may raise)
+_CONTENT_BLIND_WRITERS = frozenset(("append", "extend", "insert", "clear", "reverse"))
+
+
+def _loaded_to_append() -> bool:
+    """Whether the value being loaded is only the receiver of a content-blind list method: the next instruction
+    of the program loads that method from it (``LOAD_METHOD append`` / ``LOAD_ATTR append``)."""
+    nxt = next_instruction()
+    return nxt is not None and nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _CONTENT_BLIND_WRITERS
+
+
 def source_location():
     loc = current_source_location()
     if loc is None:
@@ -152,6 +169,49 @@ def _set_grad_enabled(enabled):
 
     torch._C._set_grad_enabled(enabled)
     prims.set_grad_enabled(bool(enabled))
+
+
+def made_while_grad_disabled(bsym) -> None:
+    """Tensors the program makes while grad mode is off (its mode changes happen for real while it is traced) do
+    not require grad: ``y.requires_grad`` reads False, as in eager. As in eager, an input handed back as is
+    (``x.float()`` of a float tensor) and a view of a tensor that requires grad (``x[0]``, but not ``x.detach()``)
+    keep the flag."""
+    if torch.is_grad_enabled():
+        return
+    from thunder.transforms.functionalize import is_view
+
+    if is_view(bsym) and bsym.sym.id != "ltorch.detach":
+        return
+    inputs = {id(p) for p in bsym.flat_proxy_args}
+    for out in bsym.flat_proxy_outs:
+        if isinstance(out, TensorProxy) and id(out) not in inputs:
+            out.requires_grad = False
+
+
+class _InferenceModeRegion:
+    """``torch._C._InferenceMode(True)`` (what ``torch.inference_mode()`` enters) inside the program: entered for
+    real while tracing, and recorded as grad mode off for the region, so tensors made there do not require grad
+    when the program runs (they are ordinary tensors, not inference tensors)."""
+
+    def __init__(self, mode: bool = True):
+        self.grad_before = torch.is_grad_enabled()
+        self.guard, self.mode = torch._C._InferenceMode(mode), bool(mode)  # a guard: active once made
+
+    def __enter__(self):
+        from thunder.core import prims
+
+        self.guard.__enter__()
+        if self.mode:
+            prims.set_grad_enabled(False)
+        return self
+
+    def __exit__(self, *exc_info):
+        from thunder.core import prims
+
+        self.guard.__exit__(*exc_info)
+        if self.mode:
+            prims.set_grad_enabled(self.grad_before)
+        return False
 
 
 def _unwrapped(fn):
@@ -330,6 +390,9 @@ class JitHooks(Hooks):
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
         self.side_effects = SideEffects()
         self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
+        self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
+        # id -> (list, provenance, contents when first read) of outside lists read only to append to so far
+        self._appended_lists: dict[int, tuple] = {}
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -388,12 +451,16 @@ class JitHooks(Hooks):
             return mutation
         if fn is builtins.isinstance:
             return _isinstance
+        if fn is builtins.print:
+            return self._print
         if type(fn) is weakref.ReferenceType:
             return lambda: self._module_state_as_proxy(fn())
         if fn in _MATH_ON_NUMBERS:
             return _math_on_numbers(fn)
         if fn is torch._C._set_grad_enabled:
             return _set_grad_enabled
+        if fn is torch._C._InferenceMode:
+            return _InferenceModeRegion
         autocast = autocast_lookaside(self.autocast, fn)
         if autocast is not None:
             return autocast
@@ -432,8 +499,17 @@ class JitHooks(Hooks):
     def on_input(self, value, provenance):
         if provenance.kind == "fn":  # tracing starts: the compiled program will not need the caller's autocast
             self.autocast.begin(get_tracectx())
-        if self.side_effects.is_written(provenance) or self._patched_class_entry(provenance):
-            return value  # the program reads back what it wrote: not an input
+        pending = self._appended_lists.get(id(value))
+        if pending is not None and pending[0] is value and not _loaded_to_append():
+            # the list is used for more than appending after all: its contents, as they were, are checked
+            del self._appended_lists[id(value)]
+            self.records.append(InputRecord(pending[1], pending[2], "literal"))
+        if self.side_effects.is_written(provenance):
+            provenance = self.side_effects.rebased(provenance)
+            if provenance is None:
+                return value  # the program reads back what it wrote: not an input
+        if self._patched_class_entry(provenance):
+            return value
         if type(value) is types.CodeType and _in_library(value.co_filename):
             return value  # library code is replaced by reinstalling, not in place
         if provenance.kind in _CLASS_STATE:
@@ -453,6 +529,7 @@ class JitHooks(Hooks):
                     # dimensions are inputs too (module parameters and buffers keep static shapes)
                     proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
                 proxy.outside = self._tensor_state_reader(value, provenance)
+                self.layouts.add_input(proxy, value)
                 self._proxies[provenance] = proxy
                 self._real_of[id(proxy)] = value
                 first = self._first_proxy_of.setdefault(id(value), proxy)
@@ -476,6 +553,11 @@ class JitHooks(Hooks):
             return self._proxify_container(value, provenance)
         if isinstance(value, _LITERAL_TYPES):
             self.records.append(InputRecord(provenance, value, "literal"))
+        elif type(value) is list and _loaded_to_append() and _all_literals(value):
+            # ``log.append(n)``: only its type matters, so a program appending to it on every call keeps its entry;
+            # a later use of the same list checks its contents as they were now (above)
+            self._appended_lists.setdefault(id(value), (value, provenance, list(value)))
+            self.records.append(InputRecord(provenance, value, "type"))
         elif type(value) in (list, tuple, torch.Size):  # torch.Size: a size argument, checked like a tuple
             # A container of literals may be used whole (normalized_shape): check its contents. Otherwise its
             # length was baked into unrolled iteration, and the items used are reached on their own.
@@ -578,6 +660,8 @@ class JitHooks(Hooks):
         return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
 
     def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
+        if self.side_effects.is_written(wcontainer.provenance):
+            return  # the program reads back what it wrote (o.d = {} ... o.d.get(k)): not an outside value
         if wcontainer.provenance.kind == "globals" and _in_library(wcontainer.value.get("__file__")):
             return  # a library module's globals: nobody defines a ``len`` there later
         if type(wcontainer.value) in (list, tuple) and self._record_check(wcontainer.provenance) == "literal":
@@ -592,11 +676,10 @@ class JitHooks(Hooks):
     def _record_check(self, provenance):
         return next((r.check for r in reversed(self.records) if r.provenance == provenance), None)
 
-    def on_missing_attr(self, wobj, name):
-        self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
-
     def on_length(self, wcontainer):
-        if isinstance(wcontainer.value, (dict, set, frozenset)):  # lists and tuples are checked by length already
+        # lists and tuples are checked by length already; a container the program wrote is its own
+        if isinstance(wcontainer.value, (dict, set, frozenset)) and not self.side_effects.is_written(
+                wcontainer.provenance):
             self.records.append(InputRecord(wcontainer.provenance, wcontainer.value, "len"))
 
     def keys_are_inputs(self, wcontainer) -> bool:
@@ -613,6 +696,10 @@ class JitHooks(Hooks):
                 "numbers; iterate a copy made before the change, or pass the keys in")
         self.records.append(InputRecord(wcontainer.provenance, keys, "keys"))
         return False
+
+    def on_missing_attribute(self, wobj, name: str) -> None:
+        if not self.side_effects.is_written(Provenance.attr(wobj.provenance, name)):
+            self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
 
     def on_native_call(self, fn, wargs, wkwargs):
         if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:
@@ -713,11 +800,21 @@ class JitHooks(Hooks):
         globals_dict = current_runtime().frames[-1].globals if kind.endswith("global") else None
         self.side_effects.store(kind, target, key, value, globals_dict, source_location())
 
+    def _print(self, *args, **kwargs):
+        """``print`` prints on every call, as in eager (the epilogue prints what the program printed, tensors with
+        their values); arguments the epilogue cannot hand over (objects the program made) are printed now, once."""
+        leaves = tree_flatten((args, kwargs))[0]
+        if all(isinstance(v, (TensorProxy, NumberProxy)) or type(v) in _LITERAL_TYPES or self._record_of(v) is not None
+               for v in leaves):  # an outside object (file=sys.stderr) is reached again by the epilogue
+            self.side_effects.call_function(builtins.print, args, kwargs, source_location())
+            return None
+        return print(*args, **kwargs)
+
     def _mutating_method(self, fn):
         """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""
         obj = getattr(fn, "__self__", None)
         tp = type(obj)
-        if tp not in MUTATING_METHODS or type(fn) is not types.BuiltinMethodType:
+        if tp not in MUTATING_METHODS or type(fn) not in (types.BuiltinMethodType, types.MethodWrapperType):
             return None
         provenance = self.outside_containers.get(id(obj))
         if provenance is None or provenance[0] is not obj:
@@ -725,6 +822,26 @@ class JitHooks(Hooks):
         name = fn.__name__
         where = source_location()
         refuse_value_returning_mutation(tp, name, f" (at {where})" if where else "")
+        if name in READING_MUTATIONS.get(tp, ()):
+            return lambda *args: self._reading_mutation(obj, provenance[1], name, args)
         if name not in MUTATING_METHODS[tp]:
             return None
         return lambda *args: self.side_effects.call_method(obj, provenance[1], name, args, source_location())
+
+    def _reading_mutation(self, obj, provenance, name: str, args: tuple):
+        """``lst.pop(i)``, ``d.pop(k, default)``, ``d.setdefault(k, default)`` on an outside container: what it
+        returns is read first, as the program reading ``lst[i]`` / ``d[k]`` (an outside value, checked by the
+        prologue; or the absence of ``k``), then the call is done now and replayed by the epilogue."""
+        found = False
+        if type(obj) is list:
+            index = args[0] if args else -1
+            if isinstance(index, int) and -len(obj) <= index < len(obj):
+                key, found = index % len(obj), True
+        elif args:
+            key = self.dict_key(args[0])
+            found = key in obj
+            if not found and not self.side_effects.is_written(provenance):
+                self.records.append(InputRecord(provenance, obj, ("contains", key, False, None)))
+        value = self.on_input(obj[key], Provenance.item(provenance, key)) if found else None
+        result = self.side_effects.call_method(obj, provenance, name, args, source_location())  # eager's error
+        return value if found else result

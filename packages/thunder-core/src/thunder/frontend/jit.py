@@ -16,12 +16,14 @@ from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
-from thunder.frontend.hooks import JitHooks, source_location
+from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
+from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.interpreter import interpret
-from thunder.transforms.autograd import requires_grad, split_forward_backward
+from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
+from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
 
@@ -112,27 +114,38 @@ class ThunderFunction:
                     return entry.computation(*inputs)
                 return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
         stats.cache_misses += 1
-        entry, inputs = self._compile(args, kwargs)
-        if self.cache_option is not CACHE_OPTIONS.NO_CACHING:
+        entry, inputs, raised = self._compile(args, kwargs)
+        if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
         stats.last_entry = entry
         if entry.epilogue is None:
             return entry.computation(*inputs)
-        return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        if raised is None:
+            return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        # The program raised while traced: the entry does what came before the raise, then raises a copy.
+        # This call raises the very exception the program made (its traceback shows the program's frames).
+        try:
+            entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+        except type(raised):
+            pass
+        raise raised
 
     def __repr__(self) -> str:
         return f"thunder.jit({self.fn!r})"
 
     # compilation ---------------------------------------------------------------------------------
-    def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple]:
+    def _compile(self, args, kwargs) -> tuple[CacheEntry, tuple, BaseException | None]:
+        """(the entry, the computation's inputs for this call, the exception the program raised or None)."""
         start = time.perf_counter()
-        computation, hooks = self._trace(args, kwargs)
+        computation, hooks, raised = self._trace(args, kwargs)
+        template = exception_template(raised) if raised is not None else None
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
         outside.update(hooks.outside_containers)
-        if needs_epilogue(hooks.side_effects.writes, computation.output, outside):
+        raises = None if raised is None else (template if template is not None else raised)
+        if needs_epilogue(hooks.side_effects.writes, computation.output, outside, raises):
             epilogue, handed_over = build_epilogue(hooks.side_effects.writes, computation.output, self.fn, outside,
-                                                   computation.names)
+                                                   computation.names, raises)
             computation.output = tuple(handed_over)
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         interpreted = time.perf_counter()
@@ -142,6 +155,11 @@ class ThunderFunction:
         if requires_grad(traces[-1]):
             split = rematerialize(split_forward_backward(traces[-1], self.executors), self.executors)
             traces.append(split.forward)
+            forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+            if forward is not split.forward:
+                split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
+                                        split.differentiable_outputs, split.differentiable_inputs)
+                traces.append(forward)
             traces += lower(split.forward, self.executors, self.transforms,
                             check_inplace=not self.disable_inplace_copy_check)
             backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
@@ -155,7 +173,7 @@ class ThunderFunction:
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
                                   computation=computation, distinct_storage=bool(updated_inputs),
-                                  aliases=hooks.aliases)
+                                  aliases=hooks.aliases, strides=hooks.layouts.assumed)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         prologue_traces = [prologue]
@@ -171,7 +189,8 @@ class ThunderFunction:
         seconds = time.perf_counter() - start
         epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
         entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
-                           backward_traces, tuple(split.saved) if split is not None else ())
+                           backward_traces, tuple(split.saved) if split is not None else (),
+                           reraises=template is not None)
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)
@@ -180,7 +199,7 @@ class ThunderFunction:
                 "internal error: the prologue rejected the arguments it was built from; please file an issue with "
                 f"this prologue:\n{prologue}"
             )
-        return entry, inputs
+        return entry, inputs, raised
 
     def _trace(self, args, kwargs):
         trace = TraceCtx("computation")
@@ -192,10 +211,25 @@ class ThunderFunction:
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         import torch
 
+        trace.layouts = hooks.layouts
+
+        def on_record(bsym):
+            made_while_grad_disabled(bsym)
+            hooks.layouts.on_record(bsym)
+
+        trace.on_record = on_record
+
         grad_enabled = torch.is_grad_enabled()
+        raised = None
         try:
             with tracectx(trace):
-                result = interpret(self.fn, args, kwargs, hooks=hooks)
+                try:
+                    result = interpret(self.fn, args, kwargs, hooks=hooks)
+                except Exception as e:
+                    if not is_program_exception(e):
+                        raise
+                    # eager would have done everything recorded so far, then raised: so will the compiled entry
+                    result, raised = None, with_plain_numbers(e)
         finally:
             # Writes were done for real so the program read them back as CPython would; the epilogue
             # does them on each call, including this one.
@@ -203,11 +237,11 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = None
+        trace.location_fn = trace.tensor_resolver = trace.on_record = None  # trace.layouts stays: transforms ask it
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
-        return trace, hooks
+        return trace, hooks, raised
 
 
 def _checkpoint_predicate(option):

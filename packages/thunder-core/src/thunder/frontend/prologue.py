@@ -70,8 +70,11 @@ def _parameter_name(fn, index: int) -> str:
 
 def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs: int, kwnames: tuple, *,
                    checks: bool = True, computation: TraceCtx | None = None,
-                   distinct_storage: bool = False, aliases: dict | None = None) -> TraceCtx:
-    """``checks=False`` (cache='same input') only unpacks the computation's inputs."""
+                   distinct_storage: bool = False, aliases: dict | None = None,
+                   strides: dict | None = None) -> TraceCtx:
+    """``checks=False`` (cache='same input') only unpacks the computation's inputs. ``strides``: input name ->
+    the layout the program relied on ("contiguous" or exact strides)."""
+    strides = strides or {}
     trace = TraceCtx("prologue")
     trace.names.update(p.name for p in computation_args)
     trace.args = ["*args", "**kwargs"]
@@ -113,6 +116,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                     continue
                 device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
                 prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
+                if t.name in strides:  # the program's meaning depended on them (transforms/layouts.py)
+                    prims.check_strides(v, strides[t.name])
                 if any(isinstance(d, NumberProxy) for d in t.shape):
                     prims.unpack_dims(v)
                     scope = trace.scopes[-1]

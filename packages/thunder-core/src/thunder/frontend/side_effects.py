@@ -11,17 +11,23 @@ from __future__ import annotations
 from thunder.core.errors import UnsupportedError
 from thunder.interpreter import Provenance
 
-__all__ = ["Write", "SideEffects", "MUTATING_METHODS"]
+__all__ = ["Write", "SideEffects", "MUTATING_METHODS", "READING_MUTATIONS"]
 
 _MISSING = object()
 
 # Methods that change a container in place and return None: replaying them is exactly CPython's effect.
+# The in-place operator dunders (``lst += more``) return the container itself, which the program stores back.
 MUTATING_METHODS = {
-    list: ("append", "extend", "insert", "remove", "clear", "reverse"),
-    dict: ("update", "clear"),
-    set: ("add", "discard", "update", "clear", "difference_update", "intersection_update"),
+    list: ("append", "extend", "insert", "remove", "clear", "reverse", "__iadd__", "__imul__"),
+    dict: ("update", "clear", "__ior__"),
+    set: ("add", "discard", "update", "clear", "difference_update", "intersection_update", "symmetric_difference_update",
+          "__ior__", "__iand__", "__isub__", "__ixor__"),
 }
-_VALUE_RETURNING = {list: ("pop", "sort"), dict: ("pop", "popitem", "setdefault"), set: ("pop", "remove")}
+# Methods that mutate and return a value read from the container: the jit reads that value as an outside value
+# (checked by the prologue), then records the call (frontend/hooks.py).
+READING_MUTATIONS = {list: ("pop",), dict: ("pop", "setdefault")}
+# Methods whose effect or result depends on contents the prologue does not check: refused.
+_VALUE_RETURNING = {list: ("sort",), dict: ("popitem",), set: ("pop", "remove")}
 
 
 class Write:
@@ -29,7 +35,8 @@ class Write:
 
     def __init__(self, kind: str, target: Provenance | None, key, value, location, location_provenance):
         # kind: "global", "delete_global", "cell", "delete_cell", "attr", "delete_attr", "item", "delete_item",
-        # "call" (key = method name, value = tuple of arguments); target: provenance of the written object
+        # "call" (key = method name, value = tuple of arguments), "call_function" (key = the function, value =
+        # (args, kwargs), no target); target: provenance of the written object
         # (for globals, the globals dict's own root); value: the plain value written.
         self.kind, self.target, self.key, self.value, self.location = kind, target, key, value, location
         self.location_provenance = location_provenance  # the place written: reads through it are stale after
@@ -40,6 +47,9 @@ class SideEffects:
         self.writes: list[Write] = []
         self.written: set = set()  # provenances of locations written: later reads are not prologue inputs
         self._written_attrs: set = set()  # (id(object), name) of attributes written, whatever the path
+        # location written -> where the outside object stored there came from (``o.e = o.d``): reads through the
+        # location are reads of that object, checked by the prologue like any outside value
+        self.stored_from: dict = {}
         self._undo: list = []
         self._snapshotted: dict[int, object] = {}  # id -> a copy of the contents before the first change
 
@@ -47,6 +57,8 @@ class SideEffects:
     def store(self, kind: str, target, key, value, globals_dict, location) -> None:
         """Performs the write for real and records it. ``target`` is the interpreter's WrappedValue."""
         plain = value.value if value is not None else None
+        if value is not None and self._stores_back(kind, target, key, value, globals_dict):
+            return  # ``o.d = getattr(o, "d", {})`` when o.d exists: the object already there, nothing changes
         if kind in ("global", "delete_global"):
             old = globals_dict.get(key, _MISSING)
             self._undo.append(lambda: _restore_item(globals_dict, key, old))
@@ -89,7 +101,38 @@ class SideEffects:
         else:
             raise ValueError(f"unknown store kind {kind!r}")
         self.written.add(location_prov)
+        if value is not None and value.provenance.is_outside and not self.is_written(value.provenance):
+            self.stored_from[location_prov] = value.provenance
+        else:
+            self.stored_from.pop(location_prov, None)
         self.writes.append(Write(kind, target_prov, key, plain, location, location_prov))
+
+    def _stores_back(self, kind, target, key, value, globals_dict) -> bool:
+        """Whether the write stores an outside object back where it was read from, where it still is."""
+        if kind == "global":
+            location, current = Provenance.global_(globals_dict, key), globals_dict.get(key, _MISSING)
+        elif kind == "attr":
+            location, current = Provenance.attr(target.provenance, key), getattr(target.value, key, _MISSING)
+        else:
+            return False
+        return value.provenance == location and current is value.value and not self.is_written(location)
+
+    def rebased(self, provenance: Provenance) -> Provenance | None:
+        """A read through a written location holding an outside object (``o.e = o.d; o.e["k"]``): the same read
+        from where that object came from (``o.d["k"]``), or None when the value read is the program's own."""
+        steps = []
+        p = provenance
+        while p is not None:
+            if p in self.written:
+                source = self.stored_from.get(p)
+                if source is None:
+                    return None
+                for kind, key in reversed(steps):
+                    source = Provenance(kind, source, key)
+                return None if self.is_written(source) else source
+            steps.append((p.kind, p.key))
+            p = p.parent
+        return None
 
     def call_method(self, obj, provenance: Provenance, name: str, args: tuple, location):
         """``obj.name(*args)`` on an outside container: done now, replayed by the epilogue."""
@@ -98,6 +141,11 @@ class SideEffects:
         self.written.add(provenance)  # its contents are no longer what the prologue saw
         self.writes.append(Write("call", provenance, name, args, location, None))
         return result
+
+    def call_function(self, fn, args: tuple, kwargs: dict, location) -> None:
+        """``fn(*args, **kwargs)`` whose only effect is on the outside world (``print``): not done now, done by the
+        epilogue on every call, in program order with the writes."""
+        self.writes.append(Write("call_function", None, fn, (args, kwargs), location, None))
 
     def snapshot(self, obj) -> None:
         if id(obj) in self._snapshotted:

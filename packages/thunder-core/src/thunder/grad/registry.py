@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad"]
+__all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad",
+           "is_nondifferentiable"]
 
 grad_rules: dict[str, Callable] = {}
 _loaded = False
@@ -54,3 +55,6 @@ def needs_grad(x) -> bool:
     from thunder.core.proxies import TensorProxy
 
     return isinstance(x, TensorProxy) and (not _active or x.name in _active[-1])
+def is_nondifferentiable(sym_id: str) -> bool:
+    _load_builtin_rules()  # the table is filled when the rules load (detach may be the first symbol asked about)
+    return sym_id in nondifferentiable

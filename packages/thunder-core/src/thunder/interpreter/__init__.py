@@ -8,7 +8,7 @@ from .errors import InterpreterError
 from .hooks import Hooks
 from .interpret import interpret
 from .provenance import Provenance
-from .runtime import current_source_location, interpreted_frames
+from .runtime import current_source_location, interpreted_frames, next_instruction
 from .wrapped import WrappedValue
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "InterpreterError",
     "current_source_location",
     "interpreted_frames",
+    "next_instruction",
     "call_wrapped",
 ]

@@ -59,6 +59,15 @@ def _generic_getattr(rt, wobj, name, fallback: bool = False) -> WrappedValue:
 
 
 def load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
+    try:
+        return _load_attr(rt, wobj, name)
+    except AttributeError:
+        if wobj.provenance.is_outside:
+            rt.hooks.on_missing_attribute(wobj, name)  # hasattr(o, "d") is False: the program relied on it
+        raise
+
+
+def _load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
     obj = wobj.value
     tp = type(obj)
     if tp is super:
@@ -68,13 +77,7 @@ def load_attr(rt, wobj: WrappedValue, name: str) -> WrappedValue:
         if type(getattribute) is types.FunctionType:
             return call_value(computed(getattribute), [wobj, constant(name)], {})
         # C-level lookup (classes, modules, ...): run natively, keep provenance.
-        try:
-            value = getattr(obj, name)
-        except AttributeError:
-            if wobj.provenance.is_outside:
-                rt.hooks.on_missing_attr(wobj, name)  # the attribute could be added later
-            raise
-        return derive_attr(rt, wobj, name, value)
+        return derive_attr(rt, wobj, name, getattr(obj, name))  # a missing one: load_attr tells the hooks
     getattr_hook = lookup_type(tp, "__getattr__")
     if getattr_hook is NOTFOUND:
         return _generic_getattr(rt, wobj, name)

@@ -57,10 +57,6 @@ class Hooks:
         ``dict.get``). ``wkey``: the wrapped key, when the program supplied it (an outside key may differ on
         the next call). Default: nothing."""
 
-    def on_missing_attr(self, wobj, name: str) -> None:
-        """Native attribute lookup on an outside object (a module, a class, a C type's instance) found no
-        attribute ``name``; the program relied on that. Default: nothing."""
-
     def on_length(self, wcontainer) -> None:
         """The program relied on how many entries an outside dict or set has (``len``, iterating it to the
         end, ``{**d}``). Default: nothing."""
@@ -70,6 +66,10 @@ class Hooks:
         ``key``); False iterates it as a computed container (the hook checks what the keys were its own way, e.g.
         when the program changed the container before). Default: True."""
         return True
+
+    def on_missing_attribute(self, wobj, name: str) -> None:
+        """Reading attribute ``name`` of an outside object raised AttributeError (``getattr(o, name, default)``,
+        ``hasattr``, ``try: o.name``): the program relied on its absence. Default: nothing."""
 
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the

@@ -2,7 +2,8 @@
 
 When a relevant dunder is a Python function it is called through the normal call path (so hooks
 apply), following CPython's NotImplemented / reflected-operand rules; otherwise the operator
-runs natively.
+runs natively, except a native in-place dunder (``list.__iadd__``), which mutates its operand and is
+called through the call path so hooks see the mutation.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import operator
 import types
 
-from .calls import call_value
+from .calls import bind_method, call_value
 from .class_lookups import special_method
 from .derivation import derive_item
 from .typeutil import NOTFOUND, lookup_type
@@ -78,6 +79,11 @@ def binary_op(rt, oparg: int, wl: WrappedValue, wr: WrappedValue) -> WrappedValu
     lmethod = lookup_type(lt, name)
     rmethod = lookup_type(rt_, rname) if rt_ is not lt else NOTFOUND
     if not _any_python(imethod, lmethod, rmethod) and not (name == "__ne__"):
+        if imethod is not NOTFOUND:
+            # ``lst += more`` mutates ``lst``: a method call the hooks see (lookasides, writes to outside state)
+            result = call_value(bind_method(wl, imethod), [wr], {})
+            if result.value is not NotImplemented:
+                return result
         return computed(native(left, right))
     if imethod is not NOTFOUND:
         result = _call_dunder(rt, imethod, iname, wl, wr)

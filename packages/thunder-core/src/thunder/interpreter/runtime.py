@@ -9,7 +9,8 @@ from .errors import SourceLocation
 from .provenance import Provenance
 from .wrapped import WrappedValue
 
-__all__ = ["Runtime", "current_runtime", "current_source_location", "interpreted_frames", "perform_store"]
+__all__ = ["Runtime", "current_runtime", "current_source_location", "interpreted_frames", "next_instruction",
+           "perform_store"]
 
 _local = threading.local()
 
@@ -94,6 +95,17 @@ def current_source_location() -> SourceLocation | None:
     if rt is None or not rt.frames:
         return None
     return rt.frames[-1].source_location()
+
+
+def next_instruction():
+    """The ``dis.Instruction`` the innermost interpreted frame runs after the current one (None when not
+    interpreting or at the end): hooks use it to tell how a value being loaded will be used."""
+    rt = current_runtime()
+    if rt is None or not rt.frames:
+        return None
+    frame = rt.frames[-1]
+    instructions = frame.info.instructions
+    return instructions[frame.ip] if frame.ip < len(instructions) else None
 
 
 def interpreted_frames() -> list:

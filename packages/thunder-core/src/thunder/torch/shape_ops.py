@@ -8,9 +8,10 @@ from __future__ import annotations
 import torch
 
 from thunder.core import prims
-from thunder.core.errors import check
+from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
+from thunder.core.trace import get_tracectx
 from thunder.torch.promotion import promote_types
 from thunder.torch.registry import register_method, torchsymbol
 
@@ -49,7 +50,8 @@ def identity(a):
 
 @torchsymbol(torch.reshape, torch.Tensor.reshape, method="reshape")
 def reshape(a, *shape):
-    return _reshape(a, normalize_shape_arg(shape))
+    shape = normalize_shape_arg(shape)
+    return _reshape(a, shape)
 
 
 @torchsymbol(torch.Tensor.view, method="view")
@@ -59,8 +61,13 @@ def view(a, *shape):
     return _reshape(a, normalize_shape_arg(shape))
 
 
-@torchsymbol(torch.Tensor.view_as, torch.Tensor.reshape_as, method=("view_as", "reshape_as"))
+@torchsymbol(torch.Tensor.view_as, method="view_as")
 def view_as(a, other):
+    return _reshape(a, other.shape)
+
+
+@torchsymbol(torch.Tensor.reshape_as, method="reshape_as")
+def reshape_as(a, other):
     return _reshape(a, other.shape)
 
 
@@ -155,10 +162,12 @@ def squeeze(a, dim=None):
 def expand_shape(a, sizes) -> tuple:
     sizes = tuple(sizes)
     check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{list(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
-          "the number of sizes provided must be greater or equal to the number of dimensions in the tensor")
+          f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+          f"tensor ({a.ndim})")
     offset = len(sizes) - a.ndim
     out = []
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):  # from the last dimension, as PyTorch checks (its first error is ours)
+        s = sizes[i]
         if i < offset:
             check(s >= 0, lambda: f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
                   f"non-existing dimension {i}")
@@ -171,7 +180,7 @@ def expand_shape(a, sizes) -> tuple:
         check(d == 1 or d == s, lambda: f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(a.shape)}")
         out.append(s)
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def broadcast_in_dims_to(a, shape):
@@ -198,12 +207,40 @@ def broadcast_to(a, size):
     return broadcast_in_dims_to(a, expand_shape(a, size))
 
 
-def _contiguous(a, memory_format=None):
-    # Traces have no strides: contiguous is the identity, and records nothing.
-    return a
+@torchsymbol(torch.Tensor.contiguous, method="contiguous")
+def contiguous(a, memory_format=None):
+    # The tensor itself when it is contiguous, else a copy: which one, functionalization decides from the
+    # strides when an in-place update makes it matter (thunder.transforms.layouts).
+    return identity(a)
 
 
-register_method("contiguous", _contiguous, torch.Tensor.contiguous)
+def _is_contiguous(a, memory_format=torch.contiguous_format):
+    # answered from the strides the jit knows (an input, what is computed from known tensors), as eager would
+    layouts = get_tracectx().layouts
+    answer = layouts.is_contiguous(a) if layouts is not None and memory_format is torch.contiguous_format else None
+    if answer is None:
+        raise UnsupportedError(
+            f"Tensor.is_contiguous(){user_location_suffix()}: thunder.jit does not know the strides of this tensor (made "
+            "by a call it cannot replay on the meta device, or asked with a memory_format); rewrite the code without it"
+        )
+    return answer
+
+
+register_method("is_contiguous", _is_contiguous, torch.Tensor.is_contiguous)
+
+
+def _stride(a, dim=None):
+    layouts = get_tracectx().layouts
+    strides = layouts.strides(a) if layouts is not None else None
+    if strides is None:
+        raise UnsupportedError(
+            f"Tensor.stride(){user_location_suffix()}: thunder.jit does not know the strides of this tensor (made by a "
+            "call it cannot replay on the meta device); rewrite the code without it"
+        )
+    return strides if dim is None else strides[canonicalize_dim(a.ndim, dim)]
+
+
+register_method("stride", _stride, torch.Tensor.stride)
 
 
 def slice_dim(a, dim, start, stop):

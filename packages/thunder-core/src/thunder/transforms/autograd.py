@@ -25,7 +25,7 @@ from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
 from thunder.grad.registry import _active as active
-from thunder.grad.registry import grad_rule, nondifferentiable
+from thunder.grad.registry import grad_rule, is_nondifferentiable
 
 __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
 
@@ -155,12 +155,15 @@ class _Differentiator:
             self.emit(b)
             self.grad_enabled = bool(b.args[0])
             return
+        if sid == "prims.update_without_grad":  # whatever the grad mode: the gradient reaches the tensor updated
+            self._update_without_grad(b)
+            return
         if sid in ("prims.copy_", "prims.copy_to_out_") and b.kwargs["out"].name in self.active:
             self._copy(b)
             return
         inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
         outputs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
-        if not inputs or not outputs or not self.grad_enabled or sid in nondifferentiable:
+        if not inputs or not outputs or not self.grad_enabled or is_nondifferentiable(sid):
             self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
             return
         for p in inputs:
@@ -194,6 +197,13 @@ class _Differentiator:
                 rule = ex.grad_rule(b) if ex.grad_rules else None
                 return rule if rule is not None else grad_rule(b.sym.id)
         return grad_rule(b.sym.id)
+
+    def _update_without_grad(self, b: BoundSymbol) -> None:
+        self.emit(b)
+        old = b.args[1]
+        if old.name in self.active and _differentiable_dtype(b.output):
+            self.active.add(b.output.name)
+            self.tape.append((b, [b.output], lambda cots: [(old, c) for c in cots if c is not None]))
 
     def _copy(self, b: BoundSymbol) -> None:
         out = b.kwargs["out"]

@@ -19,23 +19,31 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import swap_proxies
+from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
+from thunder.transforms.overwrites import snapshot_overwritten
 
-__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS"]
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
 
-# Symbols whose outputs alias their first argument, as in PyTorch (reshape is treated as a view: traces
-# have no strides, and for the contiguous tensors it is used on, PyTorch's reshape is a view).
-_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.flatten", "ltorch.unflatten", "ltorch.unsqueeze",
-             "ltorch.squeeze", "ltorch.detach"}
+# Symbols whose outputs alias their first argument, as in PyTorch; those in MAYBE_VIEWS (reshape, flatten,
+# reshape_as, contiguous) only where the strides allow it, which thunder.transforms.layouts decides when it matters.
+_RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.reshape_as", "ltorch.flatten", "ltorch.unflatten",
+             "ltorch.unsqueeze", "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
+# in-place ops eager lets write through overlapping memory (any other raises eager's error there): fills write one
+# value everywhere; where the value written depends on the position (masked_fill_, index_fill_), thunder refuses
+_FILLS = {"ltorch.fill_", "ltorch.zero_"}
+_OVERLAP_NOT_SUPPORTED = {"ltorch.masked_fill_", "ltorch.index_fill_"}
 VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose", "ltorch.t", "ltorch.movedim",
                                              "ltorch.getitem", "ltorch.select", "ltorch.narrow", "ltorch.unbind",
                                              "ltorch.diagonal", "ltorch.as_strided"}
 
 
-def _is_view(bsym: BoundSymbol) -> bool:
+def is_view(bsym: BoundSymbol) -> bool:
     if bsym.sym.id not in VIEW_OPS:
         return False
+    if bsym.sym.id in _RESHAPES and any(s.sym.id == "ltorch.clone" for s in bsym.subsymbols):
+        return False  # a reshape eager does by copying (a non-contiguous input; shape_ops._copy_if_eager_copies)
     if bsym.sym.id == "ltorch.getitem":  # advanced indexing copies
         key = bsym.args[1] if len(bsym.args) > 1 else bsym.kwargs.get("key")
         keys = key if isinstance(key, tuple) else (key,)
@@ -70,12 +78,13 @@ def _same_elements(base_shape, view_shape) -> bool:
 
 
 class _View:
-    __slots__ = ("base", "bsym", "index", "derived_from")
+    __slots__ = ("base", "bsym", "index", "derived_from", "decided")
 
     def __init__(self, base: str, bsym: BoundSymbol, index: int, derived_from: Proxy):
         # base: raw name of the aliased tensor; bsym: the view op as written (raw arguments); index: which
         # output of it (split-like ops have several); derived_from: the base version it was computed from
         self.base, self.bsym, self.index, self.derived_from = base, bsym, index, derived_from
+        self.decided = bsym.sym.id not in MAYBE_VIEWS  # a view or a copy, by the strides: asked when it matters
 
 
 def functionalize(trace: TraceCtx) -> TraceCtx:
@@ -85,7 +94,7 @@ def functionalize(trace: TraceCtx) -> TraceCtx:
         return trace
     with timed_transform("Functionalization (in-place updates become values)") as done:
         new = from_trace(trace)
-        state = _State(new)
+        state = _State(new, trace)
         with tracectx(new):
             for bsym in trace.bound_symbols:
                 state.visit(bsym)
@@ -118,7 +127,7 @@ def _functionalize_subtraces(trace: TraceCtx) -> TraceCtx:
 
 
 class _State:
-    def __init__(self, trace: TraceCtx):
+    def __init__(self, trace: TraceCtx, source: TraceCtx):
         self.trace = trace
         self.inputs = {p.name for p in trace.args if isinstance(p, TensorProxy)}
         self.current: dict[str, Proxy] = {}  # raw name -> latest version
@@ -126,6 +135,8 @@ class _State:
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         self.updating: list[Symbol] = []  # the in-place symbols being visited, outermost first
+        # the jit's model of eager's layouts (traces made elsewhere: every input contiguous)
+        self.layouts = (source.layouts or Layouts()).replay_from(source)
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
         import thunder.torch as ltorch
 
@@ -133,11 +144,24 @@ class _State:
             a, b = self.raw[alias], self.raw[first]
             same = BoundSymbol(ltorch.language_symbols["reshape"], (b, tuple(a.shape)), {}, a)
             self.views[alias] = _View(first, same, 0, b)
+            self.views[alias].decided = True  # the very same tensor
 
     # reading -------------------------------------------------------------------------------------
+    def view_of(self, name: str) -> _View | None:
+        """How ``name`` aliases its base, or None where it does not (a reshape that copied)."""
+        view = self.views.get(name)
+        if view is not None and not view.decided:
+            view.decided = True
+            if not self.layouts.aliases(view.bsym, view.index):
+                del self.views[name]
+                return None
+        return view
+
     def read(self, p: Proxy) -> Proxy:
         """The value the program sees when it reads ``p`` now."""
         view = self.views.get(p.name)
+        if view is not None and self.read(self.raw[view.base]) is not view.derived_from:
+            view = self.view_of(p.name)
         if view is not None:
             base_now = self.read(self.raw[view.base])
             if base_now is not view.derived_from:
@@ -150,6 +174,11 @@ class _State:
     def swap(self, tree):
         leaves, spec = tree_flatten(tree)
         return tree_unflatten([self.read(x) if isinstance(x, Proxy) else x for x in leaves], spec)
+
+    @property
+    def inplace_op(self) -> str | None:
+        """The in-place symbol being functionalized (the outermost, as the user called it)."""
+        return self.updating[0].id if self.updating else None
 
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
@@ -172,7 +201,7 @@ class _State:
         for o in bsym.flat_proxy_outs:
             self.raw.setdefault(o.name, o)
             self.producers[o.name] = bsym.sym
-        if _is_view(bsym):
+        if is_view(bsym):
             base = bsym.args[0]
             self.raw.setdefault(base.name, base)
             for i, o in enumerate(bsym.flat_outs):
@@ -185,22 +214,39 @@ class _State:
 
     # updating --------------------------------------------------------------------------------------
     def update(self, target: Proxy, value: Proxy, where: BoundSymbol, grad_enabled: bool = True) -> None:
+        if value is self.read(target):  # x.copy_(x): nothing changes
+            return
         producer = self.producers.get(target.name)
-        if producer is not None and "may_return_view" in producer.tags:
+        if producer is not None and "may_return_view" in producer.tags and self.layouts.may_alias_an_argument(target):
             where_txt = f" (at {where.source})" if where.source is not None else ""
             raise UnsupportedError(
                 f"an in-place update of the result of {producer.id.removeprefix('ltorch.opaque.')}{where_txt}, which runs as "
                 "an opaque PyTorch call: thunder cannot tell whether it is a view of its input; clone it first"
             )
+        root = self._expanded_root(target.name)
+        if root is not None:
+            self._update_through_expand(target, self.raw[root], value, where, grad_enabled)
+            return
+        if target.name not in self.inputs and not grad_enabled and target.requires_grad:
+            # eager keeps the tensor's autograd graph: gradients reaching it flow on as if it had not changed
+            value = prims.update_without_grad(value, self.read(target))
+            self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
         self.raw.setdefault(target.name, target)
         self.current[target.name] = value
         if target.name in self.inputs:
+            if grad_enabled and value.requires_grad and not target.requires_grad:
+                where_txt = f" (at {where.source})" if where.source is not None else ""
+                raise UnsupportedError(
+                    f"an in-place update of the input {target.name}{where_txt} with a value that requires grad: in eager "
+                    "the input then requires grad itself (autograd records the update), which thunder does not "
+                    "support yet; update a clone of the input, or detach the value"
+                )
             # An input is written where the program wrote it (so grad mode and readers outside the trace see
             # eager's order); reads after it read the input again, through the copy's output.
             kwargs = {} if grad_enabled else {"grad_enabled": False}
             self.current[target.name] = prims.copy_to_out_(value, out=target, **kwargs)
             self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
-        view = self.views.get(target.name)
+        view = self.view_of(target.name)
         if view is None:
             return
         base_raw = self.raw[view.base]
@@ -209,6 +255,51 @@ class _State:
         # writes through .data / detach() bypass autograd, as in eager
         self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id != "ltorch.detach")
         view.derived_from = self.current[view.base]
+
+    def _expanded_root(self, name: str) -> str | None:
+        """The tensor at the end of ``name``'s chain of views when an ``expand`` is on the way, else None."""
+        through_expand = False
+        view = self.view_of(name)
+        while view is not None:
+            through_expand = through_expand or view.bsym.sym.id in _EXPANDS
+            name = view.base
+            view = self.view_of(name)
+        return name if through_expand else None
+
+    def _update_through_expand(self, target: TensorProxy, root: TensorProxy, value, where, grad_enabled) -> None:
+        """An update of a view of an expanded tensor, as eager does it: refused where several of the written
+        elements share memory (except by fill_, which writes one value everywhere), else written straight into
+        the memory it covers in the root (as_strided_scatter at the strides eager's view has)."""
+        import torch._prims_common as common
+
+        import thunder.torch as ltorch
+
+        m, rm = self.layouts.meta(target), self.layouts.meta(root)
+        shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
+        where_txt = f" (at {where.source})" if where.source is not None else ""
+        if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
+            view = self.view_of(target.name)
+            if view is not None and view.base == root.name and view.bsym.sym.id in _EXPANDS:
+                # a fill straight through the expand: each root element takes the value written at its positions
+                self.update(root, _fill_through_expand(self.read(root), value), where, grad_enabled)
+                return
+            raise UnsupportedError(
+                f"{self.inplace_op.replace('ltorch.', 'torch.Tensor.')} of an expanded view{where_txt}, several of whose "
+                "elements share memory, is not supported by thunder yet; clone the expanded tensor first")
+        if any(shared) and self.inplace_op not in _FILLS:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                               "memory location. Please clone() the tensor before performing the operation.")
+        if root.name not in self.inputs or not common.is_non_overlapping_and_dense_or_false(rm):
+            raise UnsupportedError(
+                f"an in-place update of a view of an expanded tensor{where_txt} whose base is not an input with a dense "
+                "layout is not supported by thunder yet; clone the expanded tensor first"
+            )
+        size = tuple(1 if s else d for d, s in zip(m.shape, shared))
+        if any(shared):  # fill_: every memory location gets the one value; write each once
+            value = ltorch.getitem(value, tuple(slice(0, 1) if s else slice(None) for s in shared))
+        new_root = ltorch.as_strided_scatter(self.read(root), value, size, tuple(m.stride()),
+                                             m.storage_offset() - rm.storage_offset())
+        self.update(root, new_root, where, grad_enabled)
 
     def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
         import thunder.torch as ltorch
@@ -258,10 +349,12 @@ class _State:
     # the end ----------------------------------------------------------------------------------------
     def finish(self, trace: TraceCtx) -> None:
         leaves, spec = tree_flatten(trace.output)
-        # An updated input returned is the input itself, as in PyTorch (already holding its final value).
-        self.trace.output = tree_unflatten(
-            [x if (isinstance(x, Proxy) and x.name in self.inputs) else self.read(x) if isinstance(x, Proxy) else x
-             for x in leaves], spec)
+        # An updated input returned is the input itself, as in PyTorch (already holding its final value); any
+        # other leaf is the value it has now (which may be an input's value from before a later update).
+        values = {i for i, x in enumerate(leaves) if isinstance(x, Proxy) and x.name not in self.inputs}
+        self.trace.output = tree_unflatten([self.read(x) if i in values else x for i, x in enumerate(leaves)], spec)
+        snapped = snapshot_overwritten(self.trace, values)
+        self.trace.bound_symbols, self.trace.output = snapped.bound_symbols, snapped.output
 
 
 def check_inplace_copies(trace: TraceCtx) -> None:

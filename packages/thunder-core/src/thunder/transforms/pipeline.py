@@ -8,6 +8,7 @@ from thunder.transforms.dce import dce
 from thunder.transforms.del_last_used import del_last_used
 from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.functionalize import check_inplace_copies, functionalize
+from thunder.transforms.overwrites import snapshot_overwritten
 
 __all__ = ["run_pipeline", "prepare", "lower"]
 
@@ -26,7 +27,11 @@ def prepare(trace) -> list:
         traces.append(t)
     t = dce(t)
     traces.append(t)
-    traces.append(cse(t))
+    t = cse(t)
+    traces.append(t)
+    snapped = snapshot_overwritten(t)  # CSE may have merged values two updates consume
+    if snapped is not t:
+        traces.append(snapped)
     return traces
 
 

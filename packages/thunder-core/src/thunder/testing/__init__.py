@@ -1,0 +1,1 @@
+"""Testing tools for thunder and its executor packages (not imported by ``import thunder``)."""

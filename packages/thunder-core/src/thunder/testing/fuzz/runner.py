@@ -1,0 +1,186 @@
+"""Runs one program under ``thunder.jit`` and in eager, call by call, and classifies the outcome.
+
+Each call gets fresh arguments (the same for both), the outside state of that call (globals ``G``, ``FLAG``; the
+list ``LOG`` is emptied), and then compares: the exception raised (type and message) or the outputs, the inputs
+after the call (in-place updates), ``LOG`` (side effects), and, where an output requires grad, the gradients.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+from thunder.interpreter.errors import InterpreterError
+from thunder.testing.fuzz.compare import first_difference
+from thunder.testing.fuzz.program import GLOBAL_STATES, Program, default_calls, make_args
+
+__all__ = ["AGREEMENT", "CLASSES", "FAILURES", "Outcome", "calls_for", "run_program"]
+
+MATCH = "match"
+EAGER_RAISES = "eager raises, thunder matches"
+MISMATCH = "mismatch"
+CRASH = "crash"
+REFUSAL = "refusal"
+DATA_REFUSAL = "refusal (value from tensor data)"
+CLASSES = (MATCH, EAGER_RAISES, MISMATCH, CRASH, REFUSAL, DATA_REFUSAL)
+FAILURES = (MISMATCH, CRASH)
+# a float64 input's gradient may be accumulated from float32 terms (mixed-dtype programs): float32 tolerances
+GRAD_DTYPE = torch.float32
+AGREEMENT = (MATCH, EAGER_RAISES)  # thunder behaved like eager
+
+# refusals of values read from tensor data (boolean masks, .item(), nonzero): another issue covers them
+_DATA_DEPENDENT = re.compile(r"data-dependent|boolean mask|\.item\(\)|nonzero|tolist|unique|values of its inputs|"
+                             r"depends on (the )?(tensor )?(data|values)|bool\(\) of a tensor|tensor data", re.I)
+
+
+# an UnsupportedError that reports thunder's own bug is a crash, not a refusal of the user's construct
+_INTERNAL = re.compile(r"this is a bug|please file an issue")
+
+
+@dataclasses.dataclass
+class Outcome:
+    cls: str
+    detail: str = ""
+    call: int | None = None  # index of the call that decided the outcome
+
+    @property
+    def kind(self) -> str:
+        """The class and a normalized detail: equal for failures of one kind (shrinking keeps it; reports group)."""
+        return f"{self.cls}: {normalize(self.detail)}" if self.detail and self.cls != MATCH else self.cls
+
+
+def normalize(text: str) -> str:
+    text = re.sub(r"\(at [^\n]*?\)", "", text)  # the user's location
+    text = re.sub(r"\b[vtnf]\d+\b", "x", text)  # program variable names
+    text = re.sub(r"(?<=[\w\]])\[\d+\]", "[i]", text)  # output[0], LOG[2]
+    text = re.sub(r"<\w*Proxy [^>]*>", "N", text)
+    text = re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "N", text)
+    text = re.sub(r"\bN(, N)*,?", "N", text)  # (3, 4) and (5,) alike
+    text = re.sub(r"(values differ).*", r"\1", text)
+    return " ".join(text.split())[:160]
+
+
+def calls_for(program: Program, cache) -> list:
+    return default_calls(len(program.variants), checks_inputs=str(getattr(cache, "value", cache)) != "same input")
+
+
+def _load(program: Program) -> dict:
+    namespace = {}
+    exec(compile(program.source(), f"<fuzz program {program.seed}>", "exec"), namespace)
+    return namespace
+
+
+def _attempt(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args), None
+        except Exception as error:  # the program's own exception is part of what is compared
+            return None, error
+
+
+def _classify_thunder_error(error: BaseException, during: str) -> Outcome:
+    detail = f"{during}{type(error).__name__}: {error}"
+    if isinstance(error, (UnsupportedError, InterpreterError)) and not _INTERNAL.search(str(error)):
+        return Outcome(DATA_REFUSAL if _DATA_DEPENDENT.search(str(error)) else REFUSAL, detail)
+    return Outcome(CRASH, detail)
+
+
+def _compare_exceptions(eager: Exception, thunder_error: Exception) -> Outcome | None:
+    if isinstance(thunder_error, (UnsupportedError, InterpreterError)) and not isinstance(eager, type(thunder_error)):
+        return _classify_thunder_error(thunder_error, "")  # refused before reaching eager's error
+    if type(eager) is not type(thunder_error):
+        return Outcome(MISMATCH, f"exception type {type(thunder_error).__name__}: {thunder_error}, "
+                                 f"eager {type(eager).__name__}: {eager}")
+    if str(eager) != str(thunder_error):
+        return Outcome(MISMATCH, f"exception message of {type(eager).__name__}: {thunder_error!s:.200}, "
+                                 f"eager: {eager!s:.200}")
+    return None
+
+
+def _loss(outputs, generator_seed: int):
+    generator = torch.Generator().manual_seed(generator_seed)
+    leaves = [o for o in _tensor_leaves(outputs) if o.requires_grad and o.dtype.is_floating_point]
+    if not leaves:
+        return None
+    return sum((o.float() * torch.randn(o.shape, generator=generator)).sum() for o in leaves)
+
+
+def _tensor_leaves(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensor_leaves(v)
+
+
+def _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed) -> Outcome | None:
+    eager_loss, thunder_loss = _loss(eager_out, seed), _loss(thunder_out, seed)
+    if eager_loss is None:
+        return None
+    _, eager_error = _attempt(lambda: eager_loss.backward(), ())
+    _, thunder_error = _attempt(lambda: thunder_loss.backward(), ())
+    if thunder_error is not None and eager_error is None:
+        return _classify_thunder_error(thunder_error, "backward: ")
+    if eager_error is not None:
+        return _compare_exceptions(eager_error, thunder_error) if thunder_error else Outcome(
+            MISMATCH, f"backward: no exception, eager {type(eager_error).__name__}: {eager_error}")
+    for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
+        if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf and t.is_leaf:
+            if (e.grad is None) != (t.grad is None):
+                return Outcome(MISMATCH, f"grad of input {i}: {t.grad is not None}, eager {e.grad is not None}")
+            if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE)):
+                return Outcome(MISMATCH, found)
+    return None
+
+
+def run_program(program: Program, cache=None, executors=None, calls=None) -> Outcome:
+    """The outcome of ``program`` under ``thunder.jit(fn, cache=cache, executors=executors)`` vs eager."""
+    eager_ns, thunder_ns = _load(program), _load(program)
+    try:
+        jitted = thunder.jit(thunder_ns["fn"], cache=cache, executors=executors)
+    except Exception as error:
+        return _classify_thunder_error(error, "thunder.jit: ")
+    eager_raised = False
+    for index, call in enumerate(calls if calls is not None else calls_for(program, cache)):
+        for namespace in (eager_ns, thunder_ns):
+            namespace.update(GLOBAL_STATES[call.state])
+            namespace["LOG"].clear()
+        eager_args, thunder_args = make_args(program, call), make_args(program, call)
+        eager_out, eager_error = _attempt(eager_ns["fn"], eager_args)
+        thunder_out, thunder_error = _attempt(jitted, thunder_args)
+        outcome = _compare_call(eager_out, eager_error, thunder_out, thunder_error, eager_args, thunder_args,
+                                eager_ns, thunder_ns, program.seed * 1000 + index)
+        if outcome is not None:
+            outcome.call = index
+            return outcome
+        eager_raised |= eager_error is not None
+    return Outcome(EAGER_RAISES if eager_raised else MATCH)
+
+
+def _compare_call(eager_out, eager_error, thunder_out, thunder_error, eager_args, thunder_args, eager_ns,
+                  thunder_ns, seed) -> Outcome | None:
+    if thunder_error is not None and eager_error is None:
+        return _classify_thunder_error(thunder_error, "")
+    if eager_error is not None:
+        if thunder_error is None:
+            return Outcome(MISMATCH, f"no exception, eager {type(eager_error).__name__}: {eager_error!s:.200}")
+        found = _compare_exceptions(eager_error, thunder_error)
+    else:
+        found = first_difference(eager_out, thunder_out)
+        found = Outcome(MISMATCH, found) if found else None
+    for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
+        found = found or _as_mismatch(first_difference(e, t, f"input {i} after the call"))
+    found = found or _as_mismatch(first_difference(eager_ns["LOG"], thunder_ns["LOG"], "LOG (side effects)"))
+    if found is None and eager_error is None:
+        found = _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed)
+    return found
+
+
+def _as_mismatch(difference: str | None) -> Outcome | None:
+    return Outcome(MISMATCH, difference) if difference else None

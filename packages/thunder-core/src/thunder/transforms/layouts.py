@@ -1,0 +1,344 @@
+"""Memory layouts, where the program's meaning depends on them. One model serves every such question.
+
+Traces carry no strides, yet some answers in eager PyTorch depend on them: ``x.t().view(-1)`` raises,
+``x.stride()`` and ``x.is_contiguous()`` are numbers the program may compute with, ``reshape``/``flatten``/
+``reshape_as``/``contiguous`` return a view or a copy, an opaque call's result may share memory with its
+arguments, a write through an expanded view may touch one element many times.
+
+While the jit interprets the program it keeps, for each tensor whose strides it can know (an input, and what the
+program computes from such tensors), a stand-in on the ``meta`` device with eager's sizes and strides, made by
+running the same torch call on the stand-ins of its arguments: PyTorch itself computes the strides (an
+elementwise op keeps a transposed layout) and raises its own errors. A call PyTorch cannot run on ``meta`` gives
+results of unknown layout, which the trace treats as contiguous; so do other ops of contiguous tensors, decided
+without meta kernels (see on_record). After tracing, functionalization asks the same model whether a view-or-copy
+op aliased or what strides a view has, only when an in-place update makes it matter; a tensor without a stand-in
+is then replayed from the op that made it (``meta``), on meta tensors, as eager would have run it.
+
+A question answered from the model makes the layout of the inputs it came from part of what the compiled program
+assumed (``assumed``): the prologue checks that they are contiguous again, or have the same strides. Only such
+inputs get a check; a program that asks nothing about strides checks none.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import dtypes
+from thunder.core.devices import Device
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
+from thunder.core.pytree import tree_flatten, tree_map
+from thunder.core.symbol import BoundSymbol
+
+__all__ = ["Layouts", "MAYBE_VIEWS"]
+
+# torch-language symbols that return a view when the strides allow it and a copy otherwise
+MAYBE_VIEWS = frozenset({"ltorch.reshape", "ltorch.reshape_as", "ltorch.flatten", "ltorch.contiguous"})
+
+# symbol id -> the torch call it records, taking the same arguments: run on the stand-ins it gives the strides
+# of the results (views keep their base's layout in their own way; PyTorch knows how)
+_VIEWS = {
+    "ltorch.view": torch.Tensor.view, "ltorch.view_as": torch.Tensor.view_as, "ltorch.reshape": torch.Tensor.reshape,
+    "ltorch.reshape_as": torch.Tensor.reshape_as, "ltorch.flatten": torch.flatten, "ltorch.unflatten": torch.unflatten,
+    "ltorch.permute": torch.Tensor.permute, "ltorch.transpose": torch.transpose, "ltorch.t": torch.t,
+    "ltorch.unsqueeze": torch.unsqueeze, "ltorch.squeeze": torch.squeeze, "ltorch.expand": torch.Tensor.expand,
+    "ltorch.expand_as": torch.Tensor.expand_as, "ltorch.broadcast_to": torch.broadcast_to, "ltorch.split": torch.split,
+    "ltorch.chunk": torch.chunk, "ltorch.tensor_split": torch.tensor_split, "ltorch.movedim": torch.movedim,
+    "ltorch.select": torch.select, "ltorch.narrow": torch.narrow, "ltorch.unbind": torch.unbind,
+    "ltorch.diagonal": torch.diagonal, "ltorch.as_strided": torch.as_strided, "ltorch.detach": torch.Tensor.detach,
+    "ltorch.getitem": torch.Tensor.__getitem__, "ltorch.contiguous": torch.Tensor.contiguous,
+}
+# the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
+_STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
+
+
+def _torch_calls() -> dict:
+    """symbol id -> the torch callable eager runs for the symbol (they take the same arguments)."""
+    from thunder.core.proxies import torch_function_table
+    from thunder.core.symbol import Symbol
+
+    calls: dict = {}
+    for fn, sym in torch_function_table.items():
+        if isinstance(sym, Symbol):
+            calls.setdefault(sym.id, fn)
+    calls.update(_VIEWS)
+    return calls
+
+
+_CALLS: dict = {}
+
+
+def _table_call(sym_id: str):
+    if not _CALLS:
+        _CALLS.update(_torch_calls())
+    return _CALLS.get(sym_id)
+
+
+def _eager_call(bsym: BoundSymbol):
+    """The torch callable eager runs for ``bsym``: the torch function the symbol stands for, else (an opaque
+    call) the one the torch executor runs. None: not known."""
+    fn = _table_call(bsym.sym.id)
+    if fn is not None:
+        return fn
+    from thunder.extend import get_executor
+
+    impl = get_executor("torch").implmap.get(bsym.sym.id)
+    op = impl.symbol if impl is not None else None
+    if op is None:
+        return None
+    if op.call_ctx:
+        return next(iter(op.call_ctx.values()))
+    obj = __import__(op.module)
+    for part in op.module.split(".")[1:] + op.name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _root(t: torch.Tensor) -> torch.Tensor:
+    return t._base if t._is_view() else t
+
+
+def _is_elementwise(bsym) -> bool:
+    return getattr(bsym.sym.meta, "__module__", None) == "thunder.torch.elementwise"
+
+
+class Layouts:
+    def __init__(self):
+        self._known: dict[int, tuple] = {}  # id(proxy) -> (proxy, meta stand-in, names of the inputs it comes from)
+        # input name -> what the program's meaning depended on: "contiguous" (a contiguous input, whatever its
+        # sizes: symbolic shapes keep one entry) or the exact strides of a non-contiguous one
+        self.assumed: dict[str, object] = {}
+        self._input_layouts: dict[str, object] = {}
+        self.input_strides: dict[str, tuple] = {}
+        # after tracing (replay_from): the trace asked about, the ops that made its tensors, replayed results
+        self._trace = None
+        self._producers: dict[str, BoundSymbol] = {}
+        self._replayed: dict[str, torch.Tensor] = {}  # tensor name -> its meta tensor
+        self._runs: dict[int, object] = {}  # id(bound symbol) -> what it returned on meta tensors
+
+    def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
+        if tensor.layout is not torch.strided or tensor.is_nested:
+            return
+        standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+        self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
+        self.input_strides[proxy.name] = tuple(tensor.stride())
+        self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self.input_strides[proxy.name]
+
+    def _entry(self, proxy):
+        entry = self._known.get(id(proxy))
+        return entry if entry is not None and entry[0] is proxy else None
+
+    def rely_on(self, inputs, exact: bool = False) -> None:
+        """The program's meaning depends on the layout of these inputs (``exact``: on their very strides)."""
+        for name in inputs:
+            self.assumed[name] = self.input_strides[name] if exact else self._input_layouts[name]
+
+    def strides(self, proxy: TensorProxy) -> tuple | None:
+        """Eager's ``proxy.stride()`` (None: not known). The program may compute with the numbers: the strides of
+        the inputs they come from are checked exactly."""
+        entry = self._entry(proxy)
+        if entry is None:
+            return None
+        self.rely_on(entry[2], exact=True)
+        return tuple(entry[1].stride())
+
+    def is_contiguous(self, proxy: TensorProxy) -> bool | None:
+        """Whether ``proxy`` is contiguous in eager (None: not known, the trace treats it as contiguous)."""
+        entry = self._entry(proxy)
+        if entry is None:
+            return None
+        self.rely_on(entry[2])
+        return entry[1].is_contiguous()
+
+    def on_record(self, bsym) -> None:
+        """After the program called ``bsym``: the stand-ins of its results, and eager's error for a view that
+        the strides do not allow."""
+        if not any(isinstance(x, TensorProxy) for x in bsym.flat_proxy_args):
+            if "strided" not in bsym.sym.id:  # creation ops (zeros, arange, tensor(...)) make contiguous tensors
+                for out in bsym.flat_proxy_outs:
+                    if isinstance(out, TensorProxy):
+                        standin = torch.empty(tuple(pyval(d) for d in out.shape), dtype=dtypes.to_torch_dtype(out.dtype),
+                                              device="meta")
+                        self._known[id(out)] = (out, standin, frozenset())
+            return
+        fn = _table_call(bsym.sym.id)
+        if fn is None:
+            return
+        inputs: set = set()
+        missing = []
+
+        def standin(x):
+            if isinstance(x, TensorProxy):
+                entry = self._entry(x)
+                if entry is None:
+                    missing.append(x)
+                    return x
+                inputs.update(entry[2])
+                return entry[1]
+            if isinstance(x, NumberProxy):
+                return pyval(x)
+            return x
+
+        args, kwargs = tree_map(standin, (bsym.args, bsym.kwargs))
+        if missing or any(isinstance(x, torch.Tensor) and x.device.type != "meta"
+                                        for x in tree_flatten((args, kwargs))[0]):
+            return  # an argument of unknown layout (or an index tensor): its results are of unknown layout
+        if "inplace" in bsym.sym.tags:
+            if args and isinstance(args[0], torch.Tensor):
+                self._check_overlapping_write(fn, args, kwargs, inputs)
+            return  # the result is the updated tensor itself, whose layout is known
+        if bsym.sym.id not in _VIEWS and self._all_contiguous(args, kwargs):
+            # The common case, decided without running a meta kernel (the first non-view meta kernel imports
+            # PyTorch's Python meta registrations, seconds): an elementwise op of contiguous tensors of its own
+            # shape is contiguous; other ops of contiguous tensors have unknown layout (some return transposed
+            # results, e.g. linalg), which the trace treats as contiguous as before.
+            if _is_elementwise(bsym) and self._same_shape_outputs(bsym, args, kwargs):
+                for out in bsym.flat_proxy_outs:
+                    if isinstance(out, TensorProxy):
+                        standin = torch.empty(tuple(pyval(d) for d in out.shape), dtype=dtypes.to_torch_dtype(out.dtype),
+                                              device="meta")
+                        self._known[id(out)] = (out, standin, frozenset(inputs))
+            return
+        try:
+            result = fn(*args, **kwargs)
+        except RuntimeError:
+            if bsym.sym.id in _STRIDE_CHECKED:
+                self.rely_on(inputs)  # a view these strides do not allow: eager fails here, for such strides only
+                raise
+            return  # thunder's meta accepted it; PyTorch's meta kernel cannot say: the layout stays unknown
+        except Exception:  # no meta kernel (NotImplementedError), a Python-level refusal: unknown layout
+            return
+        if bsym.sym.id in _STRIDE_CHECKED:
+            self.rely_on(inputs)
+        outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        metas = [m for m in tree_flatten(result)[0] if isinstance(m, torch.Tensor)]
+        if len(outs) == len(metas):
+            for o, m in zip(outs, metas):
+                self._known[id(o)] = (o, m, frozenset(inputs))
+
+    @staticmethod
+    def _all_contiguous(args, kwargs) -> bool:
+        return all(x.is_contiguous() for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
+
+    @staticmethod
+    def _same_shape_outputs(bsym, args, kwargs) -> bool:
+        outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        shapes = {tuple(pyval(d) for d in o.shape) for o in outs}
+        return len(shapes) == 1 and all(tuple(x.shape) in shapes or x.numel() <= 1
+                                        for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
+
+    def _check_overlapping_write(self, fn, args, kwargs, inputs) -> None:
+        """An in-place update of a tensor whose elements share memory (an expanded view): most such writes fail in
+        eager, some do not (``fill_``, ``zero_``, a write to one row). Meta kernels do not check, so the call is run
+        on small real tensors with the same layout, and eager's error, if any, is the program's."""
+        target = args[0]
+        if torch._debug_has_internal_overlap(target) != 1:
+            return
+        self.rely_on(inputs)
+        extent = target.storage_offset() + sum((n - 1) * st for n, st in zip(target.shape, target.stride())) + 1
+
+        def real(x):
+            if x is target:
+                return torch.zeros(extent, dtype=x.dtype).as_strided(x.shape, x.stride(), x.storage_offset())
+            if isinstance(x, torch.Tensor):
+                return torch.zeros(x.shape, dtype=x.dtype)
+            return x
+
+        real_args, real_kwargs = tree_map(real, (args, kwargs))
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # eager's deprecation warnings come when the program runs
+            try:
+                fn(*real_args, **real_kwargs)
+            except RuntimeError as e:
+                if "refers to a single memory location" in str(e):
+                    raise
+
+    # after tracing: functionalization's questions ---------------------------------------------------------
+    def replay_from(self, trace) -> "Layouts":
+        """Ready to answer about ``trace``'s tensors; the ones without a stand-in are replayed from the ops that
+        made them (symbolic numbers read on the way are constrained in ``trace``)."""
+        self._trace, self._producers, self._replayed, self._runs = trace, {}, {}, {}
+        for b in trace.bound_symbols:
+            if "inplace" in b.sym.tags:  # an in-place op keeps its target's layout
+                continue
+            for o in b.flat_proxy_outs:
+                self._producers.setdefault(o.name, b)
+        return self
+
+    def _value(self, x):
+        if isinstance(x, NumberProxy):
+            if not x.static:
+                self._trace.add_constraint(x, x.value)
+            return x.value
+        return x
+
+    def _shape(self, p: TensorProxy) -> tuple:
+        return tuple(int(self._value(d)) for d in p.shape)
+
+    def meta(self, p: TensorProxy) -> torch.Tensor:
+        """A meta tensor with eager's sizes and strides for ``p`` (contiguous where they cannot be known)."""
+        if p.name in self.input_strides and self._entry(p) is not None:
+            self._shape(p)  # its sizes too, under symbolic values
+            self.rely_on((p.name,), exact=True)
+            return self._entry(p)[1]
+        # Other tensors are replayed even when they have a stand-in: the replay constrains the symbolic numbers it
+        # reads (``x[:, :n].reshape(-1)`` is a view for n == 1 only), the stand-ins were made with their values.
+        m = self._replayed.get(p.name)
+        if m is None:
+            b = self._producers.get(p.name)
+            outs = self._run(b) if b is not None else None
+            m = next((o for o, q in zip(tree_flatten(outs)[0], b.flat_outs) if isinstance(q, Proxy) and q.name == p.name
+                      and isinstance(o, torch.Tensor)), None) if outs is not None else None
+            if m is None or tuple(m.shape) != self._shape(p):
+                m = torch.empty(self._shape(p), dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
+            self._replayed[p.name] = m
+        return m
+
+    def _run(self, bsym: BoundSymbol):
+        key = id(bsym)
+        if key in self._runs:
+            return self._runs[key]
+        fn = _eager_call(bsym)
+        out = None
+        if fn is not None and any(isinstance(a, TensorProxy) for a in bsym.flat_args):
+            def convert(x):
+                if isinstance(x, TensorProxy):
+                    return self.meta(x)
+                if isinstance(x, NumberProxy):
+                    return self._value(x)
+                if isinstance(x, dtypes.dtype):
+                    return dtypes.to_torch_dtype(x)
+                if isinstance(x, Device):
+                    return torch.device("meta")
+                if isinstance(x, slice):  # indexing keys: their bounds may be symbolic numbers
+                    return slice(*(self._value(v) for v in (x.start, x.stop, x.step)))
+                return x
+
+            try:
+                out = fn(*tree_map(convert, bsym.args), **tree_map(convert, bsym.kwargs))
+            except Exception:  # no meta kernel: callers fall back to a contiguous result
+                out = None
+        self._runs[key] = out
+        return out
+
+    def aliases(self, bsym: BoundSymbol, index: int = 0) -> bool:
+        """Whether output ``index`` of ``bsym`` (a symbol of MAYBE_VIEWS) is a view of its first argument in
+        eager."""
+        base = self.meta(bsym.args[0])
+        out = tree_flatten(self._run(bsym))[0][index]
+        return isinstance(out, torch.Tensor) and (out is base or (out._is_view() and _root(out) is _root(base)))
+
+    def may_alias_an_argument(self, p: TensorProxy) -> bool:
+        """Whether ``p``, an output of an opaque call, shares memory with one of the call's tensor arguments in
+        eager (asked of PyTorch on meta tensors); True where PyTorch cannot tell us."""
+        b = self._producers.get(p.name)
+        outs = self._run(b) if b is not None else None
+        if outs is None:
+            return True
+        out = next((o for o, q in zip(tree_flatten(outs)[0], b.flat_outs) if isinstance(q, Proxy) and q.name == p.name),
+                   None)
+        if not isinstance(out, torch.Tensor):
+            return True
+        roots = {id(_root(self.meta(a))) for a in b.flat_args if isinstance(a, TensorProxy)}
+        return id(_root(out)) in roots

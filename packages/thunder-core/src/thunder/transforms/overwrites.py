@@ -1,0 +1,114 @@
+"""Reads of overwritten buffers: the values ``copy_to_out_`` destroys are snapshotted before it.
+
+``x1 = prims.copy_to_out_(c, out=x)`` writes into the buffer of input ``x``, and an executor may make
+``x`` alias ``c``. After it, ``x`` (and every earlier version ``x0, x1, ...`` of the same buffer) holds
+the new value, and ``c`` may change with any later write into ``x``. A program can still need the old
+values: ``v.copy_(t); t.mul_(2); use(v)`` (``v`` is renamed to ``t``), a value consumed by two copies
+after CSE merged them, a saved-for-backward input the forward updates later. Such a read gets a clone
+taken before the copy (a stale version of ``x``), or the copy consumes a clone (``c`` read afterwards),
+so every read sees the value eager's program sees and the copy contract holds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.symbol import BoundSymbol
+from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
+from thunder.extend import swap_proxies
+
+__all__ = ["snapshot_overwritten", "snapshot_saved_values", "is_copy_to_out"]
+
+
+def is_copy_to_out(bsym: BoundSymbol) -> bool:
+    return bsym.sym.id == "prims.copy_to_out_"
+
+
+def _reads(bsym: BoundSymbol) -> list[Proxy]:
+    if is_copy_to_out(bsym):  # out= is the buffer written, not a value read
+        return [bsym.args[0]] if isinstance(bsym.args[0], Proxy) else []
+    return list(bsym.flat_proxy_args)
+
+
+def _rename_reads(bsym: BoundSymbol, mapping: dict) -> BoundSymbol:
+    if not mapping:
+        return bsym
+    if is_copy_to_out(bsym):
+        c = bsym.args[0]
+        return bsym.replace(args=(mapping.get(c.name, c), *bsym.args[1:])) if c.name in mapping else bsym
+    return swap_proxies(bsym, mapping)
+
+
+def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
+    """``trace`` with a clone before each ``copy_to_out_`` whose destroyed values are read afterwards.
+
+    ``value_positions``: the flattened output leaves that are values read at the end; the others are
+    buffers returned as themselves (an updated input returned holds its final value). Default: every
+    leaf except the trace's inputs."""
+    import thunder.torch as ltorch
+
+    bsyms = trace.bound_symbols
+    copies = [j for j, b in enumerate(bsyms) if is_copy_to_out(b)]
+    if not copies:
+        return trace
+    leaves, spec = tree_flatten(trace.output)
+    inputs = {a.name for a in trace.args if isinstance(a, Proxy)}
+    if value_positions is None:
+        value_positions = {i for i, x in enumerate(leaves) if isinstance(x, Proxy) and x.name not in inputs}
+    end = len(bsyms)
+    reads: dict[str, list[int]] = defaultdict(list)
+    for i, b in enumerate(bsyms):
+        for a in _reads(b):
+            reads[a.name].append(i)
+    for i in value_positions:
+        reads[leaves[i].name].append(end)
+
+    # plan: before copy j, snapshot these names; from j on, reads of a snapshotted name read the snapshot
+    snapshots: dict[int, list[str]] = defaultdict(list)
+    clone_computed: set[int] = set()
+    versions: dict[str, list[str]] = {}
+    renamed_from: dict[str, int] = {}  # name -> the copy after which its reads read the snapshot
+    for j in copies:
+        b = bsyms[j]
+        c, x = b.args[0], b.kwargs["out"]
+        vs = versions.setdefault(x.name, [x.name])
+        for s in vs:
+            if s != c.name and any(i > j for i in reads[s]):
+                snapshots[j].append(s)
+                reads[s] = [i for i in reads[s] if i <= j]  # later reads go to the snapshot
+        if c.name not in vs and any(i > j for i in reads[c.name]):
+            clone_computed.add(j)
+        vs.extend(o.name for o in b.flat_proxy_outs)
+    if not snapshots and not clone_computed:
+        return trace
+
+    new = from_trace(trace)
+    mapping: dict[str, Proxy] = {}
+    by_name = {p.name: p for b in bsyms for p in (*b.flat_proxy_args, *b.flat_proxy_outs)}
+    by_name.update({a.name: a for a in trace.args if isinstance(a, Proxy)})
+    with tracectx(new):
+        for j, b in enumerate(bsyms):
+            for s in snapshots.get(j, ()):
+                mapping[s] = ltorch.clone(mapping.get(s, by_name[s]))
+                renamed_from[s] = j
+            b = _rename_reads(b, {k: v for k, v in mapping.items() if renamed_from[k] < j or not is_copy_to_out(b)})
+            if j in clone_computed:
+                b = b.replace(args=(ltorch.clone(b.args[0]), *b.args[1:]))
+            new.bound_symbols.append(b)
+    new.provenance = TraceProvenance("Snapshots of the values in-place updates of inputs overwrite", 0.0)
+    new.output = tree_unflatten([mapping.get(x.name, x) if i in value_positions and isinstance(x, Proxy) else x
+                                 for i, x in enumerate(leaves)], spec)
+    return new
+
+
+def snapshot_saved_values(forward: TraceCtx) -> TraceCtx:
+    """The forward of an autograd split, where what is saved for backward is read at the end: an input the
+    forward updates later is saved as it was when read (``outputs, saved tensors, saved numbers``)."""
+    outputs, saved, numbers = forward.output
+    inputs = {a.name for a in forward.args if isinstance(a, Proxy)}
+    flat_outputs, flat_saved = tree_flatten(outputs)[0], tree_flatten(saved)[0]
+    values = {i for i, x in enumerate(flat_outputs) if isinstance(x, Proxy) and x.name not in inputs}
+    values |= set(range(len(flat_outputs), len(flat_outputs) + len(flat_saved)))
+    return snapshot_overwritten(forward, values)

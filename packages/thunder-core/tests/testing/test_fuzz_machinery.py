@@ -1,0 +1,68 @@
+"""The fuzzer's own parts: generation is deterministic and valid for eager, comparisons see every kind of
+difference, outcomes are classified, and the shrinker keeps the failure kind while removing the rest."""
+
+import torch
+
+from thunder.testing.fuzz.compare import first_difference
+from thunder.testing.fuzz.generator import generate, run_eager_locals
+from thunder.testing.fuzz.program import Call, Program, TensorInput, default_calls
+from thunder.testing.fuzz.regression import regression_test_source
+from thunder.testing.fuzz.runner import DATA_REFUSAL, EAGER_RAISES, MATCH, normalize, run_program
+from thunder.testing.fuzz.shrink import shrink
+
+
+def _program(body, returns=(), dims=("A", "B"), dtype="float32"):
+    return Program(seed=1, tensors=[TensorInput("t0", dims, dtype)], numbers=[],
+                   variants=[{"A": 3, "B": 4, "C": 2}, {"A": 3, "B": 4, "C": 2}, {"A": 5, "B": 2, "C": 3}],
+                   body=list(body), returns=list(returns))
+
+
+def test_a_seed_always_gives_the_same_program_and_eager_runs_most():
+    assert generate(7).source() == generate(7).source()
+    ran = 0
+    for seed in range(20):
+        program = generate(seed)
+        assert 1 <= len(program.tensors) <= 3 and len(program.body) <= 12
+        try:
+            for call in default_calls(len(program.variants)):
+                run_eager_locals(program, call)
+            ran += 1
+        except Exception:  # a program may end with a statement eager rejects, on purpose
+            pass
+    assert ran >= 15
+
+
+def test_first_difference_sees_type_shape_dtype_requires_grad_values_and_containers():
+    x = torch.ones(2, 3)
+    assert first_difference(x, x.clone()) is None
+    assert "shape" in first_difference(x, torch.ones(3, 2))
+    assert "dtype" in first_difference(x, x.double())
+    assert "requires_grad" in first_difference(x, x.clone().requires_grad_())
+    assert "values differ" in first_difference(x, x + 1e-3)
+    assert first_difference(x, x + 1e-7) is None  # float32 tolerance
+    assert "type" in first_difference(torch.Size([2]), (2,))
+    assert "length" in first_difference([1, 2], [1])
+    assert "value" in first_difference("torch.float32", "dtypes.float32")
+    assert first_difference(float("nan"), float("nan")) is None
+
+
+def test_normalize_makes_one_kind_of_differing_numbers_and_names():
+    assert normalize("index 7 is out of bounds for v3 (at f.py:3: x)") == normalize("index 2 is out of bounds for v9")
+
+
+def test_outcomes_match_eager_raises_and_data_dependent_refusal():
+    assert run_program(_program(["v0 = t0 * 2 + G"], ["v0"]), "constant values").cls == MATCH
+    assert run_program(_program(["v0 = t0 @ t0"], ["v0"]), "constant values").cls == EAGER_RAISES
+    assert run_program(_program(["v0 = torch.nonzero(t0)"], ["v0"]), "constant values").cls == DATA_REFUSAL
+
+
+def test_shrinking_keeps_the_kind_and_drops_what_does_not_matter():
+    program = _program(["v0 = t0 * 2", "v1 = v0.sum(0)", "v2 = torch.nonzero(t0)", "v3 = v1 + 1"], ["v3", "v0"])
+    kind = run_program(program, "constant values").kind
+    small, calls = shrink(program, kind, "constant values")
+    assert small.body == ["v2 = torch.nonzero(t0)"] and small.returns == []
+    assert calls == [Call(0, 0, 0)]
+    assert all(v["A"] <= 2 and v["B"] <= 2 for v in small.variants)
+    source = regression_test_source(small, calls, kind, "constant values")
+    compile(source, "regression", "exec")  # a valid test file
+    assert "xfail(strict=True" in source

@@ -1,0 +1,30 @@
+"""Differential-fuzzer findings with the Triton executor first (``nox -s fuzz_triton``): in-place updates of an
+input, or of a view of one, reach the caller (they used to vanish: a copy the Triton executor gave back to the
+torch executor lost its side_effect tag, and dead-code elimination dropped it)."""
+
+import pytest
+
+from thunder.testing.fuzz.program import Call, Program, TensorInput
+from thunder.testing.fuzz.runner import AGREEMENT, run_program
+
+EXECUTORS = ["triton", "torch", "python"]
+
+
+def _program(seed, dims, dtype, body, returns=()):
+    return Program(seed=seed, tensors=[TensorInput("t0", dims, dtype)], numbers=[],
+                   variants=[{"A": 2, "B": 2, "C": 2}] * 3, body=body, returns=list(returns))
+
+
+# fuzzer seeds 12, 22, 11 and 63 (cache="constant values"), shrunk
+LOST_UPDATES = {
+    "setitem-of-a-view": _program(12, ("C", "B"), "float32", ["v0 = t0[0]\nv0[...] = 5"]),
+    "zero_-of-narrow": _program(22, (1, "A"), "int64", ["v1 = t0.narrow(0, 0, 1)\nv1.zero_()"]),
+    "masked_fill_-of-input": _program(11, ("B", "C"), "int64", ["t0.masked_fill_(t0 > 0, 0)"]),
+    "setitem-then-return": _program(63, ("C", "B"), "float32", ["t0[:, 1:] = 0"], ["t0"]),
+}
+
+
+@pytest.mark.parametrize("name", list(LOST_UPDATES))
+def test_inplace_update_of_input_reaches_the_caller(triton_ex, name):
+    outcome = run_program(LOST_UPDATES[name], "constant values", EXECUTORS, [Call(0, 0, 0)])
+    assert outcome.cls in AGREEMENT, outcome.detail

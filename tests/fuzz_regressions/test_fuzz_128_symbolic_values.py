@@ -1,0 +1,31 @@
+"""Fuzzer regression (seed 128, cache='symbolic values'): crash: TypeError: unsupported operand type(s) for &: 'IntegerProxy' and 'int'"""
+
+import pytest
+
+from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
+from thunder.testing.fuzz.runner import AGREEMENT, run_program
+
+# The program, as the fuzzer prints it:
+#     import torch
+#
+#     G = 0.5
+#     FLAG = True
+#     LOG = []
+#
+#
+#     def fn(t0):  # first call: t0: float32 (A=2, A=2, C=2)
+#         v0 = t0.shape[0] & 3
+#         return None
+PROGRAM = Program(seed=128,
+        tensors=[TensorInput(name='t0', dims=('A', 'A', 'C'), dtype='float32', requires_grad=False)],
+        numbers=[],
+        variants=[{'A': 2, 'B': 2, 'C': 2}, {'A': 2, 'B': 2, 'C': 2}, {'A': 2, 'B': 2, 'C': 2}],
+        body=['v0 = t0.shape[0] & 3'],
+        returns=[])
+CALLS = [Call(variant=0, values=0, state=0)]
+
+
+@pytest.mark.xfail(strict=True, reason="crash: TypeError: unsupported operand type(s) for &: 'IntegerProxy' and 'int'")
+def test_matches_eager():
+    outcome = run_program(PROGRAM, cache='symbolic values', executors=None, calls=CALLS)
+    assert outcome.cls in AGREEMENT, outcome.detail

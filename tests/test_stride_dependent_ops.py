@@ -1,0 +1,174 @@
+"""Where eager's answer depends on strides (``view`` of a non-contiguous tensor raises, ``contiguous()`` copies or
+not, writing into an expanded tensor raises), thunder.jit answers the same, on the first and on cached calls;
+a later call whose inputs have another layout does not reuse an entry whose meaning depended on the layout."""
+
+import pytest
+import torch
+
+import thunder
+
+
+def _outcome(fn, args):
+    try:
+        return ("returned", fn(*args))
+    except Exception as e:
+        return ("raised", type(e), str(e))
+
+
+def _same(a, b) -> bool:
+    if a[0] != b[0]:
+        return False
+    if a[0] == "raised":
+        return a == b
+    ra = a[1] if isinstance(a[1], tuple) else (a[1],)
+    rb = b[1] if isinstance(b[1], tuple) else (b[1],)
+    return all(torch.equal(x, y) and x.stride() == y.stride() for x, y in zip(ra, rb))
+
+
+def _transposed():
+    return (torch.arange(12.0).reshape(3, 4).t(),)
+
+
+def _contiguous():
+    return (torch.arange(12.0).reshape(4, 3),)
+
+
+def check_like_eager(f, *layouts):
+    """Each layout is called twice (a cached call); the inputs after the call are compared too."""
+    jf = thunder.jit(f)
+    for make in layouts:
+        for _ in range(2):
+            eager_args, jit_args = make(), make()
+            e, g = _outcome(f, eager_args), _outcome(jf, jit_args)
+            assert _same(e, g), (e, g)
+            assert all(torch.equal(x, y) for x, y in zip(eager_args, jit_args))
+    return jf
+
+
+CASES = {
+    "view of an input": lambda x: x.view(-1),
+    "view_as": lambda x: x.view_as(x.reshape(12)),
+    "reshape_as never raises": lambda x: x.reshape_as(x.reshape(12)),
+    "view after t()": lambda x: x.t().view(-1),
+    "view after mT": lambda x: x.mT.view(-1),
+    "view after permute": lambda x: x.unsqueeze(0).permute(2, 1, 0).view(3, 4),
+    "view splitting the last dim": lambda x: x.view(2, 2, 3),
+    "view of a slice": lambda x: x[:, :2].view(-1),
+    "view of an expanded row": lambda x: x[:1].expand(3, 3).view(-1),
+    "view after contiguous()": lambda x: x.contiguous().view(-1),
+    "view after t().contiguous()": lambda x: x.t().contiguous().view(-1),
+    "view of an elementwise result (keeps the layout)": lambda x: (x * 2).sin().view(-1),
+    "view of a matmul result": lambda x: (x @ x.t()).view(-1),
+    "view of a reduction": lambda x: x.sum(0).view(-1),
+    "view of a transposed creation": lambda x: (torch.ones(3, 4).t() * 2).view(-1),
+    "contiguous() of an input is a copy or the input": lambda x: x.contiguous(),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_stride_dependent_answers_like_eager(name):
+    check_like_eager(CASES[name], _transposed, _contiguous, _transposed)
+
+
+def test_in_place_update_of_contiguous_result_reaches_the_input_only_when_eager_aliases():
+    def f(x):
+        y = x.contiguous()
+        y.add_(1)
+        return y
+
+    check_like_eager(f, _transposed, _contiguous)
+
+
+@pytest.mark.parametrize("reshape", [lambda x: x.reshape(-1), lambda x: x.flatten(), lambda x: x.reshape_as(x.view(-1)
+                                     if x.is_contiguous() else x.reshape(-1))], ids=["reshape", "flatten", "reshape_as"])
+def test_reshape_copies_a_non_contiguous_input_so_updates_do_not_reach_it(reshape):
+    def update_result(x):
+        y = reshape(x)
+        y.add_(1)
+        return y
+
+    def update_input(x):
+        y = reshape(x)
+        x.mul_(2)
+        return y
+
+    check_like_eager(update_result, _transposed, _contiguous)
+    check_like_eager(update_input, _transposed, _contiguous)
+
+
+def test_update_before_a_failing_view_stays_done():
+    def f(x):
+        x.add_(1)
+        return x.view(-1)
+
+    check_like_eager(f, _transposed, _contiguous)
+
+
+def test_writes_into_an_expanded_tensor_fail_like_eager():
+    def f(x):
+        y = x[:1].expand(4, 3)
+        y.add_(1)
+        return y
+
+    check_like_eager(f, _contiguous)
+
+
+def test_expand_errors_name_the_dimension_eager_names():
+    for sizes in [(2, 5), (4, 3, 1), (-1, 2), (8,), (-1, 4, 3), (5, 5)]:
+        check_like_eager(lambda x, sizes=sizes: x.expand(*sizes), _contiguous)
+
+
+def test_only_programs_that_ask_about_layout_check_it():
+    x = torch.ones(4, 3)
+    plain = thunder.jit(lambda x: x * 2)
+    plain(x)
+    assert "stride" not in str(thunder.last_prologue_traces(plain)[-1])
+    assert "is_contiguous" not in str(thunder.last_prologue_traces(plain)[-1])
+
+    viewing = thunder.jit(lambda x: (x * 2).view(-1))
+    viewing(x)
+    assert "is_contiguous()" in str(thunder.last_prologue_traces(viewing)[-1])
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        viewing(x.t().contiguous().t())  # same shape, transposed layout: a new entry, which raises as eager
+    assert thunder.cache_misses(viewing) == 2
+
+
+def test_symbolic_shapes_keep_one_entry_for_contiguous_inputs():
+    jf = thunder.jit(lambda x: x.view(-1) * 2, cache="symbolic values")
+    for n in (3, 4, 5):
+        x = torch.ones(n, 3)
+        torch.testing.assert_close(jf(x), x.view(-1) * 2)
+    assert thunder.cache_misses(jf) == 1
+
+
+@pytest.mark.parametrize("query", [lambda x: x.is_contiguous(), lambda x: x.t().is_contiguous(),
+                                   lambda x: x.stride(), lambda x: (x * 2).t().stride(1), lambda x: x[:, 1:].stride()],
+                         ids=["is_contiguous", "t().is_contiguous", "stride", "computed stride(1)", "slice stride"])
+def test_layout_queries_answer_like_eager(query):
+    def f(x):
+        return x + 1, query(x)
+
+    jf = thunder.jit(f)
+    for make in (_contiguous, _transposed, _contiguous):
+        x = make()[0]
+        out, answer = jf(x)
+        assert answer == query(x)
+        torch.testing.assert_close(out, x + 1)
+
+
+def test_stride_under_symbolic_shapes_is_checked_exactly():
+    jf = thunder.jit(lambda x: x * x.stride(0), cache="symbolic values")
+    for n in (3, 4):
+        x = torch.ones(2, n)
+        torch.testing.assert_close(jf(x), x * n)
+
+
+@pytest.mark.parametrize("f", [lambda x: x.view(-1) * 1, lambda x: x[:, :2].view(-1) * 1],
+                         ids=["view of an input", "view of a slice"])
+def test_view_errors_under_symbolic_shapes_like_eager(f):
+    # a view that fails while tracing records the numbers its shape checks computed, so the prologue of the
+    # raising entry can check them (it failed with a NameError)
+    jf = thunder.jit(f, cache="symbolic values")
+    for rows in (1, 2, 1, 3):
+        x = torch.ones(rows, 3).t()
+        assert _same(_outcome(f, (x,)), _outcome(jf, (x,)))
