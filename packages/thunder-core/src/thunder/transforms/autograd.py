@@ -158,6 +158,11 @@ class _Differentiator:
             return
         inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
         outputs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
+        if b.subsymbols and inputs and outputs:
+            # a composite whose differentiable outputs do not depend on its active inputs (full_like reads
+            # only the shape): eager gives them requires_grad=False, and so do we
+            reached = _reached(b.subsymbols, {p.name for p in inputs})
+            outputs = [o for o in outputs if o.name in reached]
         if not inputs or not outputs or not self.grad_enabled or sid in nondifferentiable:
             self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
             return
@@ -297,7 +302,8 @@ class _Differentiator:
         decomposition from the composite's inputs and differentiates that, so nothing inside it is saved."""
         self.emit(b)
         outs = list(b.flat_proxy_outs)
-        self.active.update(o.name for o in outs if _differentiable_dtype(o))
+        reached = _reached(b.subsymbols, self.active)
+        self.active.update(o.name for o in outs if o.name in reached)
         # each input once: its cotangent below already sums every use inside the decomposition
         inputs = list({p.name: p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active}
                       .values())
@@ -410,6 +416,22 @@ def _walk(bsyms):
     for b in bsyms:
         yield b
         yield from _walk(b.subsymbols)
+
+
+def _reached(bsyms, active) -> set[str]:
+    """Names of the differentiable values that ``bsyms`` compute from the names in ``active`` (data flow
+    through symbols that carry gradients), ``active`` included."""
+    reached = set(active)
+    for s in bsyms:
+        if s.sym.id in nondifferentiable:
+            continue
+        read = {p.name for p in s.flat_proxy_args if isinstance(p, TensorProxy)} & reached
+        if not read:
+            continue
+        inner = _reached(s.subsymbols, read) if s.subsymbols else None
+        reached.update(o.name for o in s.flat_proxy_outs
+                       if _differentiable_dtype(o) and (inner is None or o.name in inner))
+    return reached
 
 
 def _cheap(b: BoundSymbol) -> bool:
