@@ -10,6 +10,7 @@ __all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes",
 def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
     """A dim in [-rank, rank) -> [0, rank); a 0-d tensor accepts dims -1 and 0, as in PyTorch."""
     bound = max(rank, 1) if wrap_scalar else rank
+    dim = _specialized(dim)
     check(
         -bound <= dim < bound,
         lambda: f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})",
@@ -18,7 +19,16 @@ def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
     return dim + bound if dim < 0 else dim
 
 
+def _specialized(dim):
+    """A dim computed from a symbolic number (``x.sum(n % x.dim())``) picks the dims the trace reduces, so its
+    value is fixed: a constraint the prologue checks (another value gets its own trace)."""
+    from thunder.core.proxies import IntegerProxy
+
+    return dim.__index__() if isinstance(dim, IntegerProxy) else dim
+
+
 def canonicalize_dims(rank: int, dims) -> tuple[int, ...]:
+    dims = _specialized(dims)
     if isinstance(dims, int):
         dims = (dims,)
     return tuple(canonicalize_dim(rank, d) for d in dims)

@@ -225,7 +225,8 @@ def split(a, split_size_or_sections, dim=0):
         size = split_size_or_sections
         check(size > 0 or length == 0, lambda: f"split_size can only be 0 if dimension size is 0, but got dimension "
               f"size of {length}")
-        sizes = [size] * (length // size) + ([length % size] if length % size else []) if size else [0]
+        # an empty dim splits into one empty piece, whatever the size
+        sizes = [size] * (length // size) + ([length % size] if length % size else []) if length != 0 else [0]
     out, start = [], 0
     for s in sizes:
         out.append(slice_dim(a, dim, start, start + s))
