@@ -332,12 +332,12 @@ def _cat_meta(tensors, dim):
     t0 = tensors[0]
     dim = canonicalize_dim(t0.ndim, dim)
     size = 0
-    for t in tensors:
+    for n, t in enumerate(tensors):
         check(t.ndim == t0.ndim, lambda: f"Tensors must have same number of dimensions: got {t0.ndim} and {t.ndim}")
         check(t.dtype is t0.dtype and t.device == t0.device, "prims.cat: tensors must share dtype and device")
         for i, (x, y) in enumerate(zip(t.shape, t0.shape)):
             check(i == dim or x == y, lambda: f"Sizes of tensors must match except in dimension {dim}. "
-                  f"Expected size {y} but got size {x} for tensor number {tensors.index(t)} in the list.")
+                  f"Expected size {y} but got size {x} for tensor number {n} in the list.")
         size = size + t.shape[dim]
     shape = list(t0.shape)
     shape[dim] = size
@@ -468,18 +468,27 @@ def _matmul_meta(a, b):
               "respectively")
         shape = ()
     else:
-        ka = a.shape[-1]
-        kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
-        check(ka == kb, lambda: f"mat1 and mat2 shapes cannot be multiplied ({_mat_str(a)} and {_mat_str(b)})")
         from thunder.core.shapes import broadcast_shapes
 
+        ka = a.shape[-1]
+        kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        check(ka == kb, lambda: _matmul_mismatch(a, b, batch))
         shape = tuple(batch) + (a.shape[-2:-1] if a.ndim >= 2 else ()) + (b.shape[-1:] if b.ndim >= 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, b))
 
 
-def _mat_str(t):
-    return "x".join(str(s) for s in (t.shape if t.ndim == 2 else (-1, t.shape[-1])))
+def _matmul_mismatch(a, b, batch) -> str:
+    """Eager's message for mismatched inner sizes, which names the kernel eager lowers matmul to: mv or mm of
+    ``a`` with its leading dims folded, else bmm over the broadcast batch."""
+    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
+    rows = math.prod(a.shape[:-1])
+    if b.ndim == 1:
+        return f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})"
+    if b.ndim == 2:
+        return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and {kb}x{b.shape[-1]})"
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{math.prod(batch)}, {ka}] but got: "
+            f"[{math.prod(batch)}, {kb}].")
 
 
 make_prim("matmul", _matmul_meta)

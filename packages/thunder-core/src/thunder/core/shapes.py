@@ -55,15 +55,20 @@ def normalize_shape_arg(shape) -> tuple:
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The broadcast of the shapes, with PyTorch's error for incompatible ones."""
+    """The broadcast of the shapes, with PyTorch's error for incompatible ones: shapes are combined left to
+    right, each pair from its last dim backwards, and a mismatch names the dim of that pair's result."""
     shapes = [s for s in shapes if s is not None]
     if not shapes:
         return ()
-    rank = max(len(s) for s in shapes)
-    out = [1] * rank
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = rank - len(s) + i
+    out = list(shapes[0])
+    for s in shapes[1:]:
+        rank = max(len(out), len(s))
+        out = [1] * (rank - len(out)) + out
+        for j in reversed(range(rank)):
+            i = j - (rank - len(s))
+            if i < 0:
+                continue
+            d = s[i]
             if d == 1:
                 continue
             if out[j] == 1:
@@ -72,6 +77,6 @@ def broadcast_shapes(*shapes) -> tuple:
                 check(
                     d == out[j],
                     lambda: f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) "
-                    f"at non-singleton dimension {i}",
+                    f"at non-singleton dimension {j}",
                 )
     return tuple(out)
