@@ -355,6 +355,11 @@ def _flip_meta(a, dims):
 make_prim("flip", _flip_meta, tags=("shape",))
 
 
+# The kernels of these prims check their index tensors' values (in bounds) and raise as eager does: the values
+# are data, unknown at trace time, so dead-code elimination keeps them (eager raises even when the result is unused)
+DATA_CHECKED = ("data_checked",)
+
+
 def _take_meta(a, indices, dim):
     dim = canonicalize_dim(a.ndim, dim)
     check(dtypes.is_integer_dtype(indices.dtype), lambda: f"index must be an integer tensor, got {indices.dtype}",
@@ -365,7 +370,7 @@ def _take_meta(a, indices, dim):
     return a.replace(shape=tuple(shape))
 
 
-make_prim("take", _take_meta)
+make_prim("take", _take_meta, tags=DATA_CHECKED)
 
 
 def _take_along_axis_meta(a, indices, dim):
@@ -374,7 +379,7 @@ def _take_along_axis_meta(a, indices, dim):
     return a.replace(shape=indices.shape)
 
 
-make_prim("take_along_axis", _take_along_axis_meta)
+make_prim("take_along_axis", _take_along_axis_meta, tags=DATA_CHECKED)
 
 
 def _index_meta(a, indices):
@@ -400,7 +405,7 @@ def _index_meta(a, indices):
     return a.replace(shape=tuple(shape))
 
 
-make_prim("index", _index_meta)
+make_prim("index", _index_meta, tags=DATA_CHECKED)
 
 
 # Scatters: the gradients of the gathers above (take, take_along_axis, index) accumulate into zeros.
@@ -417,9 +422,9 @@ def _index_put_meta(a, indices, values, accumulate):
     return a.replace()
 
 
-make_prim("index_add", _scatter_meta)  # out = a; out.index_select(dim, index) += source (index 1-D)
-make_prim("scatter_add", _scatter_meta)  # out = a; out[.., index[i], ..] += source[i] along dim
-make_prim("index_put", _index_put_meta)  # out = a; out[indices] = (or +=) values; indices as for prims.index
+make_prim("index_add", _scatter_meta, tags=DATA_CHECKED)  # out = a; out.index_select(dim, index) += source (index 1-D)
+make_prim("scatter_add", _scatter_meta, tags=DATA_CHECKED)  # out = a; out[.., index[i], ..] += source[i] along dim
+make_prim("index_put", _index_put_meta, tags=DATA_CHECKED)  # out = a; out[indices] = (or +=) values; indices as for prims.index
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,21 +34,29 @@ def _full(shape, fill_value, dtype, device):
     return prims.full(shape, fill_value, device=_device(device), dtype=dtype)
 
 
+def _check_size_given(name, size) -> None:
+    # torch.ones(*()) is eager's TypeError (torch.ones(()) is a 0-d tensor)
+    check(len(size) > 0, lambda: f'{name}() missing 1 required positional arguments: "size"', TypeError)
+
+
 # Keyword arguments that change nothing in a trace (layout, pinning, requires_grad...) are accepted and ignored.
 
 
 @torchsymbol(torch.zeros, method=())
 def zeros(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    _check_size_given("zeros", size)
     return _full(normalize_shape_arg(size), 0, dtype, device)
 
 
 @torchsymbol(torch.ones, method=())
 def ones(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    _check_size_given("ones", size)
     return _full(normalize_shape_arg(size), 1, dtype, device)
 
 
 @torchsymbol(torch.empty, method=())
 def empty(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False, memory_format=None):
+    _check_size_given("empty", size)
     return _full(normalize_shape_arg(size), 0, dtype, device)
 
 

@@ -52,6 +52,47 @@ def _as_index_tensor(x, device):
     return constant_tensor(x, dtypes.int64, device)
 
 
+def _check_constant_bounds(index: list, size, dim) -> None:
+    """Eager's bounds check for a list of ints (known now, unlike an index tensor's values)."""
+    flat = list(index)
+    if flat and all(isinstance(v, bool) for v in flat):
+        return  # a mask
+    while any(isinstance(v, (list, tuple)) for v in flat):
+        flat = [y for v in flat for y in (v if isinstance(v, (list, tuple)) else (v,))]
+    for v in flat:
+        if _is_int(v):
+            check(-size <= v < size, lambda: f"index {v} is out of bounds for dimension {dim} with size {size}",
+                  IndexError)
+
+
+def check_constant_key(a, key) -> None:
+    """The bounds eager checks for the ints and int lists of an index ``a[key] = ...`` (for __setitem__, which
+    runs as one call: its result may be unused, and eager raises anyway)."""
+    key = _normalize_key(key)
+    consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
+    a_dim = out_dim = 0  # dim of a, dim of the indexed result (the one eager's message for an int names)
+    advanced = 0  # lists and tensors so far: eager's message for a list names its position among them
+    for k in key:
+        if a_dim >= a.ndim and k is not None and k is not Ellipsis and not isinstance(k, bool):
+            return  # too many indices: eager's own error, from the kernel
+        if k is Ellipsis:
+            a_dim += a.ndim - consumed
+            out_dim += a.ndim - consumed
+        elif k is None or isinstance(k, bool):
+            out_dim += 1
+        elif _is_int(k):
+            size = a.shape[a_dim]
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {out_dim} with size {size}",
+                  IndexError)
+            a_dim += 1
+        else:
+            if isinstance(k, list):
+                _check_constant_bounds(k, a.shape[a_dim], advanced)
+            advanced += not isinstance(k, slice)
+            a_dim += 1
+            out_dim += 1
+
+
 @torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
 def getitem(a, key):
     key = _normalize_key(key)
@@ -85,6 +126,8 @@ def getitem(a, key):
             out = _slice(out, dim, k)
             dim += 1
         else:
+            if isinstance(k, list):  # eager's message names the position among the advanced indices
+                _check_constant_bounds(k, out.shape[dim], len(advanced))
             advanced[dim] = _as_index_tensor(k, a.device)
             dim += 1
     if not advanced:

@@ -35,7 +35,7 @@ def clone(a, *, memory_format=None):
     return _like(a)
 
 
-@torchsymbol(torch.index_copy, torch.Tensor.index_copy, method="index_copy")
+@torchsymbol(torch.index_copy, torch.Tensor.index_copy, method="index_copy", tags=prims.DATA_CHECKED)
 def index_copy(a, dim, index, source):
     check(dtypes.is_integer_dtype(index.dtype), "index_copy_(): Expected a long tensor for index", IndexError)
     check(source.dtype is a.dtype, lambda: f"index_copy_(): self and source expected to have the same dtype, but got "
@@ -43,19 +43,19 @@ def index_copy(a, dim, index, source):
     return _like(a)
 
 
-@torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add")
+@torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add", tags=prims.DATA_CHECKED)
 def index_add(a, dim, index, source, *, alpha=1):
     check(dtypes.is_integer_dtype(index.dtype), "index_add_(): Expected dtype int32/int64 for index", IndexError)
     return _like(a)
 
 
-@torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter")
+@torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter", tags=prims.DATA_CHECKED)
 def scatter(a, dim, index, src=None, *, value=None, reduce=None):
     check(dtypes.is_integer_dtype(index.dtype), "scatter(): Expected dtype int64 for index", RuntimeError)
     return _like(a)
 
 
-@torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add")
+@torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add", tags=prims.DATA_CHECKED)
 def scatter_add(a, dim, index, src):
     check(dtypes.is_integer_dtype(index.dtype), "scatter_add(): Expected dtype int64 for index", RuntimeError)
     return _like(a)
@@ -82,9 +82,12 @@ def detach(a):
     return a.replace(requires_grad=False)
 
 
-@torchsymbol(name="setitem")
+@torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
+    from thunder.torch.indexing import check_constant_key
+
+    check_constant_key(a, key)
     if isinstance(value, TensorProxy):
         check(value.device == a.device or value.ndim == 0,
               lambda: f"expected device {a.device} but got device {value.device}")

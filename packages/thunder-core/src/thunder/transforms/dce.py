@@ -1,5 +1,6 @@
 """Dead-code elimination: drops bound symbols none of whose outputs are used, unless they have side
-effects (tagged ``side_effect``) or produce nothing (checks). The sub-traces of a kept bound symbol (a
+effects (tagged ``side_effect``), may raise on tensor data (tagged ``data_checked``: index bounds) or produce
+nothing (checks). The sub-traces of a kept bound symbol (a
 cond's branches, a loop's body) are cleaned the same way, their outputs being their boundary."""
 
 from __future__ import annotations
@@ -8,7 +9,13 @@ from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
 
-__all__ = ["dce"]
+__all__ = ["dce", "may_raise_on_data"]
+
+
+def may_raise_on_data(bsym) -> bool:
+    """Whether ``bsym`` or its decomposition holds a prim whose kernel checks tensor data (an index out of
+    bounds): eager raises that error even when the result is unused, so the symbol stays."""
+    return "data_checked" in bsym.sym.tags or any(may_raise_on_data(s) for s in bsym.subsymbols)
 
 
 def dce(trace: TraceCtx) -> TraceCtx:
@@ -17,7 +24,8 @@ def dce(trace: TraceCtx) -> TraceCtx:
         kept = []
         for bsym in reversed(trace.bound_symbols):
             outs = bsym.flat_proxy_outs
-            needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs))
+            needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs)
+                      or may_raise_on_data(bsym))
             if needed:
                 kept.append(bsym.map_subtraces(dce))
                 live.update(a.name for a in bsym.flat_proxy_args)

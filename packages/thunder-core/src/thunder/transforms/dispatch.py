@@ -15,6 +15,7 @@ from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
 from thunder.extend import FusionExecutor
+from thunder.transforms.dce import may_raise_on_data
 
 __all__ = ["dispatch_to_executors", "tagged_symbol"]
 
@@ -58,7 +59,7 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
                 _lower(number_def if number_def.source is not None else number_def.replace(source=bsym.source),
                        executors, out)
             lowered = ex.lower(bsym)
-            kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags)
+            kept_tags = _KEPT_TAGS.intersection(bsym.sym.tags) | ({"data_checked"} if may_raise_on_data(bsym) else set())
             if kept_tags:  # what later transforms must know survives lowering (never drop or merge these)
                 lowered = [b.replace(sym=tagged_symbol(b.sym, kept_tags)) for b in lowered]
             out.extend(lowered)
