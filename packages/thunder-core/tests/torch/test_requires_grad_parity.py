@@ -24,6 +24,7 @@ CASES = {
     "mul_zero": lambda t: t * 0,
     "like_then_add": lambda t: torch.zeros_like(t) + t,
     "sum": lambda t: t.sum(),
+    "diagonal": lambda t: t.diagonal(),  # its subsymbols only compute sizes: it runs as one call
     "mixed_tuple": lambda t: (torch.ones_like(t), t.exp(), t.shape[0] * torch.full_like(t, 2)),
 }
 
@@ -49,3 +50,15 @@ def test_gradient_flows_around_a_like_op():
     t = torch.randn(3, requires_grad=True)
     thunder.jit(fn)(t).backward()
     torch.testing.assert_close(t.grad, torch.ones(3))
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("op", [lambda t: t.diagonal(), lambda t: t.diagonal(0, 1, 2), lambda t: t.mT.unfold(0, 1, 1),
+                                lambda t: torch.full_like(t, 2) * t])
+def test_gradients_of_ops_that_run_as_one_call(op, cache):
+    t = torch.randn(2, 2, 2, requires_grad=True)
+    expected = op(t)
+    got = thunder.jit(op, cache=cache)(t)
+    assert got.requires_grad == expected.requires_grad
+    g = torch.randn_like(expected)
+    torch.testing.assert_close(torch.autograd.grad(got, t, g), torch.autograd.grad(expected, t, g))

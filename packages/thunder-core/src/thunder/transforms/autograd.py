@@ -161,7 +161,7 @@ class _Differentiator:
         if b.subsymbols and inputs and outputs:
             # a composite whose differentiable outputs do not depend on its active inputs (full_like reads
             # only the shape): eager gives them requires_grad=False, and so do we
-            reached = _reached(b.subsymbols, {p.name for p in inputs})
+            reached = _reached_outputs(b, {p.name for p in inputs})
             outputs = [o for o in outputs if o.name in reached]
         if not inputs or not outputs or not self.grad_enabled or sid in nondifferentiable:
             self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
@@ -302,7 +302,7 @@ class _Differentiator:
         decomposition from the composite's inputs and differentiates that, so nothing inside it is saved."""
         self.emit(b)
         outs = list(b.flat_proxy_outs)
-        reached = _reached(b.subsymbols, self.active)
+        reached = _reached_outputs(b, self.active)
         self.active.update(o.name for o in outs if o.name in reached)
         # each input once: its cotangent below already sums every use inside the decomposition
         inputs = list({p.name: p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active}
@@ -418,20 +418,23 @@ def _walk(bsyms):
         yield from _walk(b.subsymbols)
 
 
-def _reached(bsyms, active) -> set[str]:
-    """Names of the differentiable values that ``bsyms`` compute from the names in ``active`` (data flow
-    through symbols that carry gradients), ``active`` included."""
+def _reached_outputs(b: BoundSymbol, active) -> set[str]:
+    """Names of ``b``'s differentiable outputs that its decomposition computes from the names in ``active``
+    (data flow through symbols that carry gradients). An output its subsymbols do not compute (they only check
+    arguments or compute sizes: ``b`` runs as one call) counts as reached."""
+    outs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
+    if not b.subsymbols:
+        return {o.name for o in outs}
     reached = set(active)
-    for s in bsyms:
+    made = set()
+    for s in b.subsymbols:
+        made.update(o.name for o in s.flat_proxy_outs)
         if s.sym.id in nondifferentiable:
             continue
         read = {p.name for p in s.flat_proxy_args if isinstance(p, TensorProxy)} & reached
-        if not read:
-            continue
-        inner = _reached(s.subsymbols, read) if s.subsymbols else None
-        reached.update(o.name for o in s.flat_proxy_outs
-                       if _differentiable_dtype(o) and (inner is None or o.name in inner))
-    return reached
+        if read:
+            reached |= _reached_outputs(s, read)
+    return {o.name for o in outs if o.name in reached or o.name not in made}
 
 
 def _cheap(b: BoundSymbol) -> bool:
