@@ -44,6 +44,15 @@ CASES = {
     "linear_0d_weight": ((r(2, 3), r()), lambda a, b: F.linear(a, b)),
     "linear_0d_input": ((r(), r(2, 3)), lambda a, b: F.linear(a, b)),
     "linear_mismatch": ((r(2, 3), r(4, 2)), lambda a, b: F.linear(a, b)),
+    "linear_1d_1d": ((r(3), r(1)), lambda a, b: F.linear(a, b)),
+    "linear_2d_1d": ((r(2, 3), r(2)), lambda a, b: F.linear(a, b)),
+    "linear_3d_1d": ((r(2, 2, 3), r(2)), lambda a, b: F.linear(a, b)),
+    "linear_1d_2d": ((r(3), r(2, 4)), lambda a, b: F.linear(a, b)),
+    "lerp_operand_order": ((r(2, 2), r(2, 2, 3)), lambda a, b: torch.lerp(a, b, 0.25)),
+    "lerp_weight": ((r(2, 3), r(4)), lambda a, b: torch.lerp(a, a, b)),
+    "addcmul_order": ((r(3), r(2, 2)), lambda a, b: torch.addcmul(a, b, b[:, :1].expand(2, 3))),
+    "addcdiv_order": ((r(2, 3), r(4)), lambda a, b: torch.addcdiv(a, b, a)),
+    "stack_ranks": ((r(2, 5, 3), r(3)), lambda a, b: torch.stack([a[0], b])),
     "amax_empty": ((r(2, 0),), lambda a: a.amax(1)),
     "amin_empty": ((r(0, 2),), lambda a: a.amin(0)),
     "max_empty": ((r(2, 0),), lambda a: a.max(1)),
@@ -64,14 +73,15 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_error_matches_eager(name):
+def test_error_matches_eager(name, cache):
     args, fn = CASES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(Exception) as eager:
             fn(*args)
         with pytest.raises(Exception) as got:
-            thunder.jit(fn)(*args)
+            thunder.jit(fn, cache=cache)(*args)
     assert type(got.value) is type(eager.value), got.value
     assert str(got.value) == str(eager.value)

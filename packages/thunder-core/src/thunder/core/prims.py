@@ -19,7 +19,7 @@ from thunder.core import dtypes
 from thunder.core.devices import to_device
 from thunder.core.errors import check
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, proxy_number, pyval
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims
+from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims
 from thunder.core.symbol import Symbol
 
 __all__ = ["all_prims", "make_prim", "ElementwiseKind"]
@@ -287,7 +287,7 @@ def _reshape_meta(a, shape):
     from thunder.core.shapes import numel
 
     _check_shape(shape, "prims.reshape")
-    check(numel(shape) == a.numel(), lambda: f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+    check(numel(shape) == a.numel(), lambda: f"shape '{as_ints(shape)}' is invalid for input of size {a.numel()}")
     return a.replace(shape=tuple(shape))
 
 
@@ -499,10 +499,20 @@ def _matmul_mismatch(a, b, batch) -> str:
 make_prim("matmul", _matmul_meta)
 
 
+def _linear_mismatch(a, w) -> str:
+    """Eager's message: linear is a dot, an mv (leading dims folded) or an mm with the weight transposed."""
+    k, n = a.shape[-1], w.shape[-1]
+    rows = math.prod(a.shape[:-1])
+    if w.ndim == 1 and a.ndim == 1:
+        return (f"inconsistent tensor size, expected tensor [{k}] and src [{n}] to have the same number of elements, "
+                f"but got {k} and {n} elements respectively")
+    if w.ndim == 1:
+        return f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})"
+    return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{w.shape[0]})"
+
+
 def _linear_meta(a, w, bias):
-    check(a.shape[-1] == w.shape[-1],
-          lambda: f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, (math.prod(a.shape[:-1]), a.shape[-1])))} "
-          f"and {w.shape[-1]}x{w.shape[0]})")
+    check(a.shape[-1] == w.shape[-1], lambda: _linear_mismatch(a, w))
     check(a.dtype is w.dtype, lambda: f"mat1 and mat2 must have the same dtype, but got {a.dtype} and {w.dtype}")
     shape = tuple(a.shape[:-1]) + ((w.shape[0],) if w.ndim == 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, w, bias))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from thunder.core.errors import check
 
-__all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg"]
+__all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg",
+           "as_ints"]
 
 
 def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
@@ -32,6 +33,13 @@ def canonicalize_dims(rank: int, dims) -> tuple[int, ...]:
     if isinstance(dims, int):
         dims = (dims,)
     return tuple(canonicalize_dim(rank, d) for d in dims)
+
+
+def as_ints(shape) -> list:
+    """A shape (or list of dims) as eager prints it in messages: the values of symbolic sizes, not proxies."""
+    from thunder.core.proxies import pyval
+
+    return [pyval(d) for d in shape]
 
 
 def numel(shape):

@@ -13,7 +13,7 @@ from thunder.core import dtypes, prims
 from thunder.core.devices import cpu, to_device
 from thunder.core.errors import check
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import normalize_shape_arg
+from thunder.core.shapes import as_ints, normalize_shape_arg
 from thunder.torch.registry import register_method, torchsymbol
 
 
@@ -29,7 +29,7 @@ def _device(device):
 def _full(shape, fill_value, dtype, device):
     shape = tuple(shape)
     for d in shape:
-        check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {list(shape)}")
+        check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {as_ints(shape)}")
     dtype = dtypes.float32 if dtype is None else dtypes.to_dtype(dtype)
     return prims.full(shape, fill_value, device=_device(device), dtype=dtype)
 

@@ -12,7 +12,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import broadcast_shapes, canonicalize_dim
+from thunder.core.shapes import as_ints, broadcast_shapes, canonicalize_dim
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
 from thunder.torch.creation import constant_tensor
@@ -182,7 +182,7 @@ def gather(a, dim, index, *, sparse_grad=False):
     dim = canonicalize_dim(a.ndim, dim)
     for d in range(a.ndim):
         check(d == dim or index.shape[d] <= a.shape[d], lambda: f"Size does not match at dimension {d} expected index "
-              f"{list(index.shape)} to be no larger than self {list(a.shape)} apart from dimension {dim}")
+              f"{as_ints(index.shape)} to be no larger than self {as_ints(a.shape)} apart from dimension {dim}")
     # take_along_axis needs equal sizes apart from `dim`: cut the input down to the index.
     starts, ends = [0] * a.ndim, [index.shape[d] if d != dim else a.shape[d] for d in range(a.ndim)]
     if ends != list(a.shape):

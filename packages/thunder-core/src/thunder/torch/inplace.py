@@ -16,6 +16,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
+from thunder.core.shapes import as_ints, broadcast_shapes
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
 from thunder.torch.registry import language_symbols, torchsymbol
@@ -61,18 +62,27 @@ def scatter_add(a, dim, index, src):
     return _like(a)
 
 
+def _broadcast_check(*operands) -> None:
+    """Eager broadcasts a fused op's operands in argument order; the decomposition's order differs, and so
+    would the message of a mismatch."""
+    broadcast_shapes(*[x.shape for x in operands if isinstance(x, TensorProxy)])
+
+
 @torchsymbol(torch.lerp, torch.Tensor.lerp, method="lerp")
 def lerp(a, end, weight):
+    _broadcast_check(a, end, weight)
     return ew.add(a, ew.mul(weight, ew.sub(end, a)))
 
 
 @torchsymbol(torch.addcmul, torch.Tensor.addcmul, method="addcmul")
 def addcmul(a, tensor1, tensor2, *, value=1):
+    _broadcast_check(a, tensor1, tensor2)
     return ew.add(a, ew.mul(ew.mul(tensor1, tensor2), value))
 
 
 @torchsymbol(torch.addcdiv, torch.Tensor.addcdiv, method="addcdiv")
 def addcdiv(a, tensor1, tensor2, *, value=1):
+    _broadcast_check(a, tensor1, tensor2)
     return ew.add(a, ew.mul(ew.div(tensor1, tensor2), value))
 
 
@@ -108,7 +118,7 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
           f"{_torch_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
-              lambda: f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(result.shape)}")
+              lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(result.shape)}")
         result = ew.expand_to(result, a.shape)
     if result.device != a.device:
         result = prims.device_put(result, a.device)

@@ -10,7 +10,7 @@ import torch
 from thunder.core import prims
 from thunder.core.errors import check
 from thunder.core.proxies import IntegerProxy, TensorProxy
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
+from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
 from thunder.torch.promotion import promote_types
 from thunder.torch.registry import register_method, torchsymbol
 
@@ -32,9 +32,9 @@ def infer_shape(a: TensorProxy, shape) -> tuple:
         known = numel([d for d in shape if d != -1])
         total = a.numel()
         check(known != 0 and total % known == 0,
-              lambda: f"shape '{list(shape)}' is invalid for input of size {total}")
+              lambda: f"shape '{as_ints(shape)}' is invalid for input of size {total}")
         shape = shape[: holes[0]] + (total // known,) + shape[holes[0] + 1:]
-    check(numel(shape) == a.numel(), lambda: f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+    check(numel(shape) == a.numel(), lambda: f"shape '{as_ints(shape)}' is invalid for input of size {a.numel()}")
     return shape
 
 
@@ -84,7 +84,7 @@ def unflatten(a, dim, sizes):
     if holes:
         known = numel([s for s in sizes if s != -1])
         sizes = sizes[: holes[0]] + (a.shape[dim] // known,) + sizes[holes[0] + 1:]
-    check(numel(sizes) == a.shape[dim], lambda: f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+    check(numel(sizes) == a.shape[dim], lambda: f"unflatten: Provided sizes {as_ints(sizes)} don't multiply up to the "
           f"size of dim {dim} ({a.shape[dim]}) in the input tensor")
     return prims.reshape(a, tuple(a.shape[:dim]) + sizes + tuple(a.shape[dim + 1:]))
 
@@ -154,7 +154,7 @@ def squeeze(a, dim=None):
 
 def expand_shape(a, sizes) -> tuple:
     sizes = tuple(sizes)
-    check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{list(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
+    check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{as_ints(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
           "the number of sizes provided must be greater or equal to the number of dimensions in the tensor")
     offset = len(sizes) - a.ndim
     out = []
@@ -169,7 +169,7 @@ def expand_shape(a, sizes) -> tuple:
             out.append(d)
             continue
         check(d == 1 or d == s, lambda: f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
-              f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(a.shape)}")
+              f"non-singleton dimension {i}.  Target sizes: {as_ints(sizes)}.  Tensor sizes: {as_ints(a.shape)}")
         out.append(s)
     return tuple(out)
 
@@ -295,8 +295,8 @@ def stack(tensors, dim=0):
     _check_tensor_list(tensors, "stack")
     shape = tensors[0].shape
     for i, t_ in enumerate(tensors):
-        check(t_.shape == shape, lambda: f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
-              f"and {list(t_.shape)} at entry {i}")
+        check(t_.shape == shape, lambda: f"stack expects each tensor to be equal size, but got {as_ints(shape)} at entry 0 "
+              f"and {as_ints(t_.shape)} at entry {i}")
     dim = canonicalize_dim(len(shape) + 1, dim)
     return cat([unsqueeze(t_, dim) for t_ in tensors], dim)
 
@@ -305,10 +305,10 @@ def stack(tensors, dim=0):
 def movedim(a, source, destination):
     src = canonicalize_dims(a.ndim, source)
     dst = canonicalize_dims(a.ndim, destination)
-    check(len(src) == len(dst), lambda: f"movedim: Invalid source or destination dims: source ({list(src)} dims) "
-          f"should contain the same number of dims as destination ({list(dst)} dims)")
-    check(len(set(src)) == len(src), lambda: f"movedim: repeated dim in `source` ({list(source)})")
-    check(len(set(dst)) == len(dst), lambda: f"movedim: repeated dim in `destination` ({list(destination)})")
+    check(len(src) == len(dst), lambda: f"movedim: Invalid source or destination dims: source ({as_ints(src)} dims) "
+          f"should contain the same number of dims as destination ({as_ints(dst)} dims)")
+    check(len(set(src)) == len(src), lambda: f"movedim: repeated dim in `source` ({as_ints(source)})")
+    check(len(set(dst)) == len(dst), lambda: f"movedim: repeated dim in `destination` ({as_ints(destination)})")
     perm = [-1] * a.ndim
     for s, d in zip(src, dst):
         perm[d] = s
