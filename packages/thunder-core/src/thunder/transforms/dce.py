@@ -5,6 +5,7 @@ cond's branches, a loop's body) are cleaned the same way, their outputs being th
 
 from __future__ import annotations
 
+from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
@@ -13,9 +14,14 @@ __all__ = ["dce", "may_raise_on_data"]
 
 
 def may_raise_on_data(bsym) -> bool:
-    """Whether ``bsym`` or its decomposition holds a prim whose kernel checks tensor data (an index out of
-    bounds): eager raises that error even when the result is unused, so the symbol stays."""
-    return "data_checked" in bsym.sym.tags or any(may_raise_on_data(s) for s in bsym.subsymbols)
+    """Whether ``bsym`` or its decomposition holds a symbol whose kernel checks tensor data (an index out of
+    bounds): eager raises that error even when the result is unused, so the symbol stays. Only index tensors
+    (integer tensors after the first argument) carry such data: ``v[..., ::2] = 0`` has none."""
+    if "data_checked" in bsym.sym.tags and any(
+            isinstance(p, TensorProxy) and dtypes.is_integer_dtype(p.dtype)
+            for p in tree_flatten((bsym.args[1:], bsym.kwargs))[0]):
+        return True
+    return any(may_raise_on_data(s) for s in bsym.subsymbols)
 
 
 def dce(trace: TraceCtx) -> TraceCtx:
