@@ -118,3 +118,16 @@ def test_in_bounds_data_then_out_of_bounds_data(name):
         fn(t, BAD_INDEX)
     with pytest.raises(type(eager.value)):
         jfn(t, BAD_INDEX)
+
+
+@pytest.mark.parametrize("fn", [lambda t: t[None, 1:][[0, 1]], lambda t: t[None, 1:][[0, 1]].sum(),
+                                lambda t: t[None, 1:].clone().__setitem__([0, 1], 1)])
+def test_constant_index_into_an_empty_tensor_is_not_checked(fn):
+    """Eager's index kernels check nothing when there is nothing to gather (fuzzer seed 29)."""
+    t = torch.randn(1)
+    expected = fn(t)
+    got = thunder.jit(fn)(t)
+    if expected is None:
+        assert got is None
+    else:
+        torch.testing.assert_close(got, expected)

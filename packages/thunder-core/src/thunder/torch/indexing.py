@@ -52,6 +52,12 @@ def _as_index_tensor(x, device):
     return constant_tensor(x, dtypes.int64, device)
 
 
+def _has_elements(a, key) -> bool:
+    """Eager's index kernels check bounds only when there is something to gather or scatter: a tensor with
+    an empty dim, or an empty list in the key, checks nothing (conservatively: any empty dim)."""
+    return all(d != 0 for d in a.shape) and all(len(k) > 0 for k in key if isinstance(k, list))
+
+
 def _check_constant_bounds(index: list, size, dim) -> None:
     """Eager's bounds check for a list of ints (known now, unlike an index tensor's values)."""
     flat = list(index)
@@ -86,7 +92,7 @@ def check_constant_key(a, key) -> None:
                   IndexError)
             a_dim += 1
         else:
-            if isinstance(k, list):
+            if isinstance(k, list) and _has_elements(a, key):
                 _check_constant_bounds(k, a.shape[a_dim], advanced)
             advanced += not isinstance(k, slice)
             a_dim += 1
@@ -126,8 +132,8 @@ def getitem(a, key):
             out = _slice(out, dim, k)
             dim += 1
         else:
-            if isinstance(k, list):  # eager's message names the position among the advanced indices
-                _check_constant_bounds(k, out.shape[dim], len(advanced))
+            if isinstance(k, list) and _has_elements(out, key):  # eager's message names the position among
+                _check_constant_bounds(k, out.shape[dim], len(advanced))  # the advanced indices
             advanced[dim] = _as_index_tensor(k, a.device)
             dim += 1
     if not advanced:
