@@ -32,7 +32,6 @@ PROGRAM = Program(seed=10029,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='mismatch: exception message of RuntimeError: The size of tensor a (N) must match the size of tensor b (N) at non-singleton dimension N eager: Sizes of tensors must match ')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -28,7 +28,6 @@ PROGRAM = Program(seed=10629,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='mismatch: exception message of RuntimeError: matN and matN shapes cannot be multiplied (NxN and NxN), eager: Expected size for first two dimensions of batchN tensor to be')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

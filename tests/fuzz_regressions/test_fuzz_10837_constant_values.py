@@ -31,7 +31,6 @@ PROGRAM = Program(seed=10837,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='mismatch: no exception, eager IndexError: index N is out of bounds for dimension N with size N')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

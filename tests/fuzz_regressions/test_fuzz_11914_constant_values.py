@@ -32,7 +32,6 @@ PROGRAM = Program(seed=11914,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='crash: RuntimeError: both arguments to matmul need to be at least ND, but they are ND and ND')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

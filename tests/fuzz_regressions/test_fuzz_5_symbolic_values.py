@@ -26,7 +26,6 @@ PROGRAM = Program(seed=5,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason="crash: TypeError: 'IntegerProxy' object is not iterable")
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='symbolic values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -20,7 +20,7 @@ from thunder.core import dtypes
 from thunder.core.devices import to_device
 from thunder.core.errors import check
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, proxy_number, pyval
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims
+from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims
 from thunder.core.symbol import Symbol
 
 __all__ = ["all_prims", "make_prim", "ElementwiseKind"]
@@ -330,7 +330,7 @@ def _reshape_meta(a, shape):
     from thunder.core.shapes import numel
 
     _check_shape(shape, "prims.reshape")
-    check(numel(shape) == a.numel(), lambda: f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+    check(numel(shape) == a.numel(), lambda: f"shape '{as_ints(shape)}' is invalid for input of size {a.numel()}")
     return a.replace(shape=tuple(shape))
 
 
@@ -375,12 +375,12 @@ def _cat_meta(tensors, dim):
     t0 = tensors[0]
     dim = canonicalize_dim(t0.ndim, dim)
     size = 0
-    for t in tensors:
+    for n, t in enumerate(tensors):
         check(t.ndim == t0.ndim, lambda: f"Tensors must have same number of dimensions: got {t0.ndim} and {t.ndim}")
         check(t.dtype is t0.dtype and t.device == t0.device, "prims.cat: tensors must share dtype and device")
         for i, (x, y) in enumerate(zip(t.shape, t0.shape)):
             check(i == dim or x == y, lambda: f"Sizes of tensors must match except in dimension {dim}. "
-                  f"Expected size {y} but got size {x} for tensor number {tensors.index(t)} in the list.")
+                  f"Expected size {y} but got size {x} for tensor number {n} in the list.")
         size = size + t.shape[dim]
     shape = list(t0.shape)
     shape[dim] = size
@@ -398,6 +398,11 @@ def _flip_meta(a, dims):
 make_prim("flip", _flip_meta, tags=("shape",))
 
 
+# The kernels of these prims check their index tensors' values (in bounds) and raise as eager does: the values
+# are data, unknown at trace time, so dead-code elimination keeps them (eager raises even when the result is unused)
+DATA_CHECKED = ("data_checked",)
+
+
 def _take_meta(a, indices, dim):
     dim = canonicalize_dim(a.ndim, dim)
     check(dtypes.is_integer_dtype(indices.dtype), lambda: f"index must be an integer tensor, got {indices.dtype}",
@@ -408,7 +413,7 @@ def _take_meta(a, indices, dim):
     return a.replace(shape=tuple(shape))
 
 
-make_prim("take", _take_meta)
+make_prim("take", _take_meta, tags=DATA_CHECKED)
 
 
 def _take_along_axis_meta(a, indices, dim):
@@ -417,7 +422,7 @@ def _take_along_axis_meta(a, indices, dim):
     return a.replace(shape=indices.shape)
 
 
-make_prim("take_along_axis", _take_along_axis_meta)
+make_prim("take_along_axis", _take_along_axis_meta, tags=DATA_CHECKED)
 
 
 def _index_meta(a, indices):
@@ -443,7 +448,7 @@ def _index_meta(a, indices):
     return a.replace(shape=tuple(shape))
 
 
-make_prim("index", _index_meta)
+make_prim("index", _index_meta, tags=DATA_CHECKED)
 
 
 # Scatters: the gradients of the gathers above (take, take_along_axis, index) accumulate into zeros.
@@ -460,9 +465,9 @@ def _index_put_meta(a, indices, values, accumulate):
     return a.replace()
 
 
-make_prim("index_add", _scatter_meta)  # out = a; out.index_select(dim, index) += source (index 1-D)
-make_prim("scatter_add", _scatter_meta)  # out = a; out[.., index[i], ..] += source[i] along dim
-make_prim("index_put", _index_put_meta)  # out = a; out[indices] = (or +=) values; indices as for prims.index
+make_prim("index_add", _scatter_meta, tags=DATA_CHECKED)  # out = a; out.index_select(dim, index) += source (index 1-D)
+make_prim("scatter_add", _scatter_meta, tags=DATA_CHECKED)  # out = a; out[.., index[i], ..] += source[i] along dim
+make_prim("index_put", _index_put_meta, tags=DATA_CHECKED)  # out = a; out[indices] = (or +=) values; indices as for prims.index
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,27 +516,46 @@ def _matmul_meta(a, b):
               "respectively")
         shape = ()
     else:
-        ka = a.shape[-1]
-        kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
-        check(ka == kb, lambda: f"mat1 and mat2 shapes cannot be multiplied ({_mat_str(a)} and {_mat_str(b)})")
         from thunder.core.shapes import broadcast_shapes
 
+        ka = a.shape[-1]
+        kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        check(ka == kb, lambda: _matmul_mismatch(a, b, batch))
         shape = tuple(batch) + (a.shape[-2:-1] if a.ndim >= 2 else ()) + (b.shape[-1:] if b.ndim >= 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, b))
 
 
-def _mat_str(t):
-    return "x".join(str(s) for s in (t.shape if t.ndim == 2 else (-1, t.shape[-1])))
+def _matmul_mismatch(a, b, batch) -> str:
+    """Eager's message for mismatched inner sizes, which names the kernel eager lowers matmul to: mv or mm of
+    ``a`` with its leading dims folded, else bmm over the broadcast batch."""
+    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
+    rows = math.prod(a.shape[:-1])
+    if b.ndim == 1:
+        return f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})"
+    if b.ndim == 2:
+        return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and {kb}x{b.shape[-1]})"
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{math.prod(batch)}, {ka}] but got: "
+            f"[{math.prod(batch)}, {kb}].")
 
 
 make_prim("matmul", _matmul_meta)
 
 
+def _linear_mismatch(a, w) -> str:
+    """Eager's message: linear is a dot, an mv (leading dims folded) or an mm with the weight transposed."""
+    k, n = a.shape[-1], w.shape[-1]
+    rows = math.prod(a.shape[:-1])
+    if w.ndim == 1 and a.ndim == 1:
+        return (f"inconsistent tensor size, expected tensor [{k}] and src [{n}] to have the same number of elements, "
+                f"but got {k} and {n} elements respectively")
+    if w.ndim == 1:
+        return f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})"
+    return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{w.shape[0]})"
+
+
 def _linear_meta(a, w, bias):
-    check(a.shape[-1] == w.shape[-1],
-          lambda: f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, (math.prod(a.shape[:-1]), a.shape[-1])))} "
-          f"and {w.shape[-1]}x{w.shape[0]})")
+    check(a.shape[-1] == w.shape[-1], lambda: _linear_mismatch(a, w))
     check(a.dtype is w.dtype, lambda: f"mat1 and mat2 must have the same dtype, but got {a.dtype} and {w.dtype}")
     shape = tuple(a.shape[:-1]) + ((w.shape[0],) if w.ndim == 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, w, bias))

@@ -6,13 +6,15 @@ import operator
 
 from thunder.core.errors import check
 
-__all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg"]
+__all__ = ["canonicalize_dim", "canonicalize_dims", "numel", "broadcast_shapes", "is_shape", "normalize_shape_arg",
+           "as_ints"]
 
 
 def canonicalize_dim(rank: int, dim: int, wrap_scalar: bool = True) -> int:
     """A dim in [-rank, rank) -> [0, rank); a 0-d tensor accepts dims -1 and 0, as in PyTorch. A dim decides the
     result's layout, so a symbolic one (a module's ``self.dim`` under symbolic values) is taken by value: the
-    trace is constrained to it."""
+    trace is constrained to it (``x.sum(n % x.dim())`` with a symbolic ``n`` too; another value gets its own
+    trace)."""
     dim = operator.index(dim)
     bound = max(rank, 1) if wrap_scalar else rank
     check(
@@ -27,6 +29,13 @@ def canonicalize_dims(rank: int, dims) -> tuple[int, ...]:
     if not isinstance(dims, (tuple, list)):
         dims = (dims,)
     return tuple(canonicalize_dim(rank, d) for d in dims)
+
+
+def as_ints(shape) -> list:
+    """A shape (or list of dims) as eager prints it in messages: the values of symbolic sizes, not proxies."""
+    from thunder.core.proxies import pyval
+
+    return [pyval(d) for d in shape]
 
 
 def numel(shape):

@@ -199,6 +199,21 @@ class BoundSymbol:
                 found.extend(sub.number_definitions())
         return found
 
+    def may_raise_on_data(self) -> bool:
+        """Whether this symbol or its decomposition holds a symbol whose kernel checks tensor data (an index out
+        of bounds): eager raises that error even when the result is unused, so dead-code elimination keeps it
+        and lowering keeps the ``data_checked`` tag. Only index tensors (integer tensors after the first
+        argument) carry such data: ``v[..., ::2] = 0`` has none."""
+        from thunder.core import dtypes
+        from thunder.core.proxies import TensorProxy
+        from thunder.core.pytree import tree_flatten
+
+        if "data_checked" in self.sym.tags and any(
+                isinstance(p, TensorProxy) and dtypes.is_integer_dtype(p.dtype)
+                for p in tree_flatten((self.args[1:], self.kwargs))[0]):
+            return True
+        return any(s.may_raise_on_data() for s in self.subsymbols)
+
 
 _tagged_symbols: dict = {}
 

@@ -53,6 +53,11 @@ def take(a, indices, dim):
     return torch.index_select(a, dim, indices.reshape(-1)) if indices.ndim == 0 else torch.index_select(a, dim, indices)
 
 
+def take_along_axis(a, indices, dim):
+    # torch.take_along_dim takes only int64 indices; the prim (like torch.gather) takes any integer dtype
+    return torch.take_along_dim(a, indices if indices.dtype == torch.int64 else indices.long(), dim)
+
+
 def index(a, indices):
     return a[tuple(slice(None) if i is None else i for i in indices)]
 

@@ -91,7 +91,7 @@ _OTHER_PRIMS = {
     "cat": "torch.cat",
     "flip": "torch.flip",
     "take": "thunder.executors.torch_impls.take",
-    "take_along_axis": "torch.take_along_dim",
+    "take_along_axis": "thunder.executors.torch_impls.take_along_axis",
     "index": "thunder.executors.torch_impls.index",
     "index_add": "torch.index_add",
     "scatter_add": "torch.scatter_add",

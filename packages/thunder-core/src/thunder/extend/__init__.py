@@ -116,7 +116,7 @@ class Executor:
 
     def lower(self, bsym: BoundSymbol) -> list[BoundSymbol]:
         """The executor-level bound symbols that compute ``bsym``'s outputs (callers lower through
-        :func:`lower_keeping_tags`, which carries the side-effect and randomness tags)."""
+        :func:`lower_keeping_tags`, which carries the side-effect, randomness and data-checked tags)."""
         impl = self.implmap[bsym.sym.id]
         if impl.symbol is not None:
             args, kwargs = self.translate_args(bsym.args, bsym.kwargs)
@@ -267,16 +267,18 @@ def resolve_executors(executors) -> tuple[Executor, ...]:
 
 
 # tags later transforms must see on whatever an executor lowers a symbol to: dead-code elimination and CSE never
-# drop or merge these
+# drop or merge these (``data_checked`` is added where the data is index data)
 _KEPT_TAGS = frozenset({"side_effect", "random"})
 
 
 def lower_keeping_tags(executor: Executor, bsym: BoundSymbol) -> list[BoundSymbol]:
-    """``executor.lower(bsym)``, with ``bsym``'s side-effect and randomness tags on every lowered symbol. Use it
-    wherever a symbol is lowered (dispatch, a fusion pass handing a symbol back to another executor): an
-    in-place copy lowered without its tag is dead code to the next pass."""
+    """``executor.lower(bsym)``, with ``bsym``'s side-effect and randomness tags on every lowered symbol, and
+    ``data_checked`` where its kernels check index data (:meth:`BoundSymbol.may_raise_on_data`). Use it wherever
+    a symbol is lowered (dispatch, a fusion pass handing a symbol back to another executor): an in-place copy
+    lowered without its tag is dead code to the next pass, and so is a gather whose out-of-bounds error eager
+    raises even when its result is unused."""
     lowered = executor.lower(bsym)
-    kept = _KEPT_TAGS.intersection(bsym.sym.tags)
+    kept = _KEPT_TAGS.intersection(bsym.sym.tags) | ({"data_checked"} if bsym.may_raise_on_data() else set())
     if kept:
         lowered = [b.replace(sym=tagged_symbol(b.sym, kept)) for b in lowered]
     return lowered

@@ -15,7 +15,7 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims
 from thunder.grad.registry import register_grad
 
-__all__ = ["zeros_like", "sum_to_shape"]
+__all__ = ["zeros_like", "sum_to_shape", "times_two_over"]
 
 
 def _tensor(x) -> bool:
@@ -428,6 +428,14 @@ _extremum_reduction_grad(prims.amax)
 _extremum_reduction_grad(prims.amin)
 
 
+def times_two_over(x: TensorProxy, dof) -> TensorProxy:
+    """``x * (2 / dof)``, var's gradient scale; no degrees of freedom (dof <= 0) gives eager's inf (nan where x is
+    0). A symbolic ``dof`` may be 0 at run time, so it divides the tensor rather than the number 2."""
+    if not isinstance(dof, int):
+        return prims.div(prims.mul(x, 2.0), dof)
+    return prims.mul(x, 2.0 / dof if dof > 0 else float("inf"))
+
+
 @register_grad(prims.var)
 def _var_grad(a, dims, *, correction):
     out = prims.var(a, dims, correction=correction)
@@ -438,8 +446,7 @@ def _var_grad(a, dims, *, correction):
             n = n * a.shape[d]
         mean = _unreduce(prims.div(prims.sum(a, dims), n), a, dims)
         dof = n - correction
-        scale = 2.0 / dof if not (isinstance(dof, int) and dof <= 0) else float("inf")
-        return prims.mul(prims.mul(_unreduce(g, a, dims), prims.sub(a, mean)), scale), None
+        return times_two_over(prims.mul(_unreduce(g, a, dims), prims.sub(a, mean)), dof), None
 
     return out, backward
 

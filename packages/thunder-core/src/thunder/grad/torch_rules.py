@@ -14,13 +14,16 @@ from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim
-from thunder.grad.prim_rules import sum_to_shape
+from thunder.grad.prim_rules import sum_to_shape, times_two_over
 from thunder.grad.registry import register_grad, register_nondifferentiable
 
 __all__ = []
 
 # ``detach`` is an alias autograd does not track
 register_nondifferentiable(ltorch.detach)
+# random tensors shaped like their input read only its metadata (eager: requires_grad=False); the composites
+# (full_like, zeros_like...) need no entry, their decompositions read no input data
+register_nondifferentiable(ltorch.rand_like, ltorch.randn_like, ltorch.randint_like, ltorch.multinomial)
 
 
 def _tensor(x) -> bool:
@@ -36,14 +39,15 @@ def _linear_grad(input, weight, bias=None):
     out = ltorch.linear(input, weight, bias)
 
     def backward(g):
-        grads = {"input": ltorch.matmul(g, weight)}
         if weight.ndim == 2:
+            grads = {"input": ltorch.matmul(g, weight)}
             # sizes from the forward's proxies: the cotangent's may be numbers made inside a backward decomposition
             # (a cat's summed size), which the dispatched backward does not define
             g2 = ltorch.reshape(g, (-1, weight.shape[0])) if g.ndim != 2 else g
             x2 = ltorch.reshape(input, (-1, input.shape[-1])) if input.ndim != 2 else input
             grads["weight"] = ltorch.matmul(ltorch.t(g2), x2)
-        else:  # one output feature
+        else:  # one output feature: out = (input * weight).sum(-1)
+            grads = {"input": ltorch.mul(ltorch.unsqueeze(g, -1), weight)}
             grads["weight"] = ltorch.sum(ltorch.mul(ltorch.unsqueeze(g, -1), input), tuple(range(input.ndim - 1))) \
                 if input.ndim > 1 else ltorch.mul(g, input)
         if _tensor(bias):
@@ -297,8 +301,7 @@ def _std_backward(g_std, std, a, dim, unbiased, keepdim, correction):
         gv = prims.reshape(gv, tuple(1 if i in dims else size for i, size in enumerate(a.shape)))
     centered = ltorch.sub(x, ltorch.mean(x, dims, keepdim=True))
     dof = n - _correction(unbiased, correction)
-    return ltorch.mul(ltorch.mul(gv, centered), 2.0 / dof if not (isinstance(dof, int) and dof <= 0) else math.inf), \
-        dims, n, cdt
+    return times_two_over(ltorch.mul(gv, centered), dof), dims, n, cdt
 
 
 @_fused(ltorch.std)

@@ -14,7 +14,7 @@ from thunder.core import dtypes, prims
 from thunder.core.devices import cpu, to_device
 from thunder.core.errors import check
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import normalize_shape_arg
+from thunder.core.shapes import as_ints, normalize_shape_arg
 from thunder.torch import elementwise as ew
 from thunder.core.proxies import torch_function_table
 from thunder.torch.promotion import default_complex_dtype, default_float_dtype, python_number_dtype
@@ -32,9 +32,14 @@ def _device(device):
 def _full(shape, fill_value, dtype, device):
     shape = tuple(shape)
     for d in shape:
-        check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {list(shape)}")
+        check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {as_ints(shape)}")
     dtype = default_float_dtype() if dtype is None else dtypes.to_dtype(dtype)
     return prims.full(shape, fill_value, device=_device(device), dtype=dtype)
+
+
+def _check_size_given(name, size) -> None:
+    # torch.ones(*()) is eager's TypeError (torch.ones(()) is a 0-d tensor)
+    check(len(size) > 0, lambda: f'{name}() missing 1 required positional arguments: "size"', TypeError)
 
 
 # Keyword arguments that change nothing in a trace (layout, pinning, requires_grad...) are accepted and ignored.
@@ -42,16 +47,19 @@ def _full(shape, fill_value, dtype, device):
 
 @torchsymbol(torch.zeros, method=())
 def zeros(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    _check_size_given("zeros", size)
     return _full(normalize_shape_arg(size), 0, dtype, device)
 
 
 @torchsymbol(torch.ones, method=())
 def ones(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+    _check_size_given("ones", size)
     return _full(normalize_shape_arg(size), 1, dtype, device)
 
 
 @torchsymbol(torch.empty, method=())
 def empty(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False, memory_format=None):
+    _check_size_given("empty", size)
     return _full(normalize_shape_arg(size), 0, dtype, device)
 
 

@@ -6,7 +6,7 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import NumberProxy, TensorProxy
+from thunder.core.proxies import BoolProxy, NumberProxy, TensorProxy
 from thunder.core.shapes import broadcast_shapes
 from thunder.torch.promotion import Promotion, result_dtypes
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
@@ -163,9 +163,24 @@ def add(a, b, *, alpha=None):
 
 @torchsymbol(torch.sub, torch.subtract, torch.Tensor.sub, torch.Tensor.subtract, method=("sub", "subtract", "__sub__"))
 def sub(a, b, *, alpha=None):
+    _check_no_bool_subtraction(a, b)
     if alpha is not None:
         b = b * alpha
     return elementwise(prims.sub, a, b)
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, bool) or isinstance(x, BoolProxy) or (isinstance(x, TensorProxy) and x.dtype is dtypes.bool8)
+
+
+def _check_no_bool_subtraction(a, b) -> None:
+    """Eager's check (its kernel's, so it holds even when the difference is never used)."""
+    if not (isinstance(a, TensorProxy) or isinstance(b, TensorProxy)):
+        return
+    check(not (_is_bool(a) and _is_bool(b)), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+          "Use the `^` or `logical_xor()` operator instead.")
+    check(not (_is_bool(a) or _is_bool(b)), "Subtraction, the `-` operator, with a bool tensor is not supported. "
+          "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 @torchsymbol(method="__rsub__")

@@ -12,7 +12,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import broadcast_shapes, canonicalize_dim
+from thunder.core.shapes import as_ints, broadcast_shapes, canonicalize_dim
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
 from thunder.torch.creation import constant_tensor
@@ -52,6 +52,53 @@ def _as_index_tensor(x, device):
     return constant_tensor(x, dtypes.int64, device)
 
 
+def _has_elements(a, key) -> bool:
+    """Eager's index kernels check bounds only when there is something to gather or scatter: a tensor with
+    an empty dim, or an empty list in the key, checks nothing (conservatively: any empty dim)."""
+    return all(d != 0 for d in a.shape) and all(len(k) > 0 for k in key if isinstance(k, list))
+
+
+def _check_constant_bounds(index: list, size, dim) -> None:
+    """Eager's bounds check for a list of ints (known now, unlike an index tensor's values)."""
+    flat = list(index)
+    if flat and all(isinstance(v, bool) for v in flat):
+        return  # a mask
+    while any(isinstance(v, (list, tuple)) for v in flat):
+        flat = [y for v in flat for y in (v if isinstance(v, (list, tuple)) else (v,))]
+    for v in flat:
+        if _is_int(v):
+            check(-size <= v < size, lambda: f"index {v} is out of bounds for dimension {dim} with size {size}",
+                  IndexError)
+
+
+def check_constant_key(a, key) -> None:
+    """The bounds eager checks for the ints and int lists of an index ``a[key] = ...`` (for __setitem__, which
+    runs as one call: its result may be unused, and eager raises anyway)."""
+    key = _normalize_key(key)
+    consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
+    a_dim = out_dim = 0  # dim of a, dim of the indexed result (the one eager's message for an int names)
+    advanced = 0  # lists and tensors so far: eager's message for a list names its position among them
+    for k in key:
+        if a_dim >= a.ndim and k is not None and k is not Ellipsis and not isinstance(k, bool):
+            return  # too many indices: eager's own error, from the kernel
+        if k is Ellipsis:
+            a_dim += a.ndim - consumed
+            out_dim += a.ndim - consumed
+        elif k is None or isinstance(k, bool):
+            out_dim += 1
+        elif _is_int(k):
+            size = a.shape[a_dim]
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {out_dim} with size {size}",
+                  IndexError)
+            a_dim += 1
+        else:
+            if isinstance(k, list) and _has_elements(a, key):
+                _check_constant_bounds(k, a.shape[a_dim], advanced)
+            advanced += not isinstance(k, slice)
+            a_dim += 1
+            out_dim += 1
+
+
 @torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
 def getitem(a, key):
     key = _normalize_key(key)
@@ -85,6 +132,8 @@ def getitem(a, key):
             out = _slice(out, dim, k)
             dim += 1
         else:
+            if isinstance(k, list) and _has_elements(out, key):  # eager's message names the position among
+                _check_constant_bounds(k, out.shape[dim], len(advanced))  # the advanced indices
             advanced[dim] = _as_index_tensor(k, a.device)
             dim += 1
     if not advanced:
@@ -139,7 +188,7 @@ def gather(a, dim, index, *, sparse_grad=False):
     dim = canonicalize_dim(a.ndim, dim)
     for d in range(a.ndim):
         check(d == dim or index.shape[d] <= a.shape[d], lambda: f"Size does not match at dimension {d} expected index "
-              f"{list(index.shape)} to be no larger than self {list(a.shape)} apart from dimension {dim}")
+              f"{as_ints(index.shape)} to be no larger than self {as_ints(a.shape)} apart from dimension {dim}")
     # take_along_axis needs equal sizes apart from `dim`: cut the input down to the index.
     starts, ends = [0] * a.ndim, [index.shape[d] if d != dim else a.shape[d] for d in range(a.ndim)]
     if ends != list(a.shape):

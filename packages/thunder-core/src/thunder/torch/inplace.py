@@ -16,6 +16,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy, tensor_methods
+from thunder.core.shapes import as_ints, broadcast_shapes
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
 from thunder.torch.randomness import RANDOM_FILLS, random_fill_like
@@ -36,7 +37,7 @@ def clone(a, *, memory_format=None):
     return _like(a)
 
 
-@torchsymbol(torch.index_copy, torch.Tensor.index_copy, method="index_copy")
+@torchsymbol(torch.index_copy, torch.Tensor.index_copy, method="index_copy", tags=prims.DATA_CHECKED)
 def index_copy(a, dim, index, source):
     check(dtypes.is_integer_dtype(index.dtype), "index_copy_(): Expected a long tensor for index", IndexError)
     check(source.dtype is a.dtype, lambda: f"index_copy_(): self and source expected to have the same dtype, but got "
@@ -44,36 +45,45 @@ def index_copy(a, dim, index, source):
     return _like(a)
 
 
-@torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add")
+@torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add", tags=prims.DATA_CHECKED)
 def index_add(a, dim, index, source, *, alpha=1):
     check(dtypes.is_integer_dtype(index.dtype), "index_add_(): Expected dtype int32/int64 for index", IndexError)
     return _like(a)
 
 
-@torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter")
+@torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter", tags=prims.DATA_CHECKED)
 def scatter(a, dim, index, src=None, *, value=None, reduce=None):
     check(dtypes.is_integer_dtype(index.dtype), "scatter(): Expected dtype int64 for index", RuntimeError)
     return _like(a)
 
 
-@torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add")
+@torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add", tags=prims.DATA_CHECKED)
 def scatter_add(a, dim, index, src):
     check(dtypes.is_integer_dtype(index.dtype), "scatter_add(): Expected dtype int64 for index", RuntimeError)
     return _like(a)
 
 
+def _broadcast_check(*operands) -> None:
+    """Eager broadcasts a fused op's operands in argument order; the decomposition's order differs, and so
+    would the message of a mismatch."""
+    broadcast_shapes(*[x.shape for x in operands if isinstance(x, TensorProxy)])
+
+
 @torchsymbol(torch.lerp, torch.Tensor.lerp, method="lerp")
 def lerp(a, end, weight):
+    _broadcast_check(a, end, weight)
     return ew.add(a, ew.mul(weight, ew.sub(end, a)))
 
 
 @torchsymbol(torch.addcmul, torch.Tensor.addcmul, method="addcmul")
 def addcmul(a, tensor1, tensor2, *, value=1):
+    _broadcast_check(a, tensor1, tensor2)
     return ew.add(a, ew.mul(ew.mul(tensor1, tensor2), value))
 
 
 @torchsymbol(torch.addcdiv, torch.Tensor.addcdiv, method="addcdiv")
 def addcdiv(a, tensor1, tensor2, *, value=1):
+    _broadcast_check(a, tensor1, tensor2)
     return ew.add(a, ew.mul(ew.div(tensor1, tensor2), value))
 
 
@@ -83,9 +93,12 @@ def detach(a):
     return a.replace(requires_grad=False)
 
 
-@torchsymbol(name="setitem")
+@torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
+    from thunder.torch.indexing import check_constant_key
+
+    check_constant_key(a, key)
     if isinstance(value, TensorProxy):
         check(value.device == a.device or value.ndim == 0,
               lambda: f"expected device {a.device} but got device {value.device}")
@@ -106,7 +119,7 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
           f"{_torch_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
-              lambda: f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(result.shape)}")
+              lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(result.shape)}")
         result = ew.expand_to(result, a.shape)
     if result.device != a.device:
         result = prims.device_put(result, a.device)

@@ -62,8 +62,10 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @torchsymbol(torch.nn.functional.linear, method=())
 def linear(input, weight, bias=None):
     _check_tensors("linear", input, weight)
-    check(weight.ndim in (1, 2), lambda: f"linear(): weight must be 1-D or 2-D, got {weight.ndim}-D")
-    check(input.ndim >= 1, "linear(): input must have at least one dimension")
+    # eager's messages, in eager's order
+    check(input.ndim >= 1 and weight.ndim >= 1, lambda: f"both arguments to linear need to be at least 1D, but they "
+          f"are {input.ndim}D and {weight.ndim}D")
+    check(weight.ndim <= 2, lambda: f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     if bias is not None:
         check(bias.dtype is input.dtype, lambda: f"linear(): bias dtype {bias.dtype} does not match input dtype "
               f"{input.dtype}")

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import torch_function_table
+from thunder.core.shapes import as_ints
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
@@ -137,8 +138,8 @@ def _normalized_dims(a, normalized_shape, name):
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     n = len(ns)
     check(n >= 1 and a.ndim >= n and tuple(a.shape[a.ndim - n:]) == ns,
-          lambda: f"Given normalized_shape={list(ns)}, expected input with shape [*, {', '.join(map(str, ns))}], but got "
-          f"input of size{list(a.shape)}")
+          lambda: f"Given normalized_shape={as_ints(ns)}, expected input with shape [*, {', '.join(map(str, ns))}], but got "
+          f"input of size{as_ints(a.shape)}")
     return tuple(range(a.ndim - n, a.ndim))
 
 
@@ -270,7 +271,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         check(input.shape[0] == target.shape[0], lambda: f"Expected input batch_size ({input.shape[0]}) to match target "
               f"batch_size ({target.shape[0]}).", ValueError)
     expected = tuple(input.shape[:class_dim]) + tuple(input.shape[class_dim + 1:])
-    check(tuple(target.shape) == expected, lambda: f"Expected target size {list(expected)}, got {list(target.shape)}")
+    check(tuple(target.shape) == expected, lambda: f"Expected target size {as_ints(expected)}, got {as_ints(target.shape)}")
 
     keep = ew.ne(target, ignore_index)
     safe_target = ew.where(keep, target, 0)  # ignored entries may be out of range
@@ -295,8 +296,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes):
-    check(tuple(target.shape) == tuple(logp.shape), lambda: f"Expected target size {list(logp.shape)}, got "
-          f"{list(target.shape)}")
+    check(tuple(target.shape) == tuple(logp.shape), lambda: f"Expected target size {as_ints(logp.shape)}, got "
+          f"{as_ints(target.shape)}")
     if label_smoothing > 0.0:
         target = ew.add(ew.mul(target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = ew.mul(logp, target)

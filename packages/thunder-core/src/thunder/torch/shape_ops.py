@@ -10,7 +10,7 @@ import torch
 from thunder.core import prims
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, TensorProxy
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
+from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims, normalize_shape_arg, numel
 from thunder.core.trace import get_tracectx
 from thunder.torch.promotion import promote_types
 from thunder.torch.registry import register_method, torchsymbol
@@ -33,9 +33,9 @@ def infer_shape(a: TensorProxy, shape) -> tuple:
         known = numel([d for d in shape if d != -1])
         total = a.numel()
         check(known != 0 and total % known == 0,
-              lambda: f"shape '{list(shape)}' is invalid for input of size {total}")
+              lambda: f"shape '{as_ints(shape)}' is invalid for input of size {total}")
         shape = shape[: holes[0]] + (total // known,) + shape[holes[0] + 1:]
-    check(numel(shape) == a.numel(), lambda: f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+    check(numel(shape) == a.numel(), lambda: f"shape '{as_ints(shape)}' is invalid for input of size {a.numel()}")
     return shape
 
 
@@ -91,7 +91,7 @@ def unflatten(a, dim, sizes):
     if holes:
         known = numel([s for s in sizes if s != -1])
         sizes = sizes[: holes[0]] + (a.shape[dim] // known,) + sizes[holes[0] + 1:]
-    check(numel(sizes) == a.shape[dim], lambda: f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+    check(numel(sizes) == a.shape[dim], lambda: f"unflatten: Provided sizes {as_ints(sizes)} don't multiply up to the "
           f"size of dim {dim} ({a.shape[dim]}) in the input tensor")
     return prims.reshape(a, tuple(a.shape[:dim]) + sizes + tuple(a.shape[dim + 1:]))
 
@@ -161,7 +161,7 @@ def squeeze(a, dim=None):
 
 def expand_shape(a, sizes) -> tuple:
     sizes = tuple(sizes)
-    check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{list(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
+    check(len(sizes) >= a.ndim, lambda: f"expand(torch.FloatTensor{{{as_ints(a.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
           f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
           f"tensor ({a.ndim})")
     offset = len(sizes) - a.ndim
@@ -178,7 +178,7 @@ def expand_shape(a, sizes) -> tuple:
             out.append(d)
             continue
         check(d == 1 or d == s, lambda: f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
-              f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(a.shape)}")
+              f"non-singleton dimension {i}.  Target sizes: {as_ints(sizes)}.  Tensor sizes: {as_ints(a.shape)}")
         out.append(s)
     return tuple(reversed(out))
 
@@ -262,7 +262,8 @@ def split(a, split_size_or_sections, dim=0):
         size = split_size_or_sections
         check(size > 0 or length == 0, lambda: f"split_size can only be 0 if dimension size is 0, but got dimension "
               f"size of {length}")
-        sizes = [size] * (length // size) + ([length % size] if length % size else []) if size else [0]
+        # an empty dim splits into one empty piece, whatever the size
+        sizes = [size] * (length // size) + ([length % size] if length % size else []) if length != 0 else [0]
     out, start = [], 0
     for s in sizes:
         out.append(slice_dim(a, dim, start, start + s))
@@ -331,8 +332,8 @@ def stack(tensors, dim=0):
     _check_tensor_list(tensors, "stack")
     shape = tensors[0].shape
     for i, t_ in enumerate(tensors):
-        check(t_.shape == shape, lambda: f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
-              f"and {list(t_.shape)} at entry {i}")
+        check(t_.shape == shape, lambda: f"stack expects each tensor to be equal size, but got {as_ints(shape)} at entry 0 "
+              f"and {as_ints(t_.shape)} at entry {i}")
     dim = canonicalize_dim(len(shape) + 1, dim)
     return cat([unsqueeze(t_, dim) for t_ in tensors], dim)
 
@@ -341,10 +342,10 @@ def stack(tensors, dim=0):
 def movedim(a, source, destination):
     src = canonicalize_dims(a.ndim, source)
     dst = canonicalize_dims(a.ndim, destination)
-    check(len(src) == len(dst), lambda: f"movedim: Invalid source or destination dims: source ({list(src)} dims) "
-          f"should contain the same number of dims as destination ({list(dst)} dims)")
-    check(len(set(src)) == len(src), lambda: f"movedim: repeated dim in `source` ({list(source)})")
-    check(len(set(dst)) == len(dst), lambda: f"movedim: repeated dim in `destination` ({list(destination)})")
+    check(len(src) == len(dst), lambda: f"movedim: Invalid source or destination dims: source ({as_ints(src)} dims) "
+          f"should contain the same number of dims as destination ({as_ints(dst)} dims)")
+    check(len(set(src)) == len(src), lambda: f"movedim: repeated dim in `source` ({as_ints(source)})")
+    check(len(set(dst)) == len(dst), lambda: f"movedim: repeated dim in `destination` ({as_ints(destination)})")
     perm = [-1] * a.ndim
     for s, d in zip(src, dst):
         perm[d] = s

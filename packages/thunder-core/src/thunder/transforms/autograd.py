@@ -163,6 +163,11 @@ class _Differentiator:
             return
         inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
         outputs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
+        if b.subsymbols and inputs and outputs:
+            # a composite whose differentiable outputs do not depend on its active inputs (full_like reads
+            # only the shape): eager gives them requires_grad=False, and so do we
+            reached = _reached_outputs(b, {p.name for p in inputs})
+            outputs = [o for o in outputs if o.name in reached]
         if not inputs or not outputs or not self.grad_enabled or is_nondifferentiable(sid):
             self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
             return
@@ -316,7 +321,8 @@ class _Differentiator:
         # backward needs the composite's outputs themselves (rsqrt's, exp's), it reads them, saved, as eager does
         fused = any(ex.kind == "fusion" and ex.can_execute(b) for ex in self.executors)
         outs = list(b.flat_proxy_outs)
-        self.active.update(o.name for o in outs if _differentiable_dtype(o))
+        reached = _reached_outputs(b, self.active)
+        self.active.update(o.name for o in outs if o.name in reached)
         # each input once: its cotangent below already sums every use inside the decomposition
         inputs = list({p.name: p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active}
                       .values())
@@ -454,6 +460,25 @@ def _walk(bsyms):
     for b in bsyms:
         yield b
         yield from _walk(b.subsymbols)
+
+
+def _reached_outputs(b: BoundSymbol, active) -> set[str]:
+    """Names of ``b``'s differentiable outputs that its decomposition computes from the names in ``active``
+    (data flow through symbols that carry gradients). An output its subsymbols do not compute (they only check
+    arguments or compute sizes: ``b`` runs as one call) counts as reached."""
+    outs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
+    if not b.subsymbols:
+        return {o.name for o in outs}
+    reached = set(active)
+    made = set()
+    for s in b.subsymbols:
+        made.update(o.name for o in s.flat_proxy_outs)
+        if is_nondifferentiable(s.sym.id):
+            continue
+        read = {p.name for p in s.flat_proxy_args if isinstance(p, TensorProxy)} & reached
+        if read:
+            reached |= _reached_outputs(s, read)
+    return {o.name for o in outs if o.name in reached or o.name not in made}
 
 
 def _cheap(b: BoundSymbol) -> bool:

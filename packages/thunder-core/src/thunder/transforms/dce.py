@@ -1,5 +1,6 @@
 """Dead-code elimination: drops bound symbols none of whose outputs are used, unless they have side
-effects (tagged ``side_effect``) or produce nothing (checks). The sub-traces of a kept bound symbol (a
+effects (tagged ``side_effect``), may raise on tensor data (tagged ``data_checked``: index bounds) or produce
+nothing (checks). The sub-traces of a kept bound symbol (a
 cond's branches, a loop's body) are cleaned the same way, their outputs being their boundary."""
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ def dce(trace: TraceCtx) -> TraceCtx:
         kept = []
         for bsym in reversed(trace.bound_symbols):
             outs = bsym.flat_proxy_outs
-            needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs))
+            needed = (not outs or "side_effect" in bsym.sym.tags or any(o.name in live for o in outs)
+                      or bsym.may_raise_on_data())
             if not needed:
                 # its outputs are unused, but a size its decomposition computed may be (``x[1:].shape[0]``)
                 for number_def in reversed(bsym.number_definitions()):

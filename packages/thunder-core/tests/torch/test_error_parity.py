@@ -1,0 +1,87 @@
+"""Invalid calls raise eager's exception, type and message, from the metas at trace time (fuzzer kind W9)."""
+
+import warnings
+
+import pytest
+import torch
+
+import thunder
+
+F = torch.nn.functional
+
+
+def r(*shape):
+    return torch.randn(shape)
+
+
+# name -> (inputs, function); each call is invalid in eager
+CASES = {
+    "add_broadcast_dim": ((r(3, 4), r(5)), lambda a, b: a + b),
+    "add_broadcast_rank3": ((r(2, 3, 4), r(5, 4)), lambda a, b: a + b),
+    "mul_first_mismatch_from_the_right": ((r(2, 3), r(3, 2)), lambda a, b: a * b),
+    "where_three_shapes": ((r(2, 3), r(4)), lambda a, b: torch.where(a > 0, a, b)),
+    "add_three_way": ((r(3, 4), r(4), r(2, 1, 5)), lambda a, b, c: torch.add(a, b) + c),
+    "cat_sizes": ((r(2, 2), r(3, 3)), lambda a, b: torch.cat([a, b], 1)),
+    "cat_sizes_third": ((r(2, 2), r(2, 2), r(3, 2)), lambda a, b, c: torch.cat([a, b, c], 1)),
+    "cat_rank": ((r(2, 2), r(2, 1, 1)), lambda a, b: torch.cat([a, b], 0)),
+    "stack": ((r(2, 2), r(3, 2)), lambda a, b: torch.stack([a, b])),
+    "mm": ((r(2, 3), r(2, 3)), lambda a, b: a @ b),
+    "mv": ((r(2, 3), r(2)), lambda a, b: a @ b),
+    "batched_mv": ((r(2, 2, 3), r(2)), lambda a, b: a @ b),
+    "dot": ((r(3), r(2)), lambda a, b: a @ b),
+    "vm": ((r(3), r(2, 4)), lambda a, b: a @ b),
+    "folded_mm": ((r(2, 2, 3), r(2, 4)), lambda a, b: a @ b),
+    "v_bmm": ((r(3), r(2, 2, 4)), lambda a, b: a @ b),
+    "m_bmm": ((r(2, 3), r(2, 2, 4)), lambda a, b: a @ b),
+    "bmm_like": ((r(2, 2, 2, 2), r(2, 4, 2)), lambda a, b: a @ b),
+    "bmm_broadcast_batch": ((r(3, 1, 2, 3), r(2, 2, 4)), lambda a, b: a @ b),
+    "matmul_batch_mismatch": ((r(5, 2, 3), r(2, 3, 4)), lambda a, b: a @ b),
+    "matmul_0d": ((r(), r(2)), lambda a, b: a @ b),
+    "bmm": ((r(2, 2, 3), r(2, 2, 3)), lambda a, b: torch.bmm(a, b)),
+    "bmm_batch": ((r(2, 2, 3), r(3, 3, 2)), lambda a, b: torch.bmm(a, b)),
+    "torch_mm": ((r(2, 3), r(2, 3)), lambda a, b: torch.mm(a, b)),
+    "linear_3d_weight": ((r(2, 3), r(2, 3, 3)), lambda a, b: F.linear(a, b)),
+    "linear_0d_weight": ((r(2, 3), r()), lambda a, b: F.linear(a, b)),
+    "linear_0d_input": ((r(), r(2, 3)), lambda a, b: F.linear(a, b)),
+    "linear_mismatch": ((r(2, 3), r(4, 2)), lambda a, b: F.linear(a, b)),
+    "linear_1d_1d": ((r(3), r(1)), lambda a, b: F.linear(a, b)),
+    "linear_2d_1d": ((r(2, 3), r(2)), lambda a, b: F.linear(a, b)),
+    "linear_3d_1d": ((r(2, 2, 3), r(2)), lambda a, b: F.linear(a, b)),
+    "linear_1d_2d": ((r(3), r(2, 4)), lambda a, b: F.linear(a, b)),
+    "lerp_operand_order": ((r(2, 2), r(2, 2, 3)), lambda a, b: torch.lerp(a, b, 0.25)),
+    "lerp_weight": ((r(2, 3), r(4)), lambda a, b: torch.lerp(a, a, b)),
+    "addcmul_order": ((r(3), r(2, 2)), lambda a, b: torch.addcmul(a, b, b[:, :1].expand(2, 3))),
+    "addcdiv_order": ((r(2, 3), r(4)), lambda a, b: torch.addcdiv(a, b, a)),
+    "stack_ranks": ((r(2, 5, 3), r(3)), lambda a, b: torch.stack([a[0], b])),
+    "amax_empty": ((r(2, 0),), lambda a: a.amax(1)),
+    "amin_empty": ((r(0, 2),), lambda a: a.amin(0)),
+    "max_empty": ((r(2, 0),), lambda a: a.max(1)),
+    "argmax_empty": ((r(2, 0),), lambda a: a.argmax(1)),
+    "view_bad": ((r(2, 3),), lambda a: a.view(4, 2)),
+    "reshape_bad": ((r(2, 3),), lambda a: a.reshape(4, -1)),
+    "expand_bad": ((r(2, 3),), lambda a: a.expand(3, 3)),
+    "dim_out_of_range": ((r(2, 3),), lambda a: a.sum(2)),
+    "sub_bool": ((r(2) > 0, r(2)), lambda a, b: torch.sub(a, b)),
+    "neg_bool": ((r(2) > 0,), lambda a: -a),
+    "bitwise_and_float": ((r(2),), lambda a: a & a),
+    "ones_no_size": ((r(2),), lambda a: torch.ones(*a.shape[1:])),
+    "index_out_of_range": ((r(2),), lambda a: a[5]),
+    "permute_repeated": ((r(2, 3),), lambda a: a.permute(0, 0)),
+    "transpose_out_of_range": ((r(2, 3),), lambda a: a.transpose(0, 2)),
+    "squeeze_out_of_range": ((r(2, 3),), lambda a: a.squeeze(3)),
+    "split_sizes": ((r(4, 2),), lambda a: a.split([1, 2], 0)),
+}
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_error_matches_eager(name, cache):
+    args, fn = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as eager:
+            fn(*args)
+        with pytest.raises(Exception) as got:
+            thunder.jit(fn, cache=cache)(*args)
+    assert type(got.value) is type(eager.value), got.value
+    assert str(got.value) == str(eager.value)

@@ -1,0 +1,97 @@
+"""Ordinary programs that crashed inside thunder (fuzzer kinds C4, C7, C8, C9), compared with eager:
+outputs, and gradients where inputs require grad."""
+
+import pytest
+import torch
+
+import thunder
+
+
+
+
+# C4: a dim computed from a symbolic number is specialized: each value gets its own (checked) trace
+@pytest.mark.parametrize("op", ["sum", "amax", "softmax", "mean", "argmax", "cumsum", "flip", "squeeze"])
+def test_dim_from_symbolic_number(op):
+    def fn(t, n):
+        d = n % t.dim()
+        return {"sum": lambda: t.sum(d), "amax": lambda: t.amax(d), "softmax": lambda: t.softmax(d),
+                "mean": lambda: t.mean(d), "argmax": lambda: t.argmax(d), "cumsum": lambda: t.cumsum(d),
+                "flip": lambda: t.flip(d), "squeeze": lambda: t[:1].squeeze(d)}[op]()
+
+    t = torch.randn(2, 3)
+    jfn = thunder.jit(fn, cache="symbolic values")
+    for n in (3, 2, 5, 4):
+        torch.testing.assert_close(jfn(t, n), fn(t, n))
+
+
+# C7: linear with a 1-D weight (one output feature), any input rank, with and without bias
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_1d_weight_grad(shape, bias):
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn((), dtype=torch.float64, requires_grad=True) if bias else None
+
+    def fn(x, w, b):
+        return torch.nn.functional.linear(x, w, b)
+
+    try:
+        expected = fn(x, w, b)
+    except RuntimeError as e:  # eager refuses a bias with a 2-D or wider input: so must we, with its message
+        with pytest.raises(RuntimeError) as info:
+            thunder.jit(fn)(x, w, b)
+        assert str(info.value) == str(e)
+        return
+    got = thunder.jit(fn)(x, w, b)
+    torch.testing.assert_close(got, expected)
+    leaves = [x, w] + ([b] if bias else [])
+    g = torch.randn_like(expected)
+    torch.testing.assert_close(torch.autograd.grad(got, leaves, g), torch.autograd.grad(expected, leaves, g))
+
+
+def test_linear_same_1d_tensor_as_input_and_weight():
+    t = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    got = thunder.jit(lambda t: torch.nn.functional.linear(t, t))(t)
+    torch.testing.assert_close(got, t @ t)
+    (g,) = torch.autograd.grad(got, t)
+    torch.testing.assert_close(g, 2 * t.detach())
+
+
+# C8: split/chunk of an empty dimension gives one (or `chunks`) empty pieces, as in eager
+@pytest.mark.parametrize("call", [lambda v: v.split(1, 0), lambda v: v.split(3, 0), lambda v: v.split([0], 0),
+                                  lambda v: v.chunk(2, 0), lambda v: torch.split(v, 2)])
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_split_of_empty_dim(call, cache):
+    def fn(t):
+        return call(torch.erf(t[1:-1:2]))
+
+    t = torch.randn(2, 2, 2)
+    got, expected = thunder.jit(fn, cache=cache)(t), fn(t)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+
+
+# C9: var/std over a dim of size 1 (no degrees of freedom): eager's gradient is nan, also with symbolic sizes
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("op", [lambda t: t.var(0, keepdim=True), lambda t: t.var(0), lambda t: t.std(0),
+                                lambda t: t.var(0, correction=0), lambda t: torch.var_mean(t, 0)[0]])
+def test_var_without_degrees_of_freedom(cache, op):
+    jfn = thunder.jit(op, cache=cache)
+    for shape in [(1, 3), (1, 2), (4, 2)]:
+        x = torch.randn(shape, requires_grad=True)
+        with pytest.warns(UserWarning) if shape[0] == 1 and op(x).isnan().any() else _nothing():
+            expected = op(x)
+        got = jfn(x)
+        torch.testing.assert_close(got, expected, equal_nan=True)
+        g = torch.ones_like(expected)
+        torch.testing.assert_close(torch.autograd.grad(got, x, g), torch.autograd.grad(expected, x, g),
+                                   equal_nan=True)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
