@@ -20,7 +20,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton", "transformers"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -169,7 +169,7 @@ def inductor(session: nox.Session) -> None:
     """The TorchInductor fusion executor (packages/thunder-inductor) on CPU: its compiled regions against eager
     PyTorch (outputs, gradients, in-place updates, symbolic sizes, a GPT block, an Adam step). Inductor compiles
     C++ kernels, which is slow on a cold cache (about 1.5 min on 2 cores; Inductor's cache directory is kept
-    between runs), so the session is not among the defaults. Without a C++ compiler the executor reports itself
+    between runs); CI runs it. Without a C++ compiler the executor reports itself
     unavailable and only the availability tests run."""
     _install_core(session)
     session.install("--no-deps", "-e", INDUCTOR_PLUGIN)

@@ -59,8 +59,8 @@ def llama():
 
 
 def litgpt_model():
-    from litgpt.model import GPT as LitGPT
     from litgpt.config import Config
+    from litgpt.model import GPT as LitGPT
 
     config = Config(name="tiny", block_size=128, vocab_size=512, padded_vocab_size=512, n_layer=2, n_head=4,
                     n_embd=256, rotary_percentage=0.25, parallel_residual=True, bias=True)

@@ -224,7 +224,8 @@ def test_updates_through_expanded_views_like_eager(name):
     fn = THROUGH_EXPAND[name]
     x = torch.randn(2, 2)
     try:
-        expected, eager_error = fn(x.clone()), None
+        fn(x.clone())
+        eager_error = None
     except RuntimeError as error:
         eager_error = error
     if eager_error is not None:

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10029, cache='constant values'): mismatch: exception message of RuntimeError: The size of tensor a (N) must match the size of tensor b (N) at non-singleton dimension N eager: Sizes of tensors must match """
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 100, cache='constant values'): refusal: UnsupportedError: torch.Tensor.index_fill_ is not supported by thunder yet : it modifies its input in place, and in-place operations need functionalization, whi"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -26,7 +25,6 @@ PROGRAM = Program(seed=100,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='refusal: UnsupportedError: torch.Tensor.index_fill_ is not supported by thunder yet : it modifies its input in place, and in-place operations need functionalization, whi')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10408, cache='constant values'): refusal: UnsupportedError: prims.copy_to_out_(x, out=x) promises that x is not used afterwards, but executors.torch_impls.copy_to_out_ reads it; this is a bug in a trans"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

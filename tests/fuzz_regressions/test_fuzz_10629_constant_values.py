@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10629, cache='constant values'): mismatch: exception message of RuntimeError: matN and matN shapes cannot be multiplied (NxN and NxN), eager: Expected size for first two dimensions of batchN tensor to be"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

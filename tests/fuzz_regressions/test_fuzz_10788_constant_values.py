@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10788, cache='constant values'): crash: IndexError: tuple index out of range"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10802, cache='constant values'): refusal: UnsupportedError: x is returned after prims.copy_to_out_ consumed it; please file an issue"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

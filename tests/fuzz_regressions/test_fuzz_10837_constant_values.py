@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 10837, cache='constant values'): mismatch: no exception, eager IndexError: index N is out of bounds for dimension N with size N"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 11622, cache='constant values'): mismatch: grad of input N: values differ"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

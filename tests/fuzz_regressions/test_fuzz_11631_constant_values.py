@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 11631, cache='constant values'): mismatch: no exception, eager TypeError: ones() missing N required positional arguments: 'size'"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

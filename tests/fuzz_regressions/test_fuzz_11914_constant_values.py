@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 11914, cache='constant values'): crash: RuntimeError: both arguments to matmul need to be at least ND, but they are ND and ND"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 12645, cache='symbolic values'): crash: ZeroDivisionError: float division by zero"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

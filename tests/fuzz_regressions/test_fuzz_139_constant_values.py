@@ -13,7 +13,7 @@ from thunder.testing.fuzz.runner import AGREEMENT, run_program
 #     LOG = []
 #
 #
-#     def fn():  # first call: 
+#     def fn():  # first call:
 #         v4 = torch.tensor([0, 2])
 #         v4.t_()
 #         return None

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 16, cache='constant values'): refusal: UnsupportedError: an in-place update of the result of torch.expand : writing through an expanded view is refused by PyTorch as well (several elements share memo"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 47, cache='constant values'): crash: RuntimeError: where expected condition to be a boolean tensor, but got a tensor with dtype Double"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -28,7 +27,6 @@ PROGRAM = Program(seed=47,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='crash: RuntimeError: where expected condition to be a boolean tensor, but got a tensor with dtype Double')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 53, cache='symbolic values'): crash: UnboundLocalError: cannot access local variable 'iN' where it is not associated with a value"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -28,7 +27,6 @@ PROGRAM = Program(seed=53,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason="crash: UnboundLocalError: cannot access local variable 'iN' where it is not associated with a value")
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='symbolic values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

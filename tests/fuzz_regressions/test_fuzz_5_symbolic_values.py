@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 5, cache='symbolic values'): crash: TypeError: 'IntegerProxy' object is not iterable"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

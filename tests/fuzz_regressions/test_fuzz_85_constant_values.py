@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 85, cache='constant values'): crash: UnsupportedError: the jitted function returned a tensor that is not an input and was not computed from inputs (created outside thunder's view, e.g. by an unsupp"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -27,7 +26,6 @@ PROGRAM = Program(seed=85,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason="crash: UnsupportedError: the jitted function returned a tensor that is not an input and was not computed from inputs (created outside thunder's view, e.g. by an unsupp")
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

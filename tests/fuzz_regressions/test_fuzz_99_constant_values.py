@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 99, cache='constant values'): refusal: UnsupportedError: an in-place update of the result of torch.nn.functional.normalize , which runs as an opaque PyTorch call: thunder cannot tell whether it is a """
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

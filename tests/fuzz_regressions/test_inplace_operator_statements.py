@@ -1,5 +1,5 @@
 """Fuzzer finding (seed 1041 of the first exploratory run, ``t1 //= 2`` on an input): augmented assignments whose
-in-place dunder TensorProxy lacks fall back to the out-of-place operator, so the input silently keeps its old
+in-place dunder TensorProxy lacked fell back to the out-of-place operator, so the input silently kept its old
 values. Every augmented assignment of a tensor, on an input and on a view of one, against eager."""
 
 import pytest
@@ -10,9 +10,6 @@ import thunder
 # statement -> dtypes it applies to
 STATEMENTS = {"x += 3": "if", "x -= 3": "if", "x *= 3": "if", "x /= 3": "f", "x //= 3": "if", "x %= 3": "if",
               "x **= 2": "if", "x &= 3": "i", "x |= 3": "i", "x ^= 3": "i", "x <<= 1": "i", "x >>= 1": "i"}
-# lost today: TensorProxy has no __ifloordiv__, __imod__, __ipow__, __iand__, __ior__, __ixor__, __ilshift__,
-# __irshift__ (thunder/core/proxies.py _TENSOR_DUNDERS), though torch/inplace.py maps most of them
-LOST = {"x //= 3", "x %= 3", "x **= 2", "x &= 3", "x |= 3", "x ^= 3", "x <<= 1", "x >>= 1"}
 DTYPES = {"i": torch.int64, "f": torch.float32}
 
 
@@ -20,9 +17,7 @@ def _cases():
     for statement, kinds in STATEMENTS.items():
         for kind in kinds:
             for through_view in (False, True):
-                marks = [pytest.mark.xfail(strict=True, reason="in-place dunder missing on TensorProxy")] \
-                    if statement in LOST else []
-                yield pytest.param(statement, DTYPES[kind], through_view, marks=marks,
+                yield pytest.param(statement, DTYPES[kind], through_view,
                                    id=f"{statement}-{kind}-{'view' if through_view else 'input'}")
 
 

@@ -8,8 +8,9 @@ import torch
 
 @pytest.fixture
 def inductor_ex():
-    import thunder
     from thunder_inductor import inductor_executor
+
+    import thunder
 
     ex = inductor_executor()
     ok, reason = ex.availability()

@@ -7,9 +7,8 @@ def test_registered_through_the_plugin_hooks():
 
 
 def test_no_cpp_compiler_makes_it_unavailable_with_the_reason():
-    from torch._inductor import config
-
     from thunder_inductor import inductor_executor
+    from torch._inductor import config
 
     assert inductor_executor().availability()[0] or True  # a lookup before must not be remembered
     # a machine whose only compiler is missing: Inductor's own lookup fails and the executor says why

@@ -1,10 +1,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
-import thunder
 from thunder_inductor import fx_graphs
 from thunder_inductor.compile import stats
+
+import thunder
 
 
 def _fusions(trace):

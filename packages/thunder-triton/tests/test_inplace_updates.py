@@ -4,9 +4,9 @@ tag, so dead-code elimination keeps it (the differential fuzzer found these upda
 
 import pytest
 import torch
+from triton_helpers import jit_triton
 
 import thunder
-from triton_helpers import jit_triton
 
 
 def setitem_of_a_view(t):

@@ -7,8 +7,6 @@ import torch
 import thunder
 
 
-
-
 # C4: a dim computed from a symbolic number is specialized: each value gets its own (checked) trace
 @pytest.mark.parametrize("op", ["sum", "amax", "softmax", "mean", "argmax", "cumsum", "flip", "squeeze"])
 def test_dim_from_symbolic_number(op):

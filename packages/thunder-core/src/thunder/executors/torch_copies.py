@@ -12,8 +12,8 @@ early).
 
 from __future__ import annotations
 
-from thunder.core.trace import from_trace
 from thunder.core.symbol import tagged_symbol
+from thunder.core.trace import from_trace
 
 __all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "OUT_CAPABLE"]
 

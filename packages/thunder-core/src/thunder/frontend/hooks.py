@@ -20,13 +20,13 @@ from thunder.core.trace import get_tracectx
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
-from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.frontend.side_effects import (
     MUTATING_METHODS,
     READING_MUTATIONS,
     SideEffects,
     refuse_value_returning_mutation,
 )
+from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator

@@ -13,10 +13,9 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.devices import cpu, to_device
 from thunder.core.errors import check
-from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
+from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval, torch_function_table
 from thunder.core.shapes import as_ints, normalize_shape_arg
 from thunder.torch import elementwise as ew
-from thunder.core.proxies import torch_function_table
 from thunder.torch.promotion import default_complex_dtype, default_float_dtype, python_number_dtype
 from thunder.torch.registry import register_method, torchsymbol
 
