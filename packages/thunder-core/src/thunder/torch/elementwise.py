@@ -234,6 +234,8 @@ def rmod(a, b):
 @torchsymbol(torch.pow, torch.Tensor.pow, method=("pow", "__pow__"))
 def pow(a, b):
     if isinstance(b, (int, float)) and not isinstance(b, bool) and b == 2 and isinstance(a, TensorProxy):
+        # x * x in the result's dtype (a bool tensor squared is int64, an int tensor ** 2.0 is float, as in eager)
+        a = convert(a, result_dtypes(a, b)[1])
         return mul(a, a)
     return elementwise(prims.pow, a, b)
 
