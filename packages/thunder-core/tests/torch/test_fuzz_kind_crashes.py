@@ -112,3 +112,18 @@ def test_square_has_eagers_dtype(dtype, exponent):
             torch.testing.assert_close(a, e)
         else:
             assert a == e
+
+
+# softmax and log_softmax of a tensor with no elements return it empty, as eager does (fuzz seed 61515: the max
+# subtracted for stability was an amax over an empty dim, which raises)
+@pytest.mark.parametrize("op", [torch.softmax, torch.log_softmax, torch.nn.functional.softmax])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_softmax_of_empty_tensor(op, dim):
+    def fn(t):
+        return op(t[1:-1:2], dim=dim)
+
+    t = torch.randn(2, 3, 2, requires_grad=True)
+    actual, expected = thunder.jit(fn)(t), fn(t)
+    assert actual.shape == expected.shape
+    actual.sum().backward()
+    assert t.grad is not None and t.grad.shape == t.shape

@@ -100,18 +100,26 @@ def _softmax_input(a, dtype, kernel):
     return a, ew.convert(a, _compute_dtype(a))
 
 
+def _shift(x, dim):
+    """The max along ``dim``, which softmax subtracts so that exp cannot overflow. A tensor with no elements has
+    nothing to shift (and amax of an empty dim raises, where eager's softmax returns the empty tensor). Symbolic
+    sizes are not compared, which would add a check to every call."""
+    if any(type(d) is int and d == 0 for d in x.shape):
+        return 0
+    return reductions.amax(x, dim, True)
+
+
 @torchsymbol(torch.softmax, torch.Tensor.softmax, method="softmax")
 def softmax(a, dim, dtype=None):
     a, x = _softmax_input(a, dtype, "softmax_lastdim_kernel_impl")
-    # subtracting the max keeps exp from overflowing
-    e = ew.exp(ew.sub(x, reductions.amax(x, dim, True)))
+    e = ew.exp(ew.sub(x, _shift(x, dim)))
     return ew.convert(ew.div(e, reductions.sum(e, dim, True)), a.dtype)
 
 
 @torchsymbol(torch.log_softmax, torch.Tensor.log_softmax, method="log_softmax")
 def log_softmax(a, dim, dtype=None):
     a, x = _softmax_input(a, dtype, "log_softmax_lastdim_kernel_impl")
-    shifted = ew.sub(x, reductions.amax(x, dim, True))
+    shifted = ew.sub(x, _shift(x, dim))
     lse = ew.log(reductions.sum(ew.exp(shifted), dim, True))
     return ew.convert(ew.sub(shifted, lse), a.dtype)
 
