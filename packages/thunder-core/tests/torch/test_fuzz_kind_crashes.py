@@ -127,3 +127,18 @@ def test_softmax_of_empty_tensor(op, dim):
     assert actual.shape == expected.shape
     actual.sum().backward()
     assert t.grad is not None and t.grad.shape == t.shape
+
+
+# torch.cat of a zero-dimensional tensor raises eager's error, naming its position (fuzz seed 61483: the rows of a
+# 1-D tensor, iterated, are 0-d)
+@pytest.mark.parametrize("shapes", [((), ()), ((2,), ()), ((), (2,))])
+def test_cat_of_zero_dimensional_tensors_raises_like_eager(shapes):
+    def fn(a, b):
+        return torch.cat([a, b])
+
+    args = [torch.ones(s) for s in shapes]
+    with pytest.raises(RuntimeError) as eager:
+        fn(*args)
+    with pytest.raises(RuntimeError) as jitted:
+        thunder.jit(fn)(*args)
+    assert str(jitted.value) == str(eager.value)

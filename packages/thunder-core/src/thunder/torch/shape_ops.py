@@ -312,6 +312,8 @@ def _check_tensor_list(tensors, fn_name):
 @torchsymbol(torch.cat, torch.concat, torch.concatenate, method=())
 def cat(tensors, dim=0):
     _check_tensor_list(tensors, "torch.cat")
+    for i, t_ in enumerate(tensors):
+        check(t_.ndim > 0, lambda: f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     dtype = tensors[0].dtype
     for t_ in tensors[1:]:
         dtype = promote_types(dtype, t_.dtype)
