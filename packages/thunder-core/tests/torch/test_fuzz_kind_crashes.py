@@ -142,3 +142,28 @@ def test_cat_of_zero_dimensional_tensors_raises_like_eager(shapes):
     with pytest.raises(RuntimeError) as jitted:
         thunder.jit(fn)(*args)
     assert str(jitted.value) == str(eager.value)
+
+
+# alpha takes no part in type promotion (fuzz seed 64019: add of two bools with alpha=2 is bool in eager), and an
+# alpha that does not fit the result's kind raises eager's error
+@pytest.mark.parametrize("case", [
+    lambda t, i, f: torch.add(t, t, alpha=2), lambda t, i, f: torch.add(t, t, alpha=0),
+    lambda t, i, f: torch.add(i, t, alpha=3), lambda t, i, f: torch.sub(i, 1.5, alpha=2),
+    lambda t, i, f: torch.add(f, i, alpha=0.5), lambda t, i, f: i.add(i, alpha=-2), lambda t, i, f: torch.add(t, t, alpha=True),
+    lambda t, i, f: torch.add(i, i, alpha=2.5), lambda t, i, f: torch.sub(i, i, alpha=2.0),
+    lambda t, i, f: torch.add(i, i, alpha=True), lambda t, i, f: torch.add(t, t, alpha=2.5),
+])
+def test_alpha_like_eager(case):
+    args = (torch.tensor([True, False]), torch.tensor([1, 2]), torch.tensor([0.5, -1.0]))
+    try:
+        expected, error = case(*args), None
+    except RuntimeError as e:
+        error = e
+    if error is not None:
+        with pytest.raises(RuntimeError) as jitted:
+            thunder.jit(case)(*args)
+        assert str(jitted.value) == str(error)
+    else:
+        actual = thunder.jit(case)(*args)
+        assert actual.dtype == expected.dtype
+        torch.testing.assert_close(actual, expected)

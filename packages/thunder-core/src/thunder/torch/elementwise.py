@@ -6,7 +6,7 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import BoolProxy, NumberProxy, TensorProxy
+from thunder.core.proxies import BoolProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import broadcast_shapes
 from thunder.torch.promotion import Promotion, result_dtypes
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
@@ -157,7 +157,7 @@ for _name, (_prim, _promotion, _fns, _methods) in _BINARY.items():
 @torchsymbol(torch.add, torch.Tensor.add, method=("add", "__add__", "__radd__"))
 def add(a, b, *, alpha=None):
     if alpha is not None:
-        b = b * alpha
+        return _with_alpha(prims.add, a, b, alpha)
     return elementwise(prims.add, a, b)
 
 
@@ -165,8 +165,22 @@ def add(a, b, *, alpha=None):
 def sub(a, b, *, alpha=None):
     _check_no_bool_subtraction(a, b)
     if alpha is not None:
-        b = b * alpha
+        return _with_alpha(prims.sub, a, b, alpha)
     return elementwise(prims.sub, a, b)
+
+
+def _with_alpha(prim, a, b, alpha):
+    """``a +/- alpha * b`` as eager computes it: alpha takes no part in type promotion (a bool sum stays bool, an
+    integer one integer), and must fit the result's kind."""
+    if not (isinstance(a, TensorProxy) or isinstance(b, TensorProxy)):
+        return elementwise(prim, a, b * alpha)
+    _, result_dtype = result_dtypes(a, b)
+    integral = dtypes.is_integer_dtype(result_dtype) or dtypes.is_boolean_dtype(result_dtype)
+    check(not (integral and isinstance(pyval(alpha), float)),
+          "For integral input tensors, argument alpha must not be a floating point number.")
+    check(not (isinstance(pyval(alpha), bool) and not dtypes.is_boolean_dtype(result_dtype)),
+          "Boolean alpha only supported for Boolean results.")
+    return convert(elementwise(prim, a, b * alpha), result_dtype)
 
 
 def _is_bool(x) -> bool:
