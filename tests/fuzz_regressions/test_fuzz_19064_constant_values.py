@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 19064, cache='constant values'): crash: RuntimeError: result type Long can't be cast to the desired output type Bool"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -29,7 +28,6 @@ PROGRAM = Program(seed=19064,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason="crash: RuntimeError: result type Long can't be cast to the desired output type Bool")
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail
