@@ -107,21 +107,22 @@ def _enumerate(rt, wargs, wkwargs):
 def _zip(rt, wargs, wkwargs):
     if wkwargs or not any(is_tracked(w) for w in wargs):
         return _native(zip, wargs, wkwargs)
-    its = [get_iter(rt, w) for w in wargs]
+    rows = _rows(rt, [get_iter(rt, w) for w in wargs])
+    return wrapped_iterator((computed(tuple(w.value for w in row), items=tuple(row)) for row in rows), zip)
 
-    def elements():
-        if not its:
-            return
-        while True:
-            row = []
-            for it in its:
-                try:
-                    row.append(next_wrapped(rt, it))
-                except StopIteration:
-                    return
-            yield computed(tuple(w.value for w in row), items=tuple(row))
 
-    return wrapped_iterator(elements(), zip)
+def _rows(rt, its):
+    """One wrapped element of each iterator at a time, until the shortest ends (zip's and map's walk)."""
+    if not its:
+        return
+    while True:
+        row = []
+        for it in its:
+            try:
+                row.append(next_wrapped(rt, it))
+            except StopIteration:
+                return
+        yield row
 
 
 def _reversed(rt, wargs, wkwargs):
@@ -157,19 +158,8 @@ def _map(rt, wargs, wkwargs):
     unchecked), lazily, as map does."""
     if wkwargs or len(wargs) < 2:
         return _native(map, wargs, wkwargs)
-    wfn, its = wargs[0], [get_iter(rt, w) for w in wargs[1:]]
-
-    def elements():
-        while True:
-            row = []
-            for it in its:
-                try:
-                    row.append(next_wrapped(rt, it))
-                except StopIteration:
-                    return
-            yield call_value(wfn, row, {})
-
-    return wrapped_iterator(elements(), map)
+    wfn, rows = wargs[0], _rows(rt, [get_iter(rt, w) for w in wargs[1:]])
+    return wrapped_iterator((call_value(wfn, row, {}) for row in rows), map)
 
 
 def _filter(rt, wargs, wkwargs):
