@@ -21,8 +21,6 @@ KNOWN_FAILURES = {
         [(7, 'constant values'), (7, 'no caching'), (7, 'same input'), (7, 'symbolic values')]),
     'test_fuzz_130_constant_values': ('mismatch: input N after the call: values differ',
         [(130, 'constant values'), (130, 'no caching'), (130, 'same input'), (130, 'symbolic values')]),
-    'test_fuzz_28_symbolic_values': ('crash: AssertionError: internal error: backward reads the number iN, defined nowhere in the forward',
-        [(28, 'symbolic values')]),
 }
 
 

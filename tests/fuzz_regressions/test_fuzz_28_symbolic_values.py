@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 28, cache='symbolic values'): crash: AssertionError: internal error: backward reads the number iN, defined nowhere in the forward"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -28,7 +27,6 @@ PROGRAM = Program(seed=28,
 CALLS = [Call(variant=1, values=2, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='crash: AssertionError: internal error: backward reads the number iN, defined nowhere in the forward')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='symbolic values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -443,6 +443,9 @@ def _read_saved_outputs(scope: list, start: int, outputs: dict, results: set, re
         if any(name(o) in needed for o in s.flat_proxy_outs) or "side_effect" in s.sym.tags:
             kept.append(s)
             needed.update(name(p) for p in s.flat_proxy_args)
+            # a symbolic size of a kept tensor (a cat's summed length) is read by later checks of its shape
+            needed.update(d.name for o in s.flat_proxy_outs if isinstance(o, TensorProxy) for d in o.shape
+                          if isinstance(d, NumberProxy))
     scope[start:] = reversed(kept)
 
 
