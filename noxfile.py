@@ -188,8 +188,9 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def fuzz_triton(session: nox.Session) -> None:
-    """The differential fuzzer with the Triton executor first, its kernels run by Triton's interpreter on CPU."""
-    _install_core(session)
+    """The differential fuzzer with the Triton executor first, its kernels run by Triton's interpreter on CPU (which
+    needs numpy)."""
+    _install_core(session, "numpy")
     session.install(TRITON)
     session.install("--no-deps", "-e", TRITON_PLUGIN)
     session.run("python", "-m", "thunder.testing.fuzz", "--executors", "triton,torch,python",
