@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
-from thunder.core.symbol import Symbol
+from thunder.extend.claiming import prim_name
 
-__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "claimable_prim", "leaves", "is_number_prim", "claim_symbol",
-           "claimed_prim"]
+__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "claimable_prim"]
 
 ELEMENTWISE = (
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not",
@@ -33,26 +32,6 @@ CLAIMED_PRIMS = frozenset((*ELEMENTWISE, *REDUCTIONS, *SHAPE_PRIMS, "convert_ele
                            "cat"))
 
 
-def prim_name(bsym) -> str | None:
-    sym_id = bsym.sym.id
-    return sym_id[len("prims."):] if sym_id.startswith("prims.") and bsym.sym.is_prim else None
-
-
-def leaves(bsym):
-    """The prims a bound symbol decomposes into, in order."""
-    if bsym.sym.is_prim or not bsym.subsymbols:
-        yield bsym
-        return
-    for sub in bsym.subsymbols:
-        yield from leaves(sub)
-
-
-def is_number_prim(bsym) -> bool:
-    """A prim on numbers only (size arithmetic under symbolic values): runs in Python, outside regions."""
-    return bsym.sym.is_prim and not any(isinstance(p, TensorProxy) for p in (*bsym.flat_proxy_args,
-                                                                              *bsym.flat_proxy_outs))
-
-
 def _tensor_ok(t: TensorProxy) -> bool:
     # Inductor generates C++ (CPU) or Triton (CUDA) kernels; complex numbers it hands back to eager anyway
     return t.device.type in ("cpu", "cuda") and not dtypes.is_complex_dtype(t.dtype)
@@ -67,23 +46,3 @@ def claimable_prim(bsym) -> bool:
         return False
     tensors = [p for p in (*bsym.flat_proxy_args, *bsym.flat_proxy_outs) if isinstance(p, TensorProxy)]
     return bool(tensors) and all(_tensor_ok(t) for t in tensors) and all(_number_ok(a) for a in bsym.flat_args)
-
-
-_claim_symbols: dict[str, Symbol] = {}
-_prims_of_claims: dict[str, Symbol] = {}
-
-
-def claim_symbol(prim_sym: Symbol, executor) -> Symbol:
-    """The marker symbol of a claimed prim (never printed in a final trace: it is fused or given back)."""
-    sym = _claim_symbols.get(prim_sym.id)
-    if sym is None:
-        sym = Symbol(f"inductor_claim_{prim_sym.name}", prim_sym.meta, id=f"inductor_claim.{prim_sym.id}",
-                     is_prim=True, executor=executor, tags=prim_sym.tags)
-        _claim_symbols[prim_sym.id] = sym
-        _prims_of_claims[sym.id] = prim_sym
-    return sym
-
-
-def claimed_prim(bsym) -> Symbol | None:
-    """The prim a claim symbol stands for, or None when ``bsym`` is not a claim."""
-    return _prims_of_claims.get(bsym.sym.id)

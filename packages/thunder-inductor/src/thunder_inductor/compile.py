@@ -32,14 +32,14 @@ def stats() -> dict:
 
 def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Symbol:
     """The symbol that runs one region: prints as ``inductor_fusion_N(...)`` with the region's prims as comments."""
-    from thunder_inductor.executor import fallback_lower
+    from thunder.extend.claiming import fallback_lower
 
     trace = TraceCtx("region")
     trace.args = [*tensor_inputs, *number_inputs]
     for p in trace.args:
         trace.names.add(p.name)
     for b in prims_:
-        trace.bound_symbols.extend(fallback_lower(b))
+        trace.bound_symbols.extend(fallback_lower(b, "thunder_inductor"))
     trace.output = tuple(outputs)
     symbolic = any(isinstance(d, NumberProxy) for t in tensor_inputs for d in t.shape)
     name = f"inductor_fusion_{next(_counter)}"

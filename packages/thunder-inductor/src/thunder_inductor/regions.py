@@ -14,10 +14,13 @@ torch executor.
 
 from __future__ import annotations
 
+from functools import partial
+
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import BoundSymbol
-from thunder.core.trace import from_trace
+from thunder.extend import fuse_regions
+from thunder.extend.claiming import claimed_prim
 from thunder_inductor import claims
 
 __all__ = ["fuse", "form_regions"]
@@ -51,7 +54,7 @@ def form_regions(bsyms, output) -> list[Region]:
         r.produced.update(o.name for o in b.flat_proxy_outs)
 
     for i, b in enumerate(bsyms):
-        prim = claims.claimed_prim(b)
+        prim = claimed_prim(b)
         if prim is None or prim.name == "copy_to_out_" and not _copy_joins(b, current, uses):
             if current is not None and (any(p.name in current.produced for p in b.flat_proxy_args)
                                         or "inplace" in b.sym.tags or "out" in b.kwargs
@@ -77,7 +80,7 @@ def _copy_joins(b, r: Region | None, uses) -> bool:
 
 def _worth_compiling(r: Region, bsyms) -> bool:
     """Regions of views only are free in PyTorch: no compiled graph for them."""
-    return any(claims.claimed_prim(bsyms[i]).name not in claims.SHAPE_PRIMS for i in r.members)
+    return any(claimed_prim(bsyms[i]).name not in claims.SHAPE_PRIMS for i in r.members)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,50 +91,21 @@ def _worth_compiling(r: Region, bsyms) -> bool:
 def fuse(executor, trace):
     from thunder_inductor.compile import region_fusion
 
-    bsyms = list(trace.bound_symbols)
-    regions = form_regions(bsyms, trace.output)
-    member_of = {i: r for r in regions for i in r.members}
-    consumers: dict[str, set[int]] = {}
-    for j, b in enumerate(bsyms):
-        for p in b.flat_proxy_args:
-            consumers.setdefault(p.name, set()).add(j)
-    returned = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
-
-    new = from_trace(trace)
-    for i, b in enumerate(bsyms):
-        r = member_of.get(i)
-        if r is None:
-            new.bound_symbols.extend(_give_back(b) if claims.claimed_prim(b) is not None else [b])
-        elif i == r.members[-1]:
-            new.bound_symbols.append(_region_bsym(executor, r, bsyms, consumers, returned, region_fusion))
-    return new
+    regions = form_regions(list(trace.bound_symbols), trace.output)
+    return fuse_regions(trace, regions, partial(_region_bsym, executor, region_fusion))
 
 
-def _give_back(b) -> list:
-    from thunder.extend import get_executor, lower_keeping_tags
-
-    return lower_keeping_tags(get_executor("torch"), b.replace(sym=claims.claimed_prim(b)))
-
-
-def _region_bsym(executor, r: Region, bsyms, consumers, returned, region_fusion) -> BoundSymbol:
-    members = [bsyms[i] for i in r.members]
-    member_set = set(r.members)
+def _region_bsym(executor, region_fusion, r: Region, prims_, outputs) -> BoundSymbol:
     inside: set[str] = set()
     tensor_inputs: list[TensorProxy] = []
     number_inputs: list[NumberProxy] = []
     seen: set[str] = set()
-    for b in members:
+    for b in prims_:
         for p in b.flat_proxy_args:
             if p.name not in inside and p.name not in seen and isinstance(p, (TensorProxy, NumberProxy)):
                 seen.add(p.name)
                 (tensor_inputs if isinstance(p, TensorProxy) else number_inputs).append(p)
         inside.update(o.name for o in b.flat_proxy_outs)
-    outputs = []
-    for b in members:
-        for o in b.flat_proxy_outs:
-            if o.name in returned or any(j not in member_set for j in consumers.get(o.name, ())):
-                outputs.append(o)
-    prims_ = [b.replace(sym=claims.claimed_prim(b)) for b in members]
     symbol = region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs)
     return BoundSymbol(symbol, (*tensor_inputs, *number_inputs), {}, tuple(outputs), tuple(prims_),
-                       members[0].source)
+                       prims_[0].source)

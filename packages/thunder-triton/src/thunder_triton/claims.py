@@ -12,10 +12,10 @@ import os
 
 from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
-from thunder.core.symbol import Symbol
+from thunder.extend.claiming import prim_name
 from thunder_triton import rules
 
-__all__ = ["interpreting", "device_ok", "prim_name", "claimable_prim", "leaves", "is_number_prim", "MAX_PERSISTENT_REDUCTION"]
+__all__ = ["interpreting", "device_ok", "prim_name", "claimable_prim", "MAX_PERSISTENT_REDUCTION"]
 
 # A reduced row is held in registers (one pass over memory); longer static rows are left to PyTorch.
 MAX_PERSISTENT_REDUCTION = 16384
@@ -24,26 +24,6 @@ MAX_PERSISTENT_REDUCTION = 16384
 def interpreting() -> bool:
     """TRITON_INTERPRET=1: Triton runs kernels with numpy on CPU tensors (how the tests run)."""
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-
-
-def prim_name(bsym) -> str | None:
-    sym_id = bsym.sym.id
-    return sym_id[len("prims."):] if sym_id.startswith("prims.") and bsym.sym.is_prim else None
-
-
-def leaves(bsym):
-    """The prims a bound symbol decomposes into, in order."""
-    if bsym.sym.is_prim or not bsym.subsymbols:
-        yield bsym
-        return
-    for sub in bsym.subsymbols:
-        yield from leaves(sub)
-
-
-def is_number_prim(bsym) -> bool:
-    """A prim on numbers only (size arithmetic under symbolic values): runs in Python, outside kernels."""
-    return bsym.sym.is_prim and not any(isinstance(p, TensorProxy) for p in (*bsym.flat_proxy_args,
-                                                                              *bsym.flat_proxy_outs))
 
 
 def _tensors(bsym) -> list[TensorProxy]:
@@ -110,25 +90,3 @@ def claimable_prim(bsym) -> bool:
     if not tensors or not all(device_ok(t) and rules.fusible_dtype(t.dtype) for t in tensors):
         return False
     return checker(bsym, name)
-
-
-_claim_symbols: dict[str, Symbol] = {}
-
-
-def claim_symbol(prim_sym: Symbol, executor) -> Symbol:
-    """The marker symbol of a claimed prim (never printed in a final trace: it is fused or given back)."""
-    sym = _claim_symbols.get(prim_sym.id)
-    if sym is None:
-        sym = Symbol(f"triton_claim_{prim_sym.name}", prim_sym.meta, id=f"triton_claim.{prim_sym.id}", is_prim=True,
-                     executor=executor, tags=prim_sym.tags)
-        _claim_symbols[prim_sym.id] = sym
-        _prims_of_claims[sym.id] = prim_sym
-    return sym
-
-
-_prims_of_claims: dict[str, Symbol] = {}
-
-
-def claimed_prim(bsym) -> Symbol | None:
-    """The prim a claim symbol stands for, or None when ``bsym`` is not a claim."""
-    return _prims_of_claims.get(bsym.sym.id)

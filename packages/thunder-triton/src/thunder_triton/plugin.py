@@ -19,10 +19,6 @@ def thunder_executors():
 
 @hookimpl
 def thunder_register_copy_lowering(get_executor):
-    from thunder.core.prims import all_prims
-    from thunder_triton.claims import claim_symbol
-
     # The copy is claimed as a marker; the fusion pass folds it into the kernel computing the copied value
     # (a store straight into ``out``) or gives it back to the torch executor's copy.
-    copy_to_out = claim_symbol(all_prims["copy_to_out_"], ex)
-    get_executor("triton").register_copy_lowering(copy_to_out=copy_to_out)
+    ex.register_copy_claim()

@@ -20,11 +20,14 @@ given back to the torch executor.
 
 from __future__ import annotations
 
+from functools import partial
+
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import BoundSymbol
-from thunder.core.trace import from_trace
-from thunder_triton import claims, rules
+from thunder.extend import fuse_regions
+from thunder.extend.claiming import claimed_prim
+from thunder_triton import rules
 
 __all__ = ["fuse", "Region", "same_shape", "level_of"]
 
@@ -128,7 +131,7 @@ def form_regions(bsyms, output) -> list[Region]:
                 r.open = False
 
     for i, b in enumerate(bsyms):
-        prim_sym = claims.claimed_prim(b)
+        prim_sym = claimed_prim(b)
         if prim_sym is None:
             for p in b.flat_proxy_args:  # read outside a region: the region runs before this, complete
                 r = region_of_value.get(p.name)
@@ -197,7 +200,7 @@ def _copy_region(b, region_of_value, uses):
 
 def _worth_a_kernel(r: Region, bsyms) -> bool:
     """Regions of broadcasts only are views in PyTorch: no kernel for them."""
-    return any(claims.claimed_prim(bsyms[i]).name not in rules.SHAPE_PRIMS for i in r.members)
+    return any(claimed_prim(bsyms[i]).name not in rules.SHAPE_PRIMS for i in r.members)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,48 +211,18 @@ def _worth_a_kernel(r: Region, bsyms) -> bool:
 def fuse(executor, trace):
     from thunder_triton.kernel_cache import region_launcher
 
-    bsyms = list(trace.bound_symbols)
-    regions = form_regions(bsyms, trace.output)
-    member_of = {i: r for r in regions for i in r.members}
-    consumers: dict[str, set[int]] = {}
-    for j, b in enumerate(bsyms):
-        for p in b.flat_proxy_args:
-            consumers.setdefault(p.name, set()).add(j)
-    returned = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
-
-    new = from_trace(trace)
-    for i, b in enumerate(bsyms):
-        r = member_of.get(i)
-        if r is None:
-            new.bound_symbols.extend(_give_back(b) if claims.claimed_prim(b) is not None else [b])
-        elif i == r.members[-1]:
-            new.bound_symbols.append(_region_bsym(executor, r, bsyms, consumers, returned, region_launcher))
-    return new
+    regions = form_regions(list(trace.bound_symbols), trace.output)
+    return fuse_regions(trace, regions, partial(_region_bsym, executor, region_launcher))
 
 
-def _give_back(b) -> list:
-    from thunder.extend import get_executor, lower_keeping_tags
-
-    prim_bsym = b.replace(sym=claims.claimed_prim(b))
-    return lower_keeping_tags(get_executor("torch"), prim_bsym)
-
-
-def _region_bsym(executor, r: Region, bsyms, consumers, returned, region_launcher) -> BoundSymbol:
-    members = [bsyms[i] for i in r.members]
-    member_set = set(r.members)
+def _region_bsym(executor, region_launcher, r: Region, prims_, outputs) -> BoundSymbol:
     tensor_inputs: list[TensorProxy] = []
     seen: set[str] = set()
-    for b in members:
+    for b in prims_:
         for p in _operands(b):
             if p.name not in r.produced and p.name not in seen:
                 seen.add(p.name)
                 tensor_inputs.append(p)
-    outputs = []
-    for b in members:
-        for o in b.flat_proxy_outs:
-            if o.name in returned or any(j not in member_set for j in consumers.get(o.name, ())):
-                outputs.append(o)
-    prims_ = [b.replace(sym=claims.claimed_prim(b)) for b in members]
     launcher, scalars = region_launcher(executor, prims_, r.domain, r.raxis, tensor_inputs, outputs)
     return BoundSymbol(launcher.symbol, (*tensor_inputs, *scalars, *r.domain), {}, tuple(outputs), tuple(prims_),
-                       members[0].source)
+                       prims_[0].source)

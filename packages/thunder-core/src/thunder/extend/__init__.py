@@ -15,7 +15,7 @@ from thunder.core.symbol import BoundSymbol, Symbol, tagged_symbol
 __all__ = [
     "Executor", "OperatorExecutor", "FusionExecutor", "ImplInfo", "register_executor", "add_default_executor",
     "remove_default_executor", "get_executor", "get_default_executors", "get_all_executors",
-    "set_default_executors", "resolve_executors", "lower_keeping_tags",
+    "set_default_executors", "resolve_executors", "lower_keeping_tags", "ClaimingFusionExecutor", "fuse_regions",
 ]
 
 
@@ -282,3 +282,7 @@ def lower_keeping_tags(executor: Executor, bsym: BoundSymbol) -> list[BoundSymbo
     if kept:
         lowered = [b.replace(sym=tagged_symbol(b.sym, kept)) for b in lowered]
     return lowered
+
+
+# the claiming mechanism of fusion executors (needs the classes above)
+from thunder.extend.claiming import ClaimingFusionExecutor, fuse_regions  # noqa: E402
