@@ -7,16 +7,19 @@ the function is traced again and a new entry is added.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
+from thunder.core.trace_checks import check_trace
 from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
+from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.interpreter import interpret
@@ -26,6 +29,7 @@ from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
+from thunder.transforms.transform import split_transforms
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
 
@@ -77,19 +81,33 @@ class ThunderFunction:
     """What ``thunder.jit(fn)`` returns for a function (modules get :class:`thunder.ThunderModule`)."""
 
     def __init__(self, fn, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False,
-                 transforms=None, **compile_options):
+                 transforms=None, debug_options=None, disable_torch_autograd=False, **compile_options):
         if sharp_edges not in _SHARP_EDGES:
             raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
         self.checkpoint = _checkpoint_predicate(compile_options.pop("checkpoint", None))
+        cache = resolve_cache_alias(cache, compile_options.pop("cache_mode", None))
+        resolve_langctx(compile_options.pop("langctx", None))
+        # Kept for lightning-thunder code; neither changes what runs (docs/coming-from-lightning-thunder.md): there
+        # is no preprocessing step to disable, and functionalization always keeps every alias of an updated
+        # tensor correct, so there are no alias updates whose skipping would be safe.
+        self.disable_preprocessing = bool(compile_options.pop("disable_preprocessing", True))
+        self.skip_inplace_alias_updates = bool(compile_options.pop("skip_inplace_alias_updates", False))
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
+        if debug_options is not None and not isinstance(debug_options, DebugOptions):
+            raise TypeError(f"debug_options= takes a thunder.DebugOptions, got {type(debug_options).__name__}")
+        self.debug_options = debug_options if debug_options is not None else DebugOptions()
+        self.disable_torch_autograd = bool(disable_torch_autograd)
         self.fn = fn
         self.executors = resolve_executors(executors)
         self.cache_option = resolve_cache_option(cache)
         self.sharp_edges = sharp_edges
         self.disable_inplace_copy_check = disable_inplace_copy_check
         self.transforms = tuple(transforms or ())
+        self.transform_objects, self.trace_transforms = split_transforms(self.transforms)
         self.entries: list[CacheEntry] = []
+        # callable -> replacement run natively while interpreting (set by recipes: thunder.compile)
+        self.lookasides: dict = {}
         self.stats = CompileStats()
         self.__wrapped__ = fn
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -151,20 +169,9 @@ class ThunderFunction:
         interpreted = time.perf_counter()
         traces = [computation]
         traces += prepare(computation)
-        backward_traces, split = [], None
-        if requires_grad(traces[-1]):
-            split = rematerialize(split_forward_backward(traces[-1], self.executors), self.executors)
-            traces.append(split.forward)
-            forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
-            if forward is not split.forward:
-                split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
-                                        split.differentiable_outputs, split.differentiable_inputs)
-                traces.append(forward)
-            traces += lower(split.forward, self.executors, self.transforms,
-                            check_inplace=not self.disable_inplace_copy_check)
-            backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
-        else:
-            traces += lower(traces[-1], self.executors, self.transforms, check_inplace=not self.disable_inplace_copy_check)
+        n_prepared = len(traces)
+        lowered, backward_traces, split = self._lower(traces[-1])
+        traces += lowered
         final = traces[-1]
         updated_inputs = _updated_inputs(final)
         if updated_inputs:
@@ -176,13 +183,22 @@ class ThunderFunction:
                                   aliases=hooks.aliases, strides=hooks.layouts.assumed)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
+        if self.transform_objects:
+            prologue, traces, lowered, backward_traces, split, epilogue_traces = self._pre_prologue_transforms(
+                prologue, traces[:n_prepared], lowered, backward_traces, split, epilogue_traces)
+            final = traces[-1]
         prologue_traces = [prologue]
         if computation.constraints:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
         prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
+        if self.debug_options.check_traces:
+            for t in (*prologue_traces, *traces, *backward_traces, *epilogue_traces):
+                check_trace(t)
         prologue_fn = prologue_traces[-1].python_callable()
         if split is None:
             computation_fn = final.python_callable()
+            if self.disable_torch_autograd:
+                computation_fn = _without_grad(computation_fn)
         else:
             computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
                                                         split, len(final.args))
@@ -201,6 +217,46 @@ class ThunderFunction:
             )
         return entry, inputs, raised
 
+    def _lower(self, computation) -> tuple[list, list, ForwardBackward | None]:
+        """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
+        ``computation``, the last being what runs; the backward traces; the split or None)."""
+        check = not self.disable_inplace_copy_check
+        post = self.trace_transforms + self._post_optimization()
+        if self.disable_torch_autograd or not requires_grad(computation):
+            return lower(computation, self.executors, post, check_inplace=check), [], None
+        split = rematerialize(split_forward_backward(computation, self.executors), self.executors)
+        traces = [split.forward]
+        forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+        if forward is not split.forward:
+            split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
+                                    split.differentiable_outputs, split.differentiable_inputs)
+            traces.append(forward)
+        traces += lower(split.forward, self.executors, post, check_inplace=check)
+        backward_traces = [split.backward, *lower(split.backward, self.executors, self._post_optimization(),
+                                                   check_inplace=False)]
+        return traces, backward_traces, split
+
+    def _post_optimization(self) -> tuple:
+        return tuple(functools.partial(t.transform_trace_post_optimization, executors_list=self.executors)
+                     for t in self.transform_objects)
+
+    def _pre_prologue_transforms(self, prologue, prepared, lowered, backward_traces, split, epilogue_traces):
+        """Runs each Transform's ``transform_traces_pre_prologue`` on (prologue, computation before autograd,
+        epilogue); a changed computation is lowered again, a changed epilogue dispatched again."""
+        computation = prepared[-1]
+        epilogue = epilogue_traces[0] if epilogue_traces else None
+        pro, comp, epi = prologue, computation, epilogue
+        for t in self.transform_objects:
+            pro, comp, epi = t.transform_traces_pre_prologue(pro, comp, epi, executors_list=self.executors)
+        traces = list(prepared)
+        if comp is not computation:
+            traces.append(comp)
+            lowered, backward_traces, split = self._lower(comp)
+        traces += lowered
+        if epi is not epilogue:
+            epilogue_traces = [] if epi is None else [epi, dispatch_to_executors(epi, [get_executor("python")])]
+        return pro, traces, lowered, backward_traces, split, epilogue_traces
+
     def _trace(self, args, kwargs):
         trace = TraceCtx("computation")
         trace.location_fn = source_location
@@ -208,6 +264,7 @@ class ThunderFunction:
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES,
                          checkpoint=self.checkpoint)
         trace.tensor_resolver = hooks.resolve_tensors
+        hooks.user_lookasides = self.lookasides
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         import torch
 
@@ -242,6 +299,17 @@ class ThunderFunction:
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks, raised
+
+
+def _without_grad(computation_fn):
+    """``disable_torch_autograd=True``: the program runs as inference, connected to no autograd graph."""
+    import torch
+
+    def computation(*args):
+        with torch.no_grad():
+            return computation_fn(*args)
+
+    return computation
 
 
 def _checkpoint_predicate(option):
@@ -297,30 +365,36 @@ def _check_output(result):
 
 
 def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False, transforms=None,
-        **compile_options):
+        debug_options=None, disable_torch_autograd=False, **compile_options):
     """Compiles ``fn`` (a function or an ``nn.Module``) with thunder.
 
     executors: executor names or objects, in priority order (default: ``thunder.get_default_executors()``).
     cache: one of ``thunder.CACHE_OPTIONS`` or its string value: "constant values" (default; numbers and
-        shapes are baked in and checked on every call), "no caching" (trace every call), "same input"
-        (trust that every call matches the first).
+        shapes are baked in and checked on every call), "symbolic values", "no caching" (trace every call),
+        "same input" (trust that every call matches the first). ``cache_mode=`` is an alias.
     sharp_edges: "allow" (default), "warn" or "error": what to do when native code reads outside state the
         prologue does not check (the contents of a dict, set or arbitrary object from outside); see
         docs/architecture.md for exactly what is checked.
-    transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    transforms: :class:`thunder.Transform` instances (hooks before autograd and after executor dispatch) or
+        callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    debug_options: a :class:`thunder.DebugOptions` (e.g. ``check_traces=True``).
+    disable_torch_autograd: run as inference even when inputs require grad: no backward is built and the
+        results are connected to no autograd graph.
     checkpoint: module types or a predicate ``module -> bool``: calls of the chosen submodules run as
         activation checkpoints (recomputed in backward instead of saved).
+    Accepted for lightning-thunder code: ``langctx`` (None or "torch"), ``disable_preprocessing`` and
+    ``skip_inplace_alias_updates`` (no effect; see docs/coming-from-lightning-thunder.md). Any other keyword
+    is an error naming it.
     """
     import torch
 
+    options = dict(executors=executors, cache=cache, sharp_edges=sharp_edges,
+                   disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
+                   debug_options=debug_options, disable_torch_autograd=disable_torch_autograd, **compile_options)
     if isinstance(fn, torch.nn.Module):
         from thunder.frontend.module import ThunderModule
 
-        return ThunderModule(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
-                             disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
-                             **compile_options)
+        return ThunderModule(fn, **options)
     if not callable(fn):
         raise TypeError(f"thunder.jit expects a function or an nn.Module, got {type(fn).__name__}")
-    return ThunderFunction(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
-                           disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
-                           **compile_options)
+    return ThunderFunction(fn, **options)
