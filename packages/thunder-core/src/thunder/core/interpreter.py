@@ -24,7 +24,8 @@ def interpret(fn, *, fn_lookaside=None, callbacks=None, with_provenance_tracking
     if callbacks or record_history or not unwrap_result:
         raise ValueError("interpret(): callbacks=, record_history=True and unwrap_result=False are not supported; "
                          "see thunder.interpreter.Hooks for the interpreter's extension points")
-    from thunder.interpreter import Hooks, interpret as run
+    from thunder.interpreter import Hooks
+    from thunder.interpreter import interpret as run
 
     hooks = Hooks()
     if fn_lookaside is not None:

@@ -23,7 +23,7 @@ from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, proxy_number, 
 from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims
 from thunder.core.symbol import Symbol
 
-__all__ = ["all_prims", "make_prim", "ElementwiseKind", "PrimIDs"]
+__all__ = ["all_prims", "make_prim", "ElementwiseKind"]  # and PrimIDs, made on first use (__getattr__)
 
 all_prims: dict[str, Symbol] = {}
 
