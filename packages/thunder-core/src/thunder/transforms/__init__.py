@@ -29,6 +29,8 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in _NOT_PROVIDED:
-        raise AttributeError(f"thunder.transforms.{name} is not provided: {_NOT_PROVIDED[name]} "
+        # ImportError, not AttributeError: ``from thunder.transforms import LORATransform`` shows this message
+        # (an AttributeError would be replaced by a bare "cannot import name")
+        raise ImportError(f"thunder.transforms.{name} is not provided: {_NOT_PROVIDED[name]} "
                              "(docs/coming-from-lightning-thunder.md)")
     raise AttributeError(f"module 'thunder.transforms' has no attribute {name!r}")
