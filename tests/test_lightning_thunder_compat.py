@@ -144,7 +144,9 @@ def test_hf_transformers_recipe():
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config).eval()
     ids = torch.randint(0, 64, (1, 6))
-    cm = thunder.compile(model, recipe="hf-transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "nvFuser is not available" on machines without it
+        cm = thunder.compile(model, recipe="hf-transformers")
     with torch.no_grad():
         torch.testing.assert_close(cm(ids).logits, model(ids).logits)
     assert isinstance(HFTransformers(), thunder.Recipe)
@@ -504,3 +506,19 @@ def test_internals_users_import():
     assert caught == "IndexError"
     with pytest.raises(ZeroDivisionError):
         interpret(lambda: 1 / 0)()
+
+
+def test_top_level_executor_and_inspection_names():
+    from thunder.transforms import PrunePrologueChecks
+
+    assert thunder.pytorch_executor is thunder.get_executor("torch")
+    assert thunder.resolve_executors(["torch"])[0] is thunder.pytorch_executor
+    if thunder.get_executor("nvfuser") is None:
+        assert thunder.nvfuser_executor is None
+    transforms = [PrunePrologueChecks()]
+    jf = thunder.jit(lambda a: a * 2, cache="no caching", transforms=transforms)
+    a = torch.randn(3)
+    torch.testing.assert_close(jf(a), a * 2)
+    assert thunder.cache_option(jf) is thunder.CACHE_OPTIONS.NO_CACHING
+    assert thunder.list_transforms(jf) == transforms
+    assert issubclass(thunder.TensorProxy, thunder.Proxy) and issubclass(thunder.IntegerProxy, thunder.NumberProxy)

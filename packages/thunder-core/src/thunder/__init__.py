@@ -27,16 +27,19 @@ from thunder.core.dtypes import (  # noqa: F401  (lightning-thunder's top-level 
     int64,
     uint8,
 )
-from thunder.core.proxies import TensorProxy  # noqa: F401
+from thunder.core.prims import AnyProxy  # noqa: F401
+from thunder.core.proxies import ComplexProxy, FloatProxy, IntegerProxy, NumberProxy, Proxy, TensorProxy  # noqa: F401
 from thunder.core.trace import TraceCtx  # noqa: F401
-from thunder.extend import get_all_executors, get_default_executors  # noqa: F401
+from thunder.extend import get_all_executors, get_default_executors, get_executor, resolve_executors  # noqa: F401
 from thunder.frontend.api import (  # noqa: F401
     cache_hits,
     cache_misses,
+    cache_option,
     compile_stats,
     last_backward_traces,
     last_prologue_traces,
     last_traces,
+    list_transforms,
 )
 from thunder.frontend.cache import CACHE_OPTIONS  # noqa: F401
 from thunder.frontend.jit import ThunderFunction, jit  # noqa: F401
@@ -57,9 +60,15 @@ _LAZY = {
     "dynamo": ("thunder.dynamo", None),
     "transforms": ("thunder.transforms", None),
 }
+# lightning-thunder's names of executors: None where the executor is not installed (looked up on first use, since
+# finding executors loads the plugins)
+_EXECUTOR_NAMES = {"pytorch_executor": "torch", "nvfuser_executor": "nvfuser", "cudnn_executor": "cudnn",
+                   "sdpa_executor": "sdpa"}
 
 
 def __getattr__(name: str):
+    if name in _EXECUTOR_NAMES:
+        return get_executor(_EXECUTOR_NAMES[name])
     if name not in _LAZY:
         raise AttributeError(f"module 'thunder' has no attribute {name!r}")
     import importlib
@@ -75,6 +84,8 @@ __all__ = [
     "jit", "CACHE_OPTIONS", "last_traces", "last_prologue_traces", "last_backward_traces", "cache_hits",
     "cache_misses", "compile_stats", "get_default_executors", "get_all_executors", "extend", "ThunderModule",
     "ThunderFunction", "dtypes", "prims", "examine", "devices", "DebugOptions", "Transform", "trace", "TraceCtx",
-    "TensorProxy", "compile", "Recipe", "Plugin", "register_plugin", "bool8", "uint8", "int8", "int16", "int32",
-    "int64", "bfloat16", "float16", "float32", "float64", "complex32", "complex64", "complex128",
+    "TensorProxy", "Proxy", "NumberProxy", "IntegerProxy", "FloatProxy", "ComplexProxy", "AnyProxy", "get_executor",
+    "resolve_executors", "cache_option", "list_transforms", "compile", "Recipe", "Plugin", "register_plugin",
+    "bool8", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float16", "float32", "float64", "complex32",
+    "complex64", "complex128",
 ]
