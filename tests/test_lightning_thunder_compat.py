@@ -303,6 +303,23 @@ def test_thunderfx_whole_graph():
     assert all(info.split_reasons == [] for info in cm._backend.subgraph_infos)
 
 
+def test_thunder_compiler_takes_whole_graphs_with_creations_lists_and_autocast():
+    from thunder.dynamo import ThunderCompiler
+
+    def f(x, w):
+        positions = torch.arange(x.shape[-1], dtype=torch.float32)  # a creation from no tensor
+        y = torch.cat([x, x * positions], dim=-1)  # a list argument
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = y @ w
+        return z.float().softmax(-1)
+
+    x, w = torch.randn(3, 4), torch.randn(8, 5)
+    backend = ThunderCompiler()
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(f, backend=backend)(x, w), f(x, w))
+    assert [info.split_reasons for info in backend.subgraph_infos] == [[]]
+
+
 def test_thunder_compiler_split_reasons():
     from thunder.dynamo import SplitReasonType, ThunderCompiler
 

@@ -12,6 +12,10 @@ from thunder.core.pytree import tree_flatten
 
 __all__ = ["check_trace"]
 
+# symbol id -> how many leading arguments are uses; the rest name values it binds (the prologue's check_tensor
+# states the symbolic sizes of a tensor, which the unpack of its dims defines after it)
+_LEADING_USES = {"prims.check_tensor": 1}
+
 
 def check_trace(trace) -> None:
     """Raises AssertionError when ``trace`` uses a proxy before defining it or after deleting it, or when its
@@ -32,7 +36,9 @@ def check_trace(trace) -> None:
 def _check_scope(bsyms, defined: set[str], what: str) -> tuple[set[str], set[str]]:
     deleted: set[str] = set()
     for bsym in bsyms:
-        for p in bsym.flat_proxy_args:
+        uses = _LEADING_USES.get(bsym.sym.id)
+        args = bsym.flat_proxy_args if uses is None else [a for a in bsym.args[:uses] if isinstance(a, Proxy)]
+        for p in args:
             if p.name in deleted:
                 raise AssertionError(f"in the trace made by {what!r}, {p.name} is used after it was deleted:\n{bsym}")
             if p.name not in defined:

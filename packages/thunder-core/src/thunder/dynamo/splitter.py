@@ -18,7 +18,7 @@ __all__ = ["SplitReasonType", "SplitReason", "SubgraphInfo", "split_for_thunder"
 
 
 class SplitReasonType(enum.Enum):
-    UNSUPPORTED_NODE = enum.auto()  # a kind of graph node thunder does not take (autocast enter/exit, ...)
+    UNSUPPORTED_NODE = enum.auto()  # a kind of graph node thunder does not take
     MISSING_OP_SUPPORT = enum.auto()  # thunder refuses the operation
     EXCEPTION_PROXY_THUNDER_OP = enum.auto()  # building proxies for the call's arguments failed
     EXCEPTION_META_THUNDER_OP = enum.auto()  # the operation's meta rejected these arguments
@@ -44,14 +44,10 @@ class SubgraphInfo:
     split_reasons: list
 
 
-# graph nodes thunder.jit does not take: they go to Inductor with the region around them
-_UNSUPPORTED_TARGETS = {
-    getattr(torch.amp.autocast_mode, "_enter_autocast", None): "autocast regions of a Dynamo graph",
-    getattr(torch.amp.autocast_mode, "_exit_autocast", None): "autocast regions of a Dynamo graph",
-}
-_UNSUPPORTED_TARGETS.pop(None, None)
-# calls with effects on process state that thunder.jit handles; never run while checking
-_HANDLED_STATE_CALLS = {torch._C._set_grad_enabled}
+# calls with effects on process state that thunder.jit handles (grad mode, autocast regions); never run while
+# checking, since running them would change the state of this process
+_HANDLED_STATE_CALLS = {torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
+                        torch.amp.autocast_mode._exit_autocast}
 
 
 def _proxy_of(value):
@@ -72,25 +68,24 @@ def _example(node):
 
 def _check_node(node, env: dict, gm) -> SplitReason | None:
     """Records ``node`` on proxies into the current scratch trace; returns why not when thunder cannot."""
-    from thunder.core.pytree import tree_map
+    from thunder.core.proxies import torch_function_table
 
     target = node.target
-    if node.op == "call_function" and target in _UNSUPPORTED_TARGETS:
-        return SplitReason(SplitReasonType.UNSUPPORTED_NODE, f"{node.format_node()}: {_UNSUPPORTED_TARGETS[target]} "
-                           "are not taken by thunder")
     if node.op == "call_function" and target in _HANDLED_STATE_CALLS:
         env[node.name] = _example(node)
         return None
     try:
-        args = tree_map(lambda a: env[a.name] if isinstance(a, torch.fx.Node) else a, node.args)
-        kwargs = tree_map(lambda a: env[a.name] if isinstance(a, torch.fx.Node) else a, node.kwargs)
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
     except Exception as e:
         return SplitReason(SplitReasonType.EXCEPTION_PROXY_THUNDER_OP, node.format_node(), f"{type(e).__name__}: {e}")
     from thunder.core.errors import UnsupportedError
 
     try:
         if node.op == "call_function":
-            result = target(*args, **kwargs)
+            # the torch-language symbol when there is one (a creation with no tensor argument would not reach it
+            # through __torch_function__), else the callable itself
+            result = torch_function_table.get(target, target)(*args, **kwargs)
         elif node.op == "call_method":
             result = getattr(args[0], target)(*args[1:], **kwargs)
         else:  # call_module: thunder.jit traces into modules; checking them here would need their parameters
@@ -99,7 +94,7 @@ def _check_node(node, env: dict, gm) -> SplitReason | None:
         return SplitReason(SplitReasonType.MISSING_OP_SUPPORT, node.format_node(), f"{type(e).__name__}: {e}")
     except Exception as e:
         return SplitReason(SplitReasonType.EXCEPTION_META_THUNDER_OP, node.format_node(), f"{type(e).__name__}: {e}")
-    env[node.name] = result
+    env[node.name] = _proxy_of(result)  # a tensor made from no proxy (a creation) stands for what the trace makes
     return None
 
 
