@@ -51,7 +51,7 @@ def test_debug_options_register_option_and_check_traces():
     torch.testing.assert_close(torch.autograd.grad(jm(x).sum(), x), expected)
 
 
-def test_check_traces_names_the_transform_that_broke_a_trace():
+def test_check_traces_finds_what_a_broken_transform_did():
     def drop_first_symbol(trace):  # a broken transform: later symbols read what it removed
         from thunder.core.trace import from_trace
 

@@ -90,8 +90,8 @@ class ThunderFunction:
         # Kept for lightning-thunder code; neither changes what runs (docs/coming-from-lightning-thunder.md): there
         # is no preprocessing step to disable, and functionalization always keeps every alias of an updated
         # tensor correct, so there are no alias updates whose skipping would be safe.
-        self.disable_preprocessing = bool(compile_options.pop("disable_preprocessing", True))
-        self.skip_inplace_alias_updates = bool(compile_options.pop("skip_inplace_alias_updates", False))
+        compile_options.pop("disable_preprocessing", None)
+        compile_options.pop("skip_inplace_alias_updates", None)
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
         if debug_options is not None and not isinstance(debug_options, DebugOptions):
@@ -192,8 +192,9 @@ class ThunderFunction:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
         prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
         if self.debug_options.check_traces:
-            for t in (*prologue_traces, *traces, *backward_traces, *epilogue_traces):
-                check_trace(t)
+            for steps in (prologue_traces, traces, backward_traces, epilogue_traces):
+                for i, t in enumerate(steps):
+                    check_trace(t, runs=i == len(steps) - 1)
         prologue_fn = prologue_traces[-1].python_callable()
         if split is None:
             computation_fn = final.python_callable()

@@ -60,8 +60,8 @@ def _type_name(typ) -> str:
 
 DebugOptions.register_option(
     "check_traces", bool, False,
-    "after each transform, check that the trace prints as Python that compiles and that every name it uses is "
-    "defined before use (raises AssertionError naming the transform otherwise)")
+    "check that every trace of a compilation prints as Python that compiles, and that the traces that run use "
+    "each value only while it is defined (raises AssertionError naming the step that made the trace)")
 
 
 def resolve_cache_alias(cache, cache_mode):
