@@ -401,8 +401,10 @@ def test_examine_reports_and_compares_with_eager(capsys):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = examine(uses_fliplr, torch.randn(2, 3))
+        report = examine(uses_fliplr, torch.randn(2, 3), show_call_stack=1)
     assert any("fliplr" in name for name in report.without_symbol) and report.matches_eager
+    out = capsys.readouterr().out
+    assert "fliplr" in out and "torch.fliplr(a) * 2" in out  # the call site, one frame deep
 
     def unsupported(a):
         return torch.nonzero(a > 0) if _data_dependent_shapes_refused() else a.clone().resize_(2, 2)

@@ -11,6 +11,7 @@ raises for a problem of ``fn``.
 from __future__ import annotations
 
 import dataclasses
+import traceback
 
 __all__ = ["examine", "ExamineReport"]
 
@@ -35,10 +36,12 @@ def _collector():
         def __init__(self):
             super().__init__()
             self.seen: dict = {}  # func -> display name
+            self.call_sites: dict = {}  # func -> the stack of its first call (frames outside this module)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if func not in self.seen:
                 self.seen[func] = _display_name(func)
+                self.call_sites[func] = [f for f in traceback.format_stack()[:-1] if __file__ not in f]
             return func(*args, **(kwargs or {}))
 
     return CollectOps()
@@ -89,7 +92,8 @@ def _same(a, b) -> bool:
 
 
 def examine(fn, *args, show_call_stack: bool | int = False, **kwargs) -> ExamineReport | None:
-    """``show_call_stack`` is accepted for lightning-thunder code; call sites are not recorded here."""
+    """``show_call_stack``: True prints where each operation without a symbol was first called (the whole stack),
+    a number N only its last N frames."""
     import thunder
 
     if not callable(fn):
@@ -119,8 +123,14 @@ def examine(fn, *args, show_call_stack: bool | int = False, **kwargs) -> Examine
               "symbol in thunder's torch language")
     if without:
         print("These run as one opaque PyTorch call each (correct, but no executor can fuse or decompose them):")
-        for name in without:
+        for func, name in collector.seen.items():
+            if name not in without:
+                continue
             print(f"  {name}")
+            if show_call_stack is not False:
+                stack = collector.call_sites[func]
+                frames = stack if show_call_stack is True else stack[-int(show_call_stack):]
+                print("    first called at:\n" + "".join("    " + f for f in frames).rstrip())
 
     try:
         result = thunder.jit(fn)(*args, **kwargs)
