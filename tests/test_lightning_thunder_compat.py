@@ -406,6 +406,14 @@ def test_examine_reports_and_compares_with_eager(capsys):
     out = capsys.readouterr().out
     assert "fliplr" in out and "torch.fliplr(a) * 2" in out  # the call site, one frame deep
 
+    def updates_its_input(a):
+        a.mul_(2)
+        return a + 1
+
+    a = torch.ones(3)
+    assert examine(updates_its_input, a).matches_eager  # both runs start from the same values
+    torch.testing.assert_close(a, torch.full((3,), 2.0))  # updated once, by the compiled run, as a call would
+
     def unsupported(a):
         return torch.nonzero(a > 0) if _data_dependent_shapes_refused() else a.clone().resize_(2, 2)
 

@@ -71,6 +71,16 @@ def _has_symbol(func) -> bool:
     return False
 
 
+def _copies(tree):
+    """``tree`` with each tensor replaced by a copy (same requires_grad, a leaf)."""
+    import torch
+
+    from thunder.core.pytree import tree_map
+
+    return tree_map(lambda x: x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor)
+                    else x, tree)
+
+
 def _same(a, b) -> bool:
     import torch
 
@@ -106,7 +116,7 @@ def examine(fn, *args, show_call_stack: bool | int = False, **kwargs) -> Examine
     collector = _collector()
     try:
         with collector:
-            expected = fn(*args, **kwargs)
+            expected = fn(*_copies(args), **_copies(kwargs))  # a program that updates its inputs sees them unchanged
     except Exception as e:
         print("Failed to run the unmodified function. Please verify that your code runs without thunder")
         print(f"The code failed with exception - {type(e).__name__}: {e}")
