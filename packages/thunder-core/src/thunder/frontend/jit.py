@@ -110,6 +110,11 @@ class ThunderFunction:
             if inputs is not None:
                 stats.cache_hits += 1
                 stats.last_entry = entry
+                if entry is not self.entries[0]:
+                    # the entry that accepted the last call is tried first next time (a decode loop's entry,
+                    # not the prefill's); entries accept disjoint or equally valid calls, so order is free
+                    self.entries.remove(entry)
+                    self.entries.insert(0, entry)
                 if entry.epilogue is None:
                     return entry.computation(*inputs)
                 return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
