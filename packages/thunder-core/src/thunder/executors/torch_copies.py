@@ -12,10 +12,11 @@ early).
 
 from __future__ import annotations
 
+from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import tagged_symbol
 from thunder.core.trace import from_trace
 
-__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "OUT_CAPABLE"]
+__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "alias_roots", "reads_memory_of", "OUT_CAPABLE"]
 
 # torch functions that accept out= and compute elementwise (out may alias an input)
 OUT_CAPABLE = frozenset({
@@ -30,8 +31,6 @@ def _takes_out(bsym) -> bool:
     tensors only)."""
     if f"{bsym.sym.module}.{bsym.sym.name}" not in OUT_CAPABLE or "out" in bsym.kwargs:
         return False
-    from thunder.core.proxies import TensorProxy
-
     return bsym.sym.name != "where" or all(isinstance(a, TensorProxy) for a in bsym.args[:3])
 
 
@@ -50,6 +49,7 @@ def fold_copies_into_out(trace):
         for a in b.flat_proxy_args:
             uses[a.name] = uses.get(a.name, 0) + 1
     drop, replace = set(), {}
+    roots = alias_roots(bsyms)
     buffer: dict[str, set[str]] = {}  # an input -> the names of its versions (x, then each copy's output)
     for j, copy in enumerate(bsyms):
         if not _is_copy(copy):
@@ -68,8 +68,9 @@ def fold_copies_into_out(trace):
         if out.requires_grad and copy.kwargs.get("grad_enabled", True):
             continue  # autograd must see an in-place update of x (and refuse it on leaves, as in eager)
         between = bsyms[i + 1:j]
-        if any(versions & {a.name for a in b.flat_proxy_args} for b in between):
-            continue
+        if any(versions & {a.name for a in b.flat_proxy_args} or reads_memory_of(b, out.name, roots)
+               for b in between):
+            continue  # a reader of x or of a view of x between the op and the copy must see x's old values
         # it now writes into an input: a side effect, never dropped or merged
         replace[i] = producer.replace(sym=tagged_symbol(producer.sym, ("side_effect",)),
                                       kwargs={**producer.kwargs, "out": out}, output=copy.output)
@@ -100,12 +101,31 @@ def _allocates(bsym) -> bool:
         name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
 
 
+def alias_roots(bsyms) -> dict[str, frozenset]:
+    """name -> the names of the tensors it may share memory with that no op made (inputs): an op that does not
+    surely allocate (a view, ``reshape``, ``contiguous``, ``to``...) gives its outputs its arguments' roots."""
+    roots: dict[str, frozenset] = {}
+    for b in bsyms:
+        if _allocates(b):
+            continue
+        inherited = frozenset().union(*(roots.get(a.name, frozenset((a.name,))) for a in b.flat_proxy_args
+                                        if isinstance(a, TensorProxy)))
+        if inherited:
+            roots.update((o.name, inherited) for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
+    return roots
+
+
+def reads_memory_of(bsym, name: str, roots: dict) -> bool:
+    """Whether ``bsym`` reads the tensor ``name`` or one that may alias it."""
+    return any(a.name == name or name in roots.get(a.name, ()) for a in bsym.flat_proxy_args)
+
+
 def reuse_dead_temporaries(trace):
     """An elementwise op whose tensor argument is a temporary that an op of this trace allocated (so it aliases
     nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
     writes its result into that temporary. Where grad mode may be on, tensors that may require grad are left alone
 (``out=`` refuses them)."""
-    from thunder.core.proxies import Proxy, TensorProxy
+    from thunder.core.proxies import Proxy
     from thunder.core.pytree import tree_flatten
 
     bsyms = list(trace.bound_symbols)

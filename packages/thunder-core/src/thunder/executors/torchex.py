@@ -23,8 +23,9 @@ class TorchExecutor(OperatorExecutor):
 
     def after_dispatch(self, trace):
         from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
+        from thunder.executors.torch_stores import store_updates_in_place
 
-        return reuse_dead_temporaries(fold_copies_into_out(trace))
+        return reuse_dead_temporaries(store_updates_in_place(fold_copies_into_out(trace)))
 
 
 def _to_torch(x):
