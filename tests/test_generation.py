@@ -217,6 +217,21 @@ def test_hf_generate_with_static_cache(cache_option):
     assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 8
 
 
+def test_hf_generate_compiles_once_for_every_batch_size_and_length():
+    # under symbolic values a batch size that happens to equal a sequence length or a head count is no new program
+    # (size 1 is: a batch of one is its own prefill and decode, as in torch.compile)
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache="symbolic values")
+    for batch in (2, 3, 4):
+        for length in (3, 4):
+            ids = torch.randint(1, 64, (batch, length))
+            kwargs = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+            expected = model.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+            out = jmodel.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+            assert torch.equal(out, expected)
+    assert thunder.cache_misses(jmodel) == 2
+
+
 def test_hf_generate_sampling_batch_with_left_padding():
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache="symbolic values")
