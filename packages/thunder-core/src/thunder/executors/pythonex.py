@@ -80,6 +80,9 @@ def _convert_printer(bsym, imports):
 ex.register_implementation("prims.convert_element_type", _python_symbol("convert_element_type", _convert_printer),
                            checker=_numbers_only)
 
+# number arithmetic: pure, so schedules may move it (thunder.executors.torch_schedule)
+NUMBER_OP_IDS = frozenset(f"python.{name}" for name in (*_OPERATORS, *NUMBER_FUNCTIONS, "convert_element_type"))
+
 
 # ---------------------------------------------------------------------------------------------
 # Prologue

@@ -23,8 +23,9 @@ class TorchExecutor(OperatorExecutor):
 
     def after_dispatch(self, trace):
         from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
+        from thunder.executors.torch_schedule import run_chains_one_by_one
 
-        return reuse_dead_temporaries(fold_copies_into_out(trace))
+        return run_chains_one_by_one(reuse_dead_temporaries(fold_copies_into_out(trace)), self)
 
 
 def _to_torch(x):
