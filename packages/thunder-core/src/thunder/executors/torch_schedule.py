@@ -18,7 +18,7 @@ ops checking data are barriers), so no other chain can observe where it ran.
 
 from __future__ import annotations
 
-from thunder.core.proxies import TensorProxy
+from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import Sets, memory_sets
 
@@ -53,7 +53,9 @@ def _chains(segment, memory) -> list[list]:
         args = b.flat_proxy_args
         if not args:
             sources.add(i)
-        for a in args:
+        # a symbolic size of an output is read too: it must be defined before (``split``'s computed lengths)
+        sizes = [d for o in b.flat_proxy_outs if isinstance(o, TensorProxy) for d in o.shape if isinstance(d, Proxy)]
+        for a in (*args, *sizes):
             j = producer.get(a.name)
             if j is not None and j not in sources:
                 joined.union(i, j)
