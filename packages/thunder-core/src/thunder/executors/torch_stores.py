@@ -22,7 +22,7 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
-from thunder.executors.torch_copies import alias_roots, reads_memory_of
+from thunder.executors.torch_copies import memory_sets
 
 __all__ = ["store_updates_in_place"]
 
@@ -99,7 +99,7 @@ def store_updates_in_place(trace):
         out = b.kwargs.get("out")
         if isinstance(out, TensorProxy):
             writes[out.name] = writes.get(out.name, 0) + 1
-    roots = alias_roots(bsyms)
+    memory = memory_sets(bsyms)
     outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
 
     replace: dict[int, object] = {}
@@ -127,7 +127,9 @@ def store_updates_in_place(trace):
             continue  # a returned or saved tensor must stay a tensor of its own
         if view.requires_grad or any(r in replace or r in drop for r in allowed | {op}):
             continue
-        early = [i for i in range(op + 1, j + 1) if i not in allowed and reads_memory_of(bsyms[i], dest.name, roots)]
+        memory_of_dest = memory.find(dest.name)
+        early = [i for i in range(op + 1, j + 1) if i not in allowed
+                 and any(memory.find(a.name) == memory_of_dest for a in bsyms[i].flat_proxy_args)]
         if early or (view is not dest and readers.get(view.name) != [op]):
             continue  # a reader after the store would see the new value early
         store = bsyms[op]

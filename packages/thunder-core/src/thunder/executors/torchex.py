@@ -23,9 +23,11 @@ class TorchExecutor(OperatorExecutor):
 
     def after_dispatch(self, trace):
         from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
+        from thunder.executors.torch_schedule import run_chains_one_by_one
         from thunder.executors.torch_stores import store_updates_in_place
 
-        return reuse_dead_temporaries(store_updates_in_place(fold_copies_into_out(trace)))
+        trace = reuse_dead_temporaries(store_updates_in_place(fold_copies_into_out(trace)))
+        return run_chains_one_by_one(trace, self)
 
 
 def _to_torch(x):
