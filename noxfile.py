@@ -45,7 +45,7 @@ LITGPT_REQUIREMENTS = ("litgpt==0.5.13", "lightning==2.6.6", "lightning-utilitie
 # dtype property, data-dependent MoE routing). transformers does not depend on torch, so the pin holds.
 TRANSFORMERS_NEWEST = "5.23.0"
 TRANSFORMERS_OLDER = ("4.52.4", "5.3.0")
-MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py")
+MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py", "tests/test_generation.py")
 
 
 INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")

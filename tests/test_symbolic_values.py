@@ -170,6 +170,20 @@ def test_number_checks_come_before_module_checks_and_last_entry_first():
     assert jf.entries[0] is decode_entry
 
 
+def test_truthiness_of_a_size_is_a_constraint_on_zero_not_on_the_value():
+    # transformers 4.x's DynamicCache asks `not self.key_cache[i].numel()`: one program for every non-empty size
+    def f(x, n):
+        if not x.numel():
+            return x.sum()
+        return x * 2 if n else x * 3
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+    for rows, n in ((2, 1), (3, 5), (7, -2), (4, 0), (9, 0)):
+        torch.testing.assert_close(jf(torch.ones(rows, 3), n), f(torch.ones(rows, 3), n))
+    torch.testing.assert_close(jf(torch.ones(0, 3), 1), f(torch.ones(0, 3), 1))
+    assert thunder.cache_misses(jf) == 3  # n truthy, n zero, and the empty tensor
+
+
 def test_text_of_containers_holding_numbers_is_eagers():
     # native str()/repr() of a container the program built shows its numbers as eager does (not proxy names),
     # and the number the text depends on is a constraint: another value retraces
