@@ -17,7 +17,7 @@ import sys
 
 from thunder.core.errors import UnsupportedError, user_location_suffix
 
-__all__ = ["engine_lookaside", "check_tensor_input"]
+__all__ = ["engine_lookaside", "check_module_call", "check_tensor_input"]
 
 # the engine's native classes whose methods communicate or change its state
 _ENGINE_CLASSES = ("ProcessGroup", "Backend", "Work", "Reducer", "Logger", "Store")
@@ -66,3 +66,14 @@ def check_tensor_input(value) -> None:
             f"a DTensor ({value.placements} on {value.device_mesh}) reached the jitted program: thunder does not "
             f"trace sharded tensors, and treating it as a plain tensor would silently compute unsharded"
             f"{user_location_suffix()}. To compile an FSDP2 model, {_WHAT_TO_DO}")
+
+
+def check_module_call(module) -> None:
+    """Refuses tracing a call of a ``fully_shard``-ed module: its hooks gather and free parameters and register
+    the backward's reduce-scatter, work to do on every call."""
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    if fsdp is not None and isinstance(module, fsdp.FSDPModule):
+        raise UnsupportedError(
+            f"{type(module).__name__} is a fully_shard-ed module: its hooks all-gather its parameters before its "
+            f"forward and reduce-scatter its gradients after its backward, which thunder would do only while "
+            f"tracing{user_location_suffix()}. To compile an FSDP2 model, {_WHAT_TO_DO}")

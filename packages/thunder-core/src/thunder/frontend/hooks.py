@@ -17,7 +17,7 @@ from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_n
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
-from thunder.distributed.outside_effects import check_tensor_input, engine_lookaside
+from thunder.distributed.outside_effects import check_module_call, check_tensor_input, engine_lookaside
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
@@ -445,6 +445,7 @@ class JitHooks(Hooks):
         return None
 
     def _module_call(self, module_call_wrapped, self_w, *args, **kwargs):
+        check_module_call(self_w.value)
         if self.checkpoint is not None and self_w.value is not self.fn and self.checkpoint(self_w.value):
             from thunder.frontend.higher_order import checkpoint_lookaside
 
