@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import torch.distributed as dist
 
+from .collectives import collectives
 from .launch import run_distributed
 from .refusals import refusals
 from .training import scenarios
@@ -22,17 +23,19 @@ WRAPPERS = ("ddp", "fsdp")
 OPTIMIZERS = ("sgd_momentum", "adamw")
 
 
-def _small_model_and_refusals(rank, world_size):
+def _small_model_collectives_and_refusals(rank, world_size):
     scenarios(rank, world_size, [("net", wrapper, "sgd_momentum", ()) for wrapper in WRAPPERS]
               + [("net", "ddp", "adamw", ("accumulate",)), ("net", "fsdp", "adamw", ("accumulate",)),
                  ("net", "fsdp", "sgd_momentum", ("mixed_precision",))])
     refusals(rank, world_size)
+    collectives(rank, world_size)
 
 
-def test_small_model_and_refusals():
+def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
-    bf16 parameters with fp32 reduction; engine work reached while tracing is refused."""
-    run_distributed(_small_model_and_refusals, 2, timeout=240)
+    bf16 parameters with fp32 reduction; engine work reached while tracing is refused; functional collectives
+    in a jitted function are trace symbols with gradients."""
+    run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
 
 REAL_MODEL_CASES = (

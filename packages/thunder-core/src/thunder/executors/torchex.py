@@ -230,6 +230,10 @@ def thunder_register_implementations(get_executor):
     from thunder.executors import torch_grad
 
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
+    from thunder.distributed import COLLECTIVE_IMPLEMENTATIONS
+
+    for sym, path in COLLECTIVE_IMPLEMENTATIONS.items():  # PyTorch's functional collectives
+        register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")
