@@ -1,4 +1,4 @@
-"""Runs a function on N processes of a gloo process group, with a deadline, and cleans up.
+"""Runs a function on N processes of a process group (gloo on CPU; NCCL, one GPU per rank), with a deadline, and cleans up.
 
 Each rank calls ``fn(rank, world_size, *args)`` between ``init_process_group`` and ``destroy_process_group``;
 the group meets through a file, so concurrent runs never compete for a port. A rank that raises fails the run
@@ -14,12 +14,14 @@ import time
 import torch.multiprocessing as mp
 
 
-def _rank_main(rank, world_size, init_file, fn, args):
+def _rank_main(rank, world_size, init_file, backend, fn, args):
     import torch
     import torch.distributed as dist
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     try:
         fn(rank, world_size, *args)
         dist.barrier()
@@ -27,10 +29,10 @@ def _rank_main(rank, world_size, init_file, fn, args):
         dist.destroy_process_group()
 
 
-def run_distributed(fn, world_size: int, *args, timeout: float = 300.0) -> None:
+def run_distributed(fn, world_size: int, *args, timeout: float = 300.0, backend: str = "gloo") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         init_file = os.path.join(tmp, "rendezvous")
-        context = mp.start_processes(_rank_main, args=(world_size, init_file, fn, args), nprocs=world_size,
+        context = mp.start_processes(_rank_main, args=(world_size, init_file, backend, fn, args), nprocs=world_size,
                                      join=False, start_method="spawn")
         deadline = time.monotonic() + timeout
         try:

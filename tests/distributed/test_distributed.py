@@ -9,6 +9,7 @@ in ``nox -s distributed``.
 from __future__ import annotations
 
 import pytest
+import torch
 import torch.distributed as dist
 
 from .collectives import collectives
@@ -58,3 +59,9 @@ def test_real_models_train_like_eager():
 def test_four_processes():
     run_distributed(scenarios, 4, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())],
                     timeout=600)
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")
+def test_cuda_nccl_world_size_one():
+    """The real-model cases on one GPU with NCCL (world size 1: the engine's code paths, no peer)."""
+    run_distributed(scenarios, 1, list(REAL_MODEL_CASES), "cuda", timeout=900, backend="nccl")

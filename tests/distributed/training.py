@@ -130,11 +130,13 @@ def _assert_compiled(jitted, wrapper: str, calls: int) -> None:
 
 # scenarios ----------------------------------------------------------------------------------------------------------
 
-def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, *, mp_policy=None, accumulate: bool = False):
+def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, *, mp_policy=None, accumulate: bool = False,
+                     device: str = "cpu"):
     """``STEPS`` optimizer steps of the eager-wrapped model and of the thunder-jitted copy; with ``accumulate``,
     each step is two micro-batches, the first without gradient synchronization (``no_sync`` /
     ``set_requires_gradient_sync(False)``)."""
     model, loss_fn = MODELS[model_name]()
+    model = model.to(device)
     wrap = WRAPPERS[wrapper]
     eager = wrap(copy.deepcopy(model), mp_policy=mp_policy)
     compiled = wrap(copy.deepcopy(model), mp_policy=mp_policy)
@@ -142,7 +144,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, *, mp_
     eager_opt, jit_opt = OPTIMIZERS[optimizer](eager.parameters()), OPTIMIZERS[optimizer](compiled.parameters())
     tolerance = BFLOAT16 if mp_policy is not None else FLOAT32
     micro = 2 if accumulate else 1
-    batches = _batches(rank, STEPS * micro, model_name)
+    batches = [b.to(device) for b in _batches(rank, STEPS * micro, model_name)]
     for step in range(STEPS):
         for i in range(micro):
             batch = batches[step * micro + i]
@@ -198,10 +200,10 @@ def bf16_params_fp32_reduce():
     return MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
 
 
-def scenarios(rank, world_size, cases):
+def scenarios(rank, world_size, cases, device="cpu"):
     """Each case: (model, wrapper, optimizer, options) with options among "mixed_precision", "accumulate"."""
     for model_name, wrapper, optimizer, options in cases:
         train_like_eager(rank, model_name, wrapper, optimizer,
                          mp_policy=bf16_params_fp32_reduce() if "mixed_precision" in options else None,
-                         accumulate="accumulate" in options)
+                         accumulate="accumulate" in options, device=device)
     dist.barrier()
