@@ -51,6 +51,13 @@ def net():
     return Net(), lambda model, x: model(x).pow(2).mean()
 
 
+def net_with_unused():
+    """A parameter the forward never uses: DDP must be told (find_unused_parameters) and leaves its .grad None."""
+    model, loss_fn = net()
+    model.unused = nn.Linear(8, 8)
+    return model, loss_fn
+
+
 def litgpt_gpt():
     import litgpt
 
@@ -71,17 +78,19 @@ def hf_llama():
             lambda model, ids: model(input_ids=ids, labels=ids, use_cache=False).loss)
 
 
-MODELS = {"net": net, "litgpt_gpt": litgpt_gpt, "hf_llama": hf_llama}
+MODELS = {"net": net, "net_with_unused": net_with_unused, "litgpt_gpt": litgpt_gpt, "hf_llama": hf_llama}
 
 
 # wrappers: (eager model, model to jit) from one model --------------------------------------------------------------
 
-def wrap_ddp(model, **_):
-    return thunder.distributed.ddp(model)
+def wrap_ddp(model, options=(), **_):
+    return thunder.distributed.ddp(model, find_unused_parameters="find_unused_parameters" in options,
+                                   static_graph="static_graph" in options)
 
 
-def wrap_fsdp(model, mp_policy=None, **_):
-    model = thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK", mp_policy=mp_policy)
+def wrap_fsdp(model, options=(), mp_policy=None):
+    strategy = "ZERO2" if "zero2" in options else "ZERO3"
+    model = thunder.distributed.fsdp(model, sharding_strategy=strategy, bucketing_strategy="BLOCK", mp_policy=mp_policy)
     assert all(type(p).__name__ == "DTensor" for p in model.parameters()), "a parameter was left unsharded"
     return model
 
@@ -112,7 +121,7 @@ def assert_same_state(actual, expected, when: str, tolerance: dict) -> None:
 
 def _batches(rank, steps, model_name: str):
     generator = torch.Generator().manual_seed(100 + rank)  # each rank its own data, as in data-parallel training
-    if model_name == "net":
+    if model_name.startswith("net"):
         return [torch.randn(4, 8, generator=generator) for _ in range(steps)]
     return [torch.randint(0, VOCAB, (2, 12), generator=generator) for _ in range(steps)]
 
@@ -130,16 +139,17 @@ def _assert_compiled(jitted, wrapper: str, calls: int) -> None:
 
 # scenarios ----------------------------------------------------------------------------------------------------------
 
-def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, *, mp_policy=None, accumulate: bool = False,
-                     device: str = "cpu"):
+def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, options=(), *, device: str = "cpu"):
     """``STEPS`` optimizer steps of the eager-wrapped model and of the thunder-jitted copy; with ``accumulate``,
     each step is two micro-batches, the first without gradient synchronization (``no_sync`` /
     ``set_requires_gradient_sync(False)``)."""
     model, loss_fn = MODELS[model_name]()
     model = model.to(device)
     wrap = WRAPPERS[wrapper]
-    eager = wrap(copy.deepcopy(model), mp_policy=mp_policy)
-    compiled = wrap(copy.deepcopy(model), mp_policy=mp_policy)
+    mp_policy = bf16_params_fp32_reduce() if "mixed_precision" in options else None
+    accumulate = "accumulate" in options
+    eager = wrap(copy.deepcopy(model), options, mp_policy=mp_policy)
+    compiled = wrap(copy.deepcopy(model), options, mp_policy=mp_policy)
     jitted = thunder.jit(compiled)
     eager_opt, jit_opt = OPTIMIZERS[optimizer](eager.parameters()), OPTIMIZERS[optimizer](compiled.parameters())
     tolerance = BFLOAT16 if mp_policy is not None else FLOAT32
@@ -201,9 +211,9 @@ def bf16_params_fp32_reduce():
 
 
 def scenarios(rank, world_size, cases, device="cpu"):
-    """Each case: (model, wrapper, optimizer, options) with options among "mixed_precision", "accumulate"."""
+    """Each case: (model, wrapper, optimizer, options); options: "accumulate", "mixed_precision" (FSDP2: bf16
+    parameters, fp32 reduction), "zero2" (FSDP2: no resharding after the forward), "find_unused_parameters" and
+    "static_graph" (DDP's)."""
     for model_name, wrapper, optimizer, options in cases:
-        train_like_eager(rank, model_name, wrapper, optimizer,
-                         mp_policy=bf16_params_fp32_reduce() if "mixed_precision" in options else None,
-                         accumulate="accumulate" in options, device=device)
+        train_like_eager(rank, model_name, wrapper, optimizer, options, device=device)
     dist.barrier()
