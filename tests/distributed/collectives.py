@@ -50,3 +50,26 @@ def collectives(rank, world_size):
     jitted = thunder.jit(unused)
     jitted(x.detach())
     assert "torch.ops._c10d_functional.all_reduce(" in str(thunder.last_traces(jitted)[-1])
+
+
+def _inplace(x, out, scattered):
+    y = x * 2
+    dist.all_reduce(y)  # sum
+    dist.all_gather_into_tensor(out, y)
+    dist.reduce_scatter_tensor(scattered, out.sin(), op=dist.ReduceOp.AVG)
+    return y + 1
+
+
+def inplace_collectives(rank, world_size):
+    """torch.distributed's in-place collectives: the same values written into the same tensors as eager."""
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(rank))
+    expected_out, expected_scattered = torch.empty(4 * world_size, 3), torch.empty(4, 3)
+    expected = _inplace(x, expected_out, expected_scattered)
+    out, scattered = torch.empty(4 * world_size, 3), torch.empty(4, 3)
+    jitted = thunder.jit(_inplace)
+    for _ in range(2):  # traced, then cached
+        torch.testing.assert_close(jitted(x, out, scattered), expected)
+        torch.testing.assert_close(out, expected_out)
+        torch.testing.assert_close(scattered, expected_scattered)
+        out.zero_(), scattered.zero_()
+    assert thunder.cache_hits(jitted) == 1

@@ -21,14 +21,17 @@ def refusals(rank, world_size):
                                                r"call .*distributed\.py.*thunder\.jit\(model\)"):
         thunder.jit(lambda x: ddp(x).sum())(x)
 
-    # a collective called in the program
-    def all_reduced(t):
+    # a pending collective (its Work handle) and a barrier: effects the trace cannot hold
+    def pending(t):
         t = t * 2
-        dist.all_reduce(t)
+        work = dist.all_reduce(t, async_op=True)
+        work.wait()
         return t
 
-    with pytest.raises(UnsupportedError, match=r"distributed_c10d\.all_reduce is not supported"):
-        thunder.jit(all_reduced)(x)
+    with pytest.raises(UnsupportedError, match=r"all_reduce\(async_op=True\) is not supported .*async_op=False"):
+        thunder.jit(pending)(x)
+    with pytest.raises(UnsupportedError, match=r"ProcessGroup\.barrier\(\) communicates"):
+        thunder.jit(lambda t: (dist.barrier(), t + 1)[1])(x)
 
     # queries of the process group are plain values
     assert torch.equal(thunder.jit(lambda t: t * dist.get_rank() + dist.get_world_size())(x),

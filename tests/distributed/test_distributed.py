@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from .collectives import collectives
+from .collectives import collectives, inplace_collectives
 from .launch import run_distributed
 from .refusals import refusals
 from .training import scenarios
@@ -32,6 +32,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
                  ("net", "ddp", "adamw", ("static_graph",))])
     refusals(rank, world_size)
     collectives(rank, world_size)
+    inplace_collectives(rank, world_size)
 
 
 def test_small_model_collectives_and_refusals():

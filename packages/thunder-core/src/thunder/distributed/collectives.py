@@ -21,11 +21,12 @@ import torch.distributed._functional_collectives  # noqa: F401  (defines _c10d_f
 
 from thunder import torch as ltorch
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
-from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.proxies import TensorProxy, pyval, torch_function_table
 from thunder.grad.registry import register_grad
+from thunder.torch.inplace import update
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_reduce", "all_gather", "reduce_scatter", "wait"]
+__all__ = ["all_reduce", "all_gather", "reduce_scatter", "wait", "IMPLEMENTATIONS"]
 
 TAGS = ("side_effect",)
 _OPS = torch.ops._c10d_functional
@@ -62,6 +63,44 @@ def reduce_scatter(a, reduce_op: str, group_size: int, group_name: str):
              _OPS._wrap_tensor_autograd.default, tags=TAGS)
 def wait(a):
     return _like(a, a.shape)
+
+
+# torch.distributed's in-place collectives: the functional collective, waited for, written into the destination
+# (functionalization makes later reads see it). Only synchronous calls: a pending Work handle cannot be traced.
+
+def _group(group, async_op: bool, what: str):
+    if async_op:
+        raise UnsupportedError(f"torch.distributed.{what}(async_op=True) is not supported by thunder yet"
+                               f"{user_location_suffix()}: call it with async_op=False, or use the functional "
+                               "collectives (torch.distributed._functional_collectives), which wait on first use")
+    group = torch.distributed.group.WORLD if group is None else group
+    return torch.distributed._functional_collectives._resolve_group_name(group), torch.distributed.get_world_size(group)
+
+
+def _write(out, result, what: str) -> None:
+    check(tuple(out.shape) == tuple(result.shape) and out.dtype is result.dtype,
+          lambda: f"{what}: the output tensor ({out.type_string()}) does not match the result ({result.type_string()})")
+    update(out, result)
+
+
+def _all_reduce_inplace(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
+    group_name, _ = _group(group, async_op, "all_reduce")
+    _write(tensor, wait(all_reduce(tensor, op.name.lower(), group_name)), "all_reduce")
+
+
+def _all_gather_into_tensor_inplace(output_tensor, input_tensor, group=None, async_op=False):
+    group_name, size = _group(group, async_op, "all_gather_into_tensor")
+    _write(output_tensor, wait(all_gather(input_tensor, size, group_name)), "all_gather_into_tensor")
+
+
+def _reduce_scatter_tensor_inplace(output, input, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
+    group_name, size = _group(group, async_op, "reduce_scatter_tensor")
+    _write(output, wait(reduce_scatter(input, op.name.lower(), size, group_name)), "reduce_scatter_tensor")
+
+
+torch_function_table[torch.distributed.all_reduce] = _all_reduce_inplace
+torch_function_table[torch.distributed.all_gather_into_tensor] = _all_gather_into_tensor_inplace
+torch_function_table[torch.distributed.reduce_scatter_tensor] = _reduce_scatter_tensor_inplace
 
 
 # the torch executor runs each as the op itself
