@@ -11,14 +11,7 @@ a model, built on PyTorch's DDP and FSDP2::
 
 from __future__ import annotations
 
-import torch.distributed
-
-__all__ = ["ddp", "fsdp", "COLLECTIVE_IMPLEMENTATIONS"]
-
-# the collectives' symbols, and the torch callables the torch executor runs them as (none without torch.distributed)
-COLLECTIVE_IMPLEMENTATIONS = {}
-if torch.distributed.is_available():
-    from thunder.distributed.collectives import IMPLEMENTATIONS as COLLECTIVE_IMPLEMENTATIONS
+__all__ = ["ddp", "fsdp"]
 
 # lightning-thunder's FSDP sharding strategies: ZERO2 keeps the gathered parameters from the forward for the
 # backward, ZERO3 frees them after the forward and gathers them again
