@@ -29,7 +29,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
               + [("net", "ddp", "adamw", ("accumulate",)), ("net", "fsdp", "adamw", ("accumulate",)),
                  ("net", "fsdp", "sgd_momentum", ("mixed_precision",)), ("net", "fsdp", "sgd_momentum", ("zero2",)),
                  ("net_with_unused", "ddp", "sgd_momentum", ("find_unused_parameters",)),
-                 ("net", "ddp", "adamw", ("static_graph",))])
+                 ("net", "ddp", "adamw", ("static_graph",)), ("net", "fsdp", "sgd_momentum", ("blocks_only",))])
     refusals(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
@@ -37,7 +37,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
 
 def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
-    bf16 parameters with fp32 reduction, ZERO2, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
+    bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
     in a jitted function are trace symbols with gradients."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 

@@ -89,6 +89,13 @@ def wrap_ddp(model, options=(), **_):
 
 
 def wrap_fsdp(model, options=(), mp_policy=None):
+    if "blocks_only" in options:  # fully_shard on the blocks and on the rest's parameters, not on the root module
+        from torch.distributed.fsdp import fully_shard
+
+        for block in model.blocks:
+            fully_shard(block)
+        fully_shard(model.head)
+        return model
     strategy = "ZERO2" if "zero2" in options else "ZERO3"
     model = thunder.distributed.fsdp(model, sharding_strategy=strategy, bucketing_strategy="BLOCK", mp_policy=mp_policy)
     assert all(type(p).__name__ == "DTensor" for p in model.parameters()), "a parameter was left unsharded"
@@ -212,7 +219,8 @@ def bf16_params_fp32_reduce():
 
 def scenarios(rank, world_size, cases, device="cpu"):
     """Each case: (model, wrapper, optimizer, options); options: "accumulate", "mixed_precision" (FSDP2: bf16
-    parameters, fp32 reduction), "zero2" (FSDP2: no resharding after the forward), "find_unused_parameters" and
+    parameters, fp32 reduction), "zero2" (FSDP2: no resharding after the forward), "blocks_only" (FSDP2 units
+    below an unsharded root; the small model only), "find_unused_parameters" and
     "static_graph" (DDP's)."""
     for model_name, wrapper, optimizer, options in cases:
         train_like_eager(rank, model_name, wrapper, optimizer, options, device=device)
