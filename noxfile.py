@@ -10,6 +10,7 @@
     nox -s inductor       # the TorchInductor fusion executor's tests on CPU (C++ kernels; needs g++)
     nox -s fuzz -- --programs N --seed S [--cache ...] [--executors ...]   # differential fuzzer, thunder vs eager
     nox -s fuzz_triton -- --programs N --seed S                           # the same with the Triton executor first
+    nox -s distributed    # DDP and FSDP2 models under thunder.jit on gloo process groups (2 and 4 CPU processes)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "distributed"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -85,6 +86,15 @@ def tests(session: nox.Session) -> None:
     session.install("--no-deps", *LITGPT_REQUIREMENTS)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def distributed(session: nox.Session) -> None:
+    """DDP and FSDP2 models under thunder.jit against eager on gloo process groups: litgpt's GPT and HF's Llama on 2
+    processes, and a 4-process run (about 2 minutes on 2 cores). The small 2-process test also runs in `tests`."""
+    _install_core(session, f"transformers=={TRANSFORMERS_NEWEST}")
+    session.install("--no-deps", *LITGPT_REQUIREMENTS)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/distributed", *session.posargs)
 
 
 @nox.session(python="3.11")

@@ -7,6 +7,7 @@ operations, transforms it, hands it to executors, and caches the result behind a
 from __future__ import annotations
 
 from thunder import (
+    distributed,  # noqa: F401
     examine,  # noqa: F401
     extend,  # noqa: F401
     torch,  # noqa: F401  (the torch language registers its symbols on import)
@@ -30,5 +31,5 @@ __version__ = "0.1.0"
 __all__ = [
     "jit", "CACHE_OPTIONS", "last_traces", "last_prologue_traces", "last_backward_traces", "cache_hits",
     "cache_misses", "compile_stats", "get_default_executors", "get_all_executors", "extend", "ThunderModule",
-    "ThunderFunction", "dtypes", "prims", "examine",
+    "ThunderFunction", "dtypes", "prims", "examine", "distributed",
 ]
