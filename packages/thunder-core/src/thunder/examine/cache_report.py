@@ -17,7 +17,8 @@ class CacheReport:
         self.entries, self.misses, self.recompiles = entries, misses, recompiles
 
     def __str__(self) -> str:
-        lines = [f"{self.name}: {self.calls} calls, {self.hits} cache hits, {len(self.entries)} entries "
+        n = len(self.entries)
+        lines = [f"{self.name}: {self.calls} calls, {self.hits} cache hits, {n} {'entry' if n == 1 else 'entries'} "
                  f"(cache={self.cache_option!r})"]
         lines += [f"  entry {i}: {text}" for i, text in enumerate(self.entries)]
         if self.recompiles > len(self.misses):

@@ -133,13 +133,13 @@ class _Paths:
                 return str(key)
             if isinstance(obj, ObjectRef) and isinstance(obj.obj, dict) and "__name__" in obj.obj and isinstance(key, str):
                 return f"{obj.obj['__name__']}.{key}"  # a global of that module
-            return f"{self._path(obj)}[{key!r}]"
+            return f"{self._path(obj)}[{_key(key)}]"
         if name == "unpack_attr":
             return f"{self._path(b.args[0])}.{b.args[1]}"
         if name == "unpack_dims":
             return f"{self._path(b.args[0])}.shape[{i}]"
         if name == "unpack_cell" and isinstance(b.args[0], ObjectRef):
-            return f"{b.args[0].name.removeprefix('cell_')} (a closure variable)"
+            return b.args[0].name.removeprefix('cell_')  # the closure variable's name
         if name == "unpack_cell":
             return f"{self._path(b.args[0])}.cell_contents"
         if name == "unpack_type":
@@ -172,6 +172,14 @@ def _parameter(fn, index: int) -> str:
 
     name = _parameter_name(fn, index)
     return f"args[{index}]" if name == f"arg{index}" else name
+
+
+def _key(key) -> str:
+    """A dict key as written in a path: literals as they are, a tensor key (optimizer state) by its kind."""
+    if type(key) in (str, int, float, bool, bytes, type(None)):
+        return repr(key)
+    shape = getattr(key, "shape", None)
+    return f"<{type(key).__name__} of shape {tuple(shape)}>" if shape is not None else f"<{type(key).__name__}>"
 
 
 def _short(x, limit: int = 80) -> str:
