@@ -210,6 +210,7 @@ def docs(session: nox.Session) -> None:
     it), then the site built with ``mkdocs build --strict``: a broken link, a missing API reference or a warning
     fails. The site lands in site/ (``mkdocs serve`` to browse it while writing)."""
     _install_core(session, *DOCS_REQUIREMENTS)
-    session.install("--no-deps", "-e", EXAMPLE_PLUGIN)  # the worked example of docs/executor-package.md
+    # the worked example of docs/executor-package.md, and the executor docs/inductor.md shows (C++ kernels, g++)
+    session.install("--no-deps", "-e", EXAMPLE_PLUGIN, "-e", INDUCTOR_PLUGIN)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "docs", *session.posargs)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")

@@ -5,7 +5,7 @@ The blocks of a page run in order in one namespace, as a reader would paste them
 (timings, object addresses, line numbers of the page) and ``...`` in the expected text matches anything, as in
 doctest. A comment line right before a block states what it needs, and the block is skipped with the reason where
 that is missing: ``<!-- requires: cuda -->``, or an executor's name (``<!-- requires: triton -->``). ``pytest docs --update-outputs`` writes what the blocks printed into
-the pages' output blocks (review the diff before committing it).
+the output blocks that do not match it (review the diff before committing it).
 
 Only Python runs: ```bash blocks are commands for a shell (installing, nox sessions).
 """
@@ -148,9 +148,11 @@ class CodeBlock(pytest.Item):
         got = out.getvalue()
         if block.expected is None:
             return
+        if output_matches(block.expected, got):
+            return
         if self.config.getoption("update_outputs"):
             _rewrite_output(self.parent.path, block, got)
-        elif not output_matches(block.expected, got):
+        else:
             raise OutputMismatch(block.expected, got)
 
     def repr_failure(self, excinfo):
