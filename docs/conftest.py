@@ -23,6 +23,8 @@ import pytest
 
 FENCE = re.compile(r"^```(\S*)(.*)$")
 REQUIRES = re.compile(r"^<!--\s*requires:\s*(\w+)\s*-->$")
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"$')  # pymdownx.snippets: the block shows (and runs) a file of the repository
+ROOT = Path(__file__).resolve().parents[1]
 OUTPUT_INFO = 'title="Output"'
 
 
@@ -81,7 +83,7 @@ def parse_blocks(text: str) -> list[Block]:
         start = end = i + 1
         while end < len(lines) and lines[end].strip() != "```":
             end += 1
-        body = "\n".join(lines[start:end])
+        body = "\n".join(_expand_snippet(line) for line in lines[start:end])
         adjacent = previous is not None and not any(line.strip() for line in lines[previous_end + 1:i])
         if lang == "python":
             req = REQUIRES.match(lines[i - 1].strip()) if i else None
@@ -94,6 +96,11 @@ def parse_blocks(text: str) -> list[Block]:
         previous_end = i = end
         i += 1
     return blocks
+
+
+def _expand_snippet(line: str) -> str:
+    m = SNIPPET.match(line.strip())
+    return (ROOT / m.group(1)).read_text().rstrip("\n") if m else line
 
 
 def _normalize(text: str) -> str:

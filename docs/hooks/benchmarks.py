@@ -61,7 +61,7 @@ def training_step():
         _table(["model", "parameters", "eager ms", "torch.compile ms", "thunder ms", "thunder / eager",
                 "thunder first step s", "torch.compile first step s"], rows),
         _machine(machine, d["date"])])
-    return "Training step", text, series
+    return f"Training step ({d['date'][:10]})", text, series
 
 
 def optimizer_step():
@@ -76,7 +76,7 @@ def optimizer_step():
         _table(["optimizer", "tensors", "parameters", "eager ms", "thunder ms", "thunder / eager",
                 "thunder first call ms"], rows),
         _machine(d["machine"], d["date"])])
-    return "Optimizer step", text, series
+    return f"Optimizer step ({d['date'][:10]})", text, series
 
 
 def generation():
@@ -95,7 +95,7 @@ def generation():
         f"(`benchmarks/generation.py`, `{path.name}`).",
         _table(["model", "runner", "prefill ms", "decode ms / token", "first generation s", "decode / eager"], rows),
         _machine(d["machine"], d["machine"]["date"])])
-    return "Generation (decode per token)", text, series
+    return f"Generation, decode per token ({d['machine']['date'][:10]})", text, series
 
 
 def overhead():
@@ -111,7 +111,7 @@ def overhead():
         _table(["function", "eager µs", "thunder µs", "thunder symbolic values µs", "torch.compile µs",
                 "thunder first call ms", "torch.compile first call ms"], rows),
         _machine(d["machine"], d["date"])])
-    return "Per-call overhead", text, {}
+    return f"Per-call overhead ({d['date'][:10]})", text, {}
 
 
 BENCHMARKS = (training_step, optimizer_step, generation, overhead)
@@ -132,7 +132,7 @@ def plot_png() -> bytes:
     import matplotlib.pyplot as plt
 
     panels = [(title, series) for title, _, series in (render() for render in BENCHMARKS) if series]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.6 * len(panels)), constrained_layout=True)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels)), constrained_layout=True)
     colors = {"thunder": "#3f51b5", "torch.compile": "#ff9800"}
     for ax, (title, series) in zip(axes, panels):
         cases = list(next(iter(series.values())))
@@ -143,8 +143,8 @@ def plot_png() -> bytes:
         ax.axvline(1.0, color="black", linewidth=1)
         ax.set_yticks([i + 0.4 - height / 2 for i in range(len(cases))], cases)
         ax.invert_yaxis()
-        ax.set_title(f"{title}: time relative to eager (lower is faster)", fontsize=10)
-        ax.legend(loc="lower right", fontsize=8)
+        ax.set_title(f"{title}: time relative to eager, CPU (lower is faster)", fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
