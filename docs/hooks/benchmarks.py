@@ -98,6 +98,25 @@ def generation():
     return f"Generation, decode per token ({d['machine']['date'][:10]})", text, series
 
 
+def inductor_gpt():
+    path, d = newest("inductor-gpt", "-warm-cache")
+    rows, series = [], {"thunder": {}, "thunder+inductor": {}, "torch.compile": {}}
+    for workload, runs in d["workloads"].items():
+        eager = runs["eager"]["median_ms"]
+        for runner, r in runs.items():
+            rows.append([workload, runner, r["median_ms"], _ratio(r["median_ms"] / eager), r["first_call_s"]])
+            if runner in series:
+                series[runner][workload] = r["median_ms"] / eager
+    versions = d["versions"]
+    text = "\n\n".join([
+        f"{d['model']}, the Inductor executor's fusion regions compiled with a warm Inductor cache "
+        f"(`benchmarks/inductor_gpt.py`, `{path.name}`).",
+        _table(["workload", "runner", "median ms", "over eager", "first call s"], rows),
+        f"*Machine: {d['device']}; torch {versions['torch']}, python {versions['python']}; run "
+        f"{d['date'][:16].replace('T', ' ')} UTC.*"])
+    return f"nanoGPT with the Inductor executor ({d['date'][:10]})", text, series
+
+
 def overhead():
     path, d = newest("overhead")
     rows = []
@@ -114,7 +133,7 @@ def overhead():
     return f"Per-call overhead ({d['date'][:10]})", text, {}
 
 
-BENCHMARKS = (training_step, optimizer_step, generation, overhead)
+BENCHMARKS = (training_step, optimizer_step, generation, inductor_gpt, overhead)
 
 
 def tables() -> str:
@@ -133,7 +152,7 @@ def plot_png() -> bytes:
 
     panels = [(title, series) for title, _, series in (render() for render in BENCHMARKS) if series]
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels)), constrained_layout=True)
-    colors = {"thunder": "#3f51b5", "torch.compile": "#ff9800"}
+    colors = {"thunder": "#3f51b5", "thunder+inductor": "#009688", "torch.compile": "#ff9800"}
     for ax, (title, series) in zip(axes, panels):
         cases = list(next(iter(series.values())))
         height = 0.8 / len(series)
