@@ -171,6 +171,15 @@ def test_warns_once_past_the_limit_with_the_reason():
     assert ours[0].filename == __file__  # points at the user's call
 
 
+def test_warning_of_a_module_points_at_the_users_call():
+    model = torch.nn.Linear(2, 2)
+    jm = thunder.jit(model, recompile_warning_limit=0)
+    jm(torch.ones(1, 2))
+    with pytest.warns(RecompilationWarning, match=r"thunder.jit\(Linear\) recompiled 1 time,") as caught:
+        jm(torch.ones(3, 2))
+    assert caught[0].filename == __file__
+
+
 def test_default_limit_is_eight_and_none_never_warns():
     jf = thunder.jit(lambda x: x.sum())
     with warnings.catch_warnings(record=True) as caught:

@@ -10,6 +10,8 @@ A cache hit does none of this.
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 from thunder.frontend.rejection import Rejection, explain_rejection
@@ -63,6 +65,19 @@ def record_miss(tfn, args: tuple, kwargs: dict) -> None:
         hint = "" if tfn.cache_option.value != "constant values" else (
             "; cache='symbolic values' makes numbers and tensor sizes inputs instead of constants")
         warnings.warn(
-            f"thunder.jit({name}) recompiled {stats.recompiles} times, more than recompile_warning_limit={limit}. "
+            f"thunder.jit({name}) recompiled {stats.recompiles} time{'' if stats.recompiles == 1 else 's'}, more than "
+            f"recompile_warning_limit={limit}. "
             f"The last {stats.misses[-1]}\nthunder.examine.cache_report(jfn) lists every entry and miss{hint}",
-            RecompilationWarning, stacklevel=3)
+            RecompilationWarning, stacklevel=_stacklevel_of_caller())
+
+
+_THUNDER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _stacklevel_of_caller() -> int:
+    """The stack level of the first frame outside thunder: the user's call of the jitted function or module (which
+    reaches here through a ThunderModule, a method of the jitted view, ...)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_THUNDER_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
