@@ -129,7 +129,7 @@ def pytest_collect_file(file_path: Path, parent):
 class MarkdownPage(pytest.File):
     def collect(self):
         text = self.path.read_text()
-        self.namespace: dict = {"__name__": f"docs_{self.path.stem.replace('-', '_')}"}
+        self.namespace: dict = {"__name__": "__main__"}  # as in a script the reader runs
         self.updates: list[tuple[tuple[int, int], str]] = []
         # the page's own lines, so tracebacks and the traces' source comments show the page
         linecache.cache[self.path.name] = (len(text), None, text.splitlines(True), self.path.name)
