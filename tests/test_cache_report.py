@@ -218,3 +218,18 @@ def test_kept_misses_are_bounded():
 def test_unknown_callable_is_refused():
     with pytest.raises(TypeError, match="expected a function or module returned by thunder.jit"):
         thunder.examine.cache_report(lambda x: x)
+
+
+def test_bound_method_state_is_named_from_self():
+    """A jitted optimizer step: its first call creates the state, so the second is another program."""
+    model = torch.nn.Linear(3, 3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    jstep = thunder.jit(optimizer.step)
+    for _ in range(3):
+        model(torch.ones(2, 3)).sum().backward()
+        jstep()
+    report = thunder.examine.cache_report(jstep)
+    assert (report.calls, report.hits, len(report.entries)) == (3, 1, 2)
+    r = report.misses[0].rejections[0]
+    assert r.path == "self.state[<Parameter of shape (3, 3)>]['momentum_buffer']"
+    assert (r.check, r.expected, r.got) == ("check_contains", "absent", "present")

@@ -135,7 +135,10 @@ class _Paths:
                 return f"{obj.obj['__name__']}.{key}"  # a global of that module
             return f"{self._path(obj)}[{_key(key)}]"
         if name == "unpack_attr":
-            return f"{self._path(b.args[0])}.{b.args[1]}"
+            obj, attr = b.args
+            if attr == "__self__" and isinstance(obj, ObjectRef) and obj.obj is self.fn:
+                return "self"  # the object of a jitted bound method (thunder.jit(optimizer.step))
+            return f"{self._path(obj)}.{attr}"
         if name == "unpack_dims":
             return f"{self._path(b.args[0])}.shape[{i}]"
         if name == "unpack_cell" and isinstance(b.args[0], ObjectRef):
