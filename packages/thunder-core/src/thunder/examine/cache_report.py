@@ -44,6 +44,13 @@ def cache_report(jfn) -> CacheReport:
 
 
 def _describe_entry(entry) -> str:
-    computation = entry.computation_traces[0]
-    inputs = ", ".join(f"{p.name}: {p.type_string()}" if hasattr(p, "type_string") else p.name for p in computation.args)
-    return f"computation({inputs})"
+    """The computation's signature: tensors with their metadata, numbers with their type (a number input takes any
+    value; the one seen when tracing says nothing about the entry)."""
+    from thunder.core.proxies import NumberProxy
+
+    def describe(p) -> str:
+        if isinstance(p, NumberProxy):
+            return f"{p.name}: {p.python_type.__name__}"
+        return f"{p.name}: {p.type_string()}" if hasattr(p, "type_string") else p.name
+
+    return f"computation({', '.join(describe(p) for p in entry.computation_traces[0].args)})"
