@@ -64,8 +64,8 @@ NORMALIZE = [
 
 
 class Block:
-    def __init__(self, source: str, first_line: int, requires: str | None):
-        self.source, self.first_line, self.requires = source, first_line, requires
+    def __init__(self, source: str, first_line: int, requires: str | None, index: int):
+        self.source, self.first_line, self.requires, self.index = source, first_line, requires, index
         self.expected: str | None = None  # the text of the output block after it
         self.output_lines: tuple[int, int] | None = None  # [start, end) line numbers of that text
 
@@ -88,7 +88,7 @@ def parse_blocks(text: str) -> list[Block]:
         adjacent = previous is not None and not any(line.strip() for line in lines[previous_end + 1:i])
         if lang == "python":
             req = REQUIRES.match(lines[i - 1].strip()) if i else None
-            previous = Block(body, start + 1, req.group(1) if req else None)
+            previous = Block(body, start + 1, req.group(1) if req else None, len(blocks))
             blocks.append(previous)
         else:
             if lang == "text" and OUTPUT_INFO in info and adjacent and previous.expected is None:
@@ -180,11 +180,11 @@ class OutputMismatch(AssertionError):
 
 
 def _rewrite_output(path: Path, block: Block, got: str) -> None:
-    """Replaces the output block's text with ``got``; later blocks' line numbers shift, so re-read the page's
-    blocks by position (the collection of this run keeps its own numbers for names only)."""
+    """Replaces the output block's text with ``got``; earlier rewrites in this run shifted the lines, so the page's
+    blocks are read again and this one found by its position."""
     lines = path.read_text().splitlines()
     blocks = parse_blocks("\n".join(lines))
-    same = next(b for b in blocks if b.source == block.source and b.output_lines is not None)
+    same = blocks[block.index]  # rewriting earlier outputs moved the lines, not the order of the blocks
     start, end = same.output_lines
     new = got.rstrip("\n").splitlines()
     path.write_text("\n".join(lines[:start] + new + lines[end:]) + "\n")
