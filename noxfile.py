@@ -11,6 +11,7 @@
     nox -s fuzz -- --programs N --seed S [--cache ...] [--executors ...]   # differential fuzzer, thunder vs eager
     nox -s fuzz_triton -- --programs N --seed S                           # the same with the Triton executor first
     nox -s distributed    # DDP and FSDP2 models under thunder.jit on gloo process groups (2 and 4 CPU processes)
+    nox -s docs           # run every code block of docs/*.md, then build the site (mkdocs build --strict) into site/
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "distributed"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "distributed", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -205,3 +206,21 @@ def fuzz_triton(session: nox.Session) -> None:
     session.install("--no-deps", "-e", TRITON_PLUGIN)
     session.run("python", "-m", "thunder.testing.fuzz", "--executors", "triton,torch,python",
                 *(session.posargs or ("--programs", "100", "--seed", "0")), env={"TRITON_INTERPRET": "1"})
+
+
+# the documentation site: MkDocs with the Material theme, mkdocstrings for the API reference (read from the source by
+# griffe, nothing imported), matplotlib for the benchmark plot drawn at build time (docs/hooks/benchmarks.py)
+DOCS_REQUIREMENTS = ("mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings[python]==1.0.8",
+                     "mkdocstrings-python==2.0.11", "matplotlib==3.11.2")
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """Every code block of docs/*.md run as a test (docs/conftest.py; printed output compared where a page shows
+    it), then the site built with ``mkdocs build --strict``: a broken link, a missing API reference or a warning
+    fails. The site lands in site/ (``mkdocs serve`` to browse it while writing)."""
+    _install_core(session, *DOCS_REQUIREMENTS)
+    # the worked example of docs/executor-package.md, and the executor docs/inductor.md shows (C++ kernels, g++)
+    session.install("--no-deps", "-e", EXAMPLE_PLUGIN, "-e", INDUCTOR_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "docs", *session.posargs)
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", env={"NO_MKDOCS_2_WARNING": "1"})

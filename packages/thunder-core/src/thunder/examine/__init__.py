@@ -1,5 +1,6 @@
 """Tools that explain what thunder did: what a call saved for backward, and more."""
 
+from thunder.examine.cache_report import CacheReport, cache_report  # noqa: F401
 from thunder.examine.saved import SavedForBackward, saved_for_backward
 
 __all__ = ["saved_for_backward", "SavedForBackward"]

@@ -19,6 +19,7 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
+from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -42,6 +43,9 @@ class CompileStats:
         self.last_compile_seconds: float | None = None
         self.last_interpretation_seconds: float | None = None
         self.last_entry: CacheEntry | None = None
+        self.recompiles = 0  # misses while entries existed
+        self.misses: list = []  # the latest CacheMiss records (thunder.frontend.recompiles)
+        self.warned_recompiles = False
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -81,6 +85,7 @@ class ThunderFunction:
         if sharp_edges not in _SHARP_EDGES:
             raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
         self.checkpoint = _checkpoint_predicate(compile_options.pop("checkpoint", None))
+        self.recompile_warning_limit = compile_options.pop("recompile_warning_limit", RECOMPILE_WARNING_LIMIT)
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
         self.fn = fn
@@ -119,6 +124,8 @@ class ThunderFunction:
                     return entry.computation(*inputs)
                 return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
         stats.cache_misses += 1
+        if self.entries:
+            record_miss(self, args, kwargs)  # why each entry rejected the call; warns past the recompile limit
         entry, inputs, raised = self._compile(args, kwargs)
         if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
@@ -315,6 +322,9 @@ def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_
     transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
     checkpoint: module types or a predicate ``module -> bool``: calls of the chosen submodules run as
         activation checkpoints (recomputed in backward instead of saved).
+    recompile_warning_limit: after this many recompilations (misses while the cache has entries) a
+        ``RecompilationWarning`` says why the last call missed (default 8; None: never);
+        ``thunder.examine.cache_report(jfn)`` tells why every miss happened.
     """
     import torch
 
