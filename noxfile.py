@@ -10,6 +10,8 @@
     nox -s inductor       # the TorchInductor fusion executor's tests on CPU (C++ kernels; needs g++)
     nox -s fuzz -- --programs N --seed S [--cache ...] [--executors ...]   # differential fuzzer, thunder vs eager
     nox -s fuzz_triton -- --programs N --seed S                           # the same with the Triton executor first
+    nox -s distributed    # DDP and FSDP2 models under thunder.jit on gloo process groups (2 and 4 CPU processes)
+    nox -s docs           # run every code block of docs/*.md, then build the site (mkdocs build --strict) into site/
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "distributed", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -45,7 +47,7 @@ LITGPT_REQUIREMENTS = ("litgpt==0.5.13", "lightning==2.6.6", "lightning-utilitie
 # dtype property, data-dependent MoE routing). transformers does not depend on torch, so the pin holds.
 TRANSFORMERS_NEWEST = "5.23.0"
 TRANSFORMERS_OLDER = ("4.52.4", "5.3.0")
-MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py")
+MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py", "tests/test_generation.py")
 
 
 INTERPRETER_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -85,6 +87,15 @@ def tests(session: nox.Session) -> None:
     session.install("--no-deps", *LITGPT_REQUIREMENTS)
     # the float32 OpInfo conformance runs here; its heavier dtype variants (marked slow) run in `nox -s opinfo`
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", f"{CORE}/tests", "tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def distributed(session: nox.Session) -> None:
+    """DDP and FSDP2 models under thunder.jit against eager on gloo process groups: litgpt's GPT and HF's Llama on 2
+    processes, and a 4-process run (about 2 minutes on 2 cores). The small 2-process test also runs in `tests`."""
+    _install_core(session, f"transformers=={TRANSFORMERS_NEWEST}")
+    session.install("--no-deps", *LITGPT_REQUIREMENTS)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/distributed", *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -195,3 +206,21 @@ def fuzz_triton(session: nox.Session) -> None:
     session.install("--no-deps", "-e", TRITON_PLUGIN)
     session.run("python", "-m", "thunder.testing.fuzz", "--executors", "triton,torch,python",
                 *(session.posargs or ("--programs", "100", "--seed", "0")), env={"TRITON_INTERPRET": "1"})
+
+
+# the documentation site: MkDocs with the Material theme, mkdocstrings for the API reference (read from the source by
+# griffe, nothing imported), matplotlib for the benchmark plot drawn at build time (docs/hooks/benchmarks.py)
+DOCS_REQUIREMENTS = ("mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings[python]==1.0.8",
+                     "mkdocstrings-python==2.0.11", "matplotlib==3.11.2")
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """Every code block of docs/*.md run as a test (docs/conftest.py; printed output compared where a page shows
+    it), then the site built with ``mkdocs build --strict``: a broken link, a missing API reference or a warning
+    fails. The site lands in site/ (``mkdocs serve`` to browse it while writing)."""
+    _install_core(session, *DOCS_REQUIREMENTS)
+    # the worked example of docs/executor-package.md, and the executor docs/inductor.md shows (C++ kernels, g++)
+    session.install("--no-deps", "-e", EXAMPLE_PLUGIN, "-e", INDUCTOR_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "docs", *session.posargs)
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", env={"NO_MKDOCS_2_WARNING": "1"})

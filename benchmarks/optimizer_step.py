@@ -1,13 +1,17 @@
 """Optimizer steps (Adam, AdamW, SGD with momentum) over a parameter set shaped like a small GPT (~50 tensors,
-~13M parameters): eager vs thunder.jit(opt.step), for-loop and foreach implementations, one thread, steps of the two
-interleaved, medians. Writes benchmarks/results/optimizer-<date>.json.
+~13M parameters): eager vs torch.compile(opt.step) vs thunder.jit(opt.step), for-loop and foreach implementations,
+one thread, steps of the three interleaved, medians. Writes benchmarks/results/optimizer-<date>.json.
 
-The torch executor runs each update as separate PyTorch calls plus one copy into the parameter; fusing an
-update into one pass over memory is the job of a fusion executor (thunder-triton, thunder-nvfuser).
+    python benchmarks/optimizer_step.py [--steps N] [--cases "Adam foreach,SGD-momentum for-loop"] [--no-compile]
+
+The torch executor runs each update as separate PyTorch calls writing into the state (out=), parameter after
+parameter (a foreach step too: each parameter's tensors stay in cache along its chain of ops); fusing an update into
+one pass over memory is the job of a fusion executor (thunder-triton, thunder-nvfuser, thunder-inductor).
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -15,6 +19,7 @@ import pathlib
 import platform
 import statistics
 import time
+import warnings
 
 import torch
 
@@ -39,47 +44,66 @@ OPTIMIZERS = {
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
     torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    wanted = {c.strip() for c in args.cases.split(",") if c.strip()}
+    variants = ["eager"] + ([] if args.no_compile else ["torch.compile"]) + ["thunder"]
+    wraps = {"eager": lambda f: f, "torch.compile": torch.compile, "thunder": thunder.jit}
     results = {"cases": {}}
+    load_before = os.getloadavg()
     for name, make in OPTIMIZERS.items():
         for foreach in (False, True):
-            steps = {}
-            for variant in ("eager", "thunder"):
+            key = f"{name} {'foreach' if foreach else 'for-loop'}"
+            if wanted and key not in wanted:
+                continue
+            steps, first_ms = {}, {}
+            for variant in variants:
                 torch.manual_seed(0)
                 params = gpt_like_parameters()
                 for p in params:
                     p.grad = torch.randn_like(p)
-                step = make(params, foreach).step
-                steps[variant] = thunder.jit(step) if variant == "thunder" else step
-            start = time.perf_counter()
-            steps["thunder"]()
-            first_ms = (time.perf_counter() - start) * 1e3
+                steps[variant] = wraps[variant](make(params, foreach).step)
+                start = time.perf_counter()
+                steps[variant]()
+                first_ms[variant] = (time.perf_counter() - start) * 1e3
             for _ in range(3):
                 for step in steps.values():
                     step()
-            # interleaved, so that load from other processes hits both alike
+            # interleaved, so that load from other processes hits all alike
             samples = {v: [] for v in steps}
             cpu_samples = {v: [] for v in steps}  # process CPU time: what other processes disturb least
-            for _ in range(20):
+            for _ in range(args.steps):
                 for v, step in steps.items():
                     start, cpu = time.perf_counter(), time.process_time()
                     step()
                     samples[v].append((time.perf_counter() - start) * 1e3)
                     cpu_samples[v].append((time.process_time() - cpu) * 1e3)
-            eager_ms, thunder_ms = (round(statistics.median(samples[v]), 3) for v in ("eager", "thunder"))
-            eager_cpu, thunder_cpu = (statistics.median(cpu_samples[v]) for v in ("eager", "thunder"))
-            n_elems = sum(p.numel() for p in params)
-            key = f"{name} {'foreach' if foreach else 'for-loop'}"
-            results["cases"][key] = {"tensors": len(params), "parameters": n_elems, "eager_ms": eager_ms,
-                                     "thunder_ms": thunder_ms, "thunder_over_eager": round(thunder_ms / eager_ms, 3),
-                                     "cpu_thunder_over_eager": round(thunder_cpu / eager_cpu, 3),
-                                     "thunder_first_call_ms": round(first_ms, 1),
-                                     "compiles": thunder.cache_misses(steps["thunder"])}
-            print(key, json.dumps(results["cases"][key]), flush=True)
+            eager_ms, eager_cpu = statistics.median(samples["eager"]), statistics.median(cpu_samples["eager"])
+            row = {"tensors": len(params), "parameters": sum(p.numel() for p in params)}
+            for v in variants:
+                ms, cpu = statistics.median(samples[v]), statistics.median(cpu_samples[v])
+                row[v] = {"step_ms": round(ms, 3), "step_ms_iqr": [round(q, 3) for q in
+                                                                   statistics.quantiles(samples[v], n=4)[::2]],
+                          "over_eager": round(ms / eager_ms, 3), "cpu_over_eager": round(cpu / eager_cpu, 3),
+                          "first_call_ms": round(first_ms[v], 1)}
+            row["thunder"]["compiles"] = thunder.cache_misses(steps["thunder"])
+            results["cases"][key] = row
+            print(f"{key:22} " + "  ".join(f"{v} {row[v]['step_ms']:8.2f} ms ({row[v]['over_eager']:.3f}x)"
+                                           for v in variants), flush=True)
     results["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
                           "torch": torch.__version__, "thunder": thunder.__version__,
-                          "torch_threads": torch.get_num_threads()}
+                          "torch_threads": torch.get_num_threads(), "load_average_before": load_before,
+                          "load_average_after": os.getloadavg()}
     results["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    print("load average before/after:", load_before, results["machine"]["load_average_after"])
+    if args.no_write:
+        return
     out = ROOT / "benchmarks" / "results" / f"optimizer-{results['date'][:10]}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")

@@ -233,3 +233,32 @@ def test_complex_inputs_that_require_grad_are_refused_clearly():
     x = torch.randn(3, dtype=torch.complex64, requires_grad=True)
     with pytest.raises(UnsupportedError, match="complex"):
         thunder.jit(lambda x: (x * x).abs().sum())(x)
+
+
+def test_a_program_with_no_differentiable_output_matches_eager():
+    # inputs require grad, grad mode is on, yet nothing the program returns can carry a gradient: it runs without an
+    # autograd node (the cost of an optimizer step's call), its results and grad mode as eager leaves them
+    def f(x, buf):
+        with torch.no_grad():
+            buf.mul_(0.5).add_(x)
+        return (x > 0).sum(), x.detach() * 2, buf
+
+    def g(x):
+        torch.set_grad_enabled(False)
+        return x * 3
+
+    x = torch.randn(5, requires_grad=True)
+    buf, ref_buf = torch.ones(5), torch.ones(5)
+    jf = thunder.jit(f)
+    for _ in range(2):
+        got, want = jf(x, buf), f(x, ref_buf)
+        for a, b in zip(got, want):
+            assert torch.equal(a, b) and a.requires_grad == b.requires_grad and a.grad_fn is None
+        assert torch.equal(buf, ref_buf) and torch.is_grad_enabled()
+    assert thunder.cache_misses(jf) == 1
+    try:
+        y = thunder.jit(g)(x)
+        assert not torch.is_grad_enabled() and not y.requires_grad
+        torch.testing.assert_close(y, x.detach() * 3)
+    finally:
+        torch.set_grad_enabled(True)

@@ -66,6 +66,32 @@ def test_new_values_and_objects_stored_outside_replay_on_every_call(cache_option
         assert thunder.cache_hits(jstep) >= 1
 
 
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_returned_output_holds_this_calls_cache_object(cache_option):
+    # transformers 4.x's generate takes the cache for the next step from outputs.past_key_values: an output
+    # (a dataclass, or a plain object) holding an argument must hold this call's argument, not the first call's
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Output:
+        logits: torch.Tensor
+        cache: object
+
+    class Holder:
+        def __init__(self, cache):
+            self.cache = cache
+
+    def step(x, cache):  # no write to outside state: nothing else makes an epilogue
+        return Output(x * 2, cache), Holder(cache)
+
+    jstep = thunder.jit(step, cache=cache_option)
+    for _ in range(3):
+        cache = Cache()
+        out, holder = jstep(torch.ones(2), cache)
+        assert out.cache is cache and holder.cache is cache
+        torch.testing.assert_close(out.logits, torch.full((2,), 2.0))
+
+
 def test_new_object_is_fresh_on_every_call_as_in_eager():
     class Box:
         pass
@@ -149,6 +175,14 @@ def _llama(seed=0):
     return transformers, transformers.LlamaForCausalLM(config).eval()
 
 
+def _static_cache(transformers, config, max_cache_len, batch=1):
+    import inspect
+
+    if "max_batch_size" in inspect.signature(transformers.StaticCache).parameters:  # transformers 4.x
+        return transformers.StaticCache(config=config, max_batch_size=batch, max_cache_len=max_cache_len)
+    return transformers.StaticCache(config=config, max_cache_len=max_cache_len)
+
+
 def _decode(fn, ids, cache, steps):
     out = fn(input_ids=ids, past_key_values=cache, use_cache=True)
     tokens = []
@@ -165,6 +199,10 @@ def test_hf_decode_loop_with_dynamic_cache(cache_option, with_config):
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache=cache_option)
 
+    layered = hasattr(transformers.DynamicCache(), "layers")  # transformers 5: a cache holds layer objects
+    if with_config and not layered:
+        pytest.skip("DynamicCache(config=...) making its layers up front is transformers 5's API")
+
     def new_cache():
         return transformers.DynamicCache(config=model.config) if with_config else transformers.DynamicCache()
 
@@ -175,8 +213,12 @@ def test_hf_decode_loop_with_dynamic_cache(cache_option, with_config):
         tokens, logits = _decode(jmodel, ids, jcache, 5)
     assert torch.equal(tokens, expected)
     torch.testing.assert_close(logits, elogits)
-    assert jcache.get_seq_length() == 10 and jcache.layers[0].dtype is torch.float32
-    assert type(jcache.layers[0]) is transformers.cache_utils.DynamicLayer
+    assert jcache.get_seq_length() == 10
+    if layered:
+        assert jcache.layers[0].dtype is torch.float32
+        assert type(jcache.layers[0]) is transformers.cache_utils.DynamicLayer
+    else:
+        assert len(jcache.key_cache) == 2 and jcache.key_cache[0].shape[-2] == 10
     # prefill and decode; with constant values every cache length is its own program
     assert thunder.cache_misses(jmodel) == (2 if cache_option == "symbolic values" else 6)
 
@@ -207,14 +249,29 @@ def test_hf_generate_with_static_cache(cache_option):
     for length in (3, 5):
         ids = torch.randint(0, 64, (1, length))
         expected = model.generate(ids, max_new_tokens=4, do_sample=False,
-                                  past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+                                  past_key_values=_static_cache(transformers, model.config, 32))
         out = jmodel.generate(ids, max_new_tokens=4, do_sample=False,
-                              past_key_values=transformers.StaticCache(config=model.config, max_cache_len=32))
+                              past_key_values=_static_cache(transformers, model.config, 32))
         assert torch.equal(out, expected)
     # the static cache keeps decode shapes fixed: one decode program under either option; with constant values
     # each prompt length is its own prefill
     assert thunder.cache_misses(jmodel) == (2 if cache_option == "symbolic values" else 3)
     assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) == 8
+
+
+def test_hf_generate_compiles_once_for_every_batch_size_and_length():
+    # under symbolic values a batch size that happens to equal a sequence length or a head count is no new program
+    # (size 1 is: a batch of one is its own prefill and decode, as in torch.compile)
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache="symbolic values")
+    for batch in (2, 3, 4):
+        for length in (3, 4):
+            ids = torch.randint(1, 64, (batch, length))
+            kwargs = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+            expected = model.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+            out = jmodel.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
+            assert torch.equal(out, expected)
+    assert thunder.cache_misses(jmodel) == 2
 
 
 def test_hf_generate_sampling_batch_with_left_padding():

@@ -149,6 +149,41 @@ def test_kv_cache_decode_steps():
     assert thunder.cache_misses(jdecode) <= 2
 
 
+def test_number_checks_come_before_module_checks_and_last_entry_first():
+    # a prefill entry must turn a decode call away at its first lines, not after every check of the module;
+    # and the entry that served the last call is tried first
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x):
+        if x.shape[0] == 1:
+            return lin(x) * 2
+        return lin(x)
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+    torch.testing.assert_close(jf(torch.ones(3, 4)), f(torch.ones(3, 4)))
+    source = str(thunder.last_prologue_traces(jf)[-1])
+    assert source.index("if b") < source.index("lin_weight")
+    torch.testing.assert_close(jf(torch.ones(1, 4)), f(torch.ones(1, 4)))
+    decode_entry = thunder.compile_stats(jf).last_entry
+    torch.testing.assert_close(jf(torch.ones(1, 4)), f(torch.ones(1, 4)))
+    assert thunder.cache_misses(jf) == 2 and thunder.cache_hits(jf) == 1
+    assert jf.entries[0] is decode_entry
+
+
+def test_truthiness_of_a_size_is_a_constraint_on_zero_not_on_the_value():
+    # transformers 4.x's DynamicCache asks `not self.key_cache[i].numel()`: one program for every non-empty size
+    def f(x, n):
+        if not x.numel():
+            return x.sum()
+        return x * 2 if n else x * 3
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+    for rows, n in ((2, 1), (3, 5), (7, -2), (4, 0), (9, 0)):
+        torch.testing.assert_close(jf(torch.ones(rows, 3), n), f(torch.ones(rows, 3), n))
+    torch.testing.assert_close(jf(torch.ones(0, 3), 1), f(torch.ones(0, 3), 1))
+    assert thunder.cache_misses(jf) == 3  # n truthy, n zero, and the empty tensor
+
+
 def test_text_of_containers_holding_numbers_is_eagers():
     # native str()/repr() of a container the program built shows its numbers as eager does (not proxy names),
     # and the number the text depends on is a constraint: another value retraces

@@ -7,6 +7,7 @@ operations, transforms it, hands it to executors, and caches the result behind a
 from __future__ import annotations
 
 from thunder import (
+    distributed,  # noqa: F401
     examine,  # noqa: F401
     extend,  # noqa: F401
     torch,  # noqa: F401  (the torch language registers its symbols on import)
@@ -83,8 +84,8 @@ def __getattr__(name: str):
 __all__ = [
     "jit", "CACHE_OPTIONS", "last_traces", "last_prologue_traces", "last_backward_traces", "cache_hits",
     "cache_misses", "compile_stats", "get_default_executors", "get_all_executors", "extend", "ThunderModule",
-    "ThunderFunction", "dtypes", "prims", "examine", "devices", "DebugOptions", "Transform", "trace", "TraceCtx",
-    "TensorProxy", "Proxy", "NumberProxy", "IntegerProxy", "FloatProxy", "ComplexProxy", "AnyProxy", "get_executor",
+    "ThunderFunction", "dtypes", "prims", "examine", "distributed", "devices", "DebugOptions", "Transform", "trace",
+    "TraceCtx", "TensorProxy", "Proxy", "NumberProxy", "IntegerProxy", "FloatProxy", "ComplexProxy", "AnyProxy", "get_executor",
     "resolve_executors", "cache_option", "list_transforms", "compile", "Recipe", "Plugin", "register_plugin",
     "bool8", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float16", "float32", "float64", "complex32",
     "complex64", "complex128",

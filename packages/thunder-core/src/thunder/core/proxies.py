@@ -278,6 +278,12 @@ class NumberProxy(Proxy):
         return self.value
 
     def __bool__(self):
+        if self.number_type is not bool and not self.static and not self.data_dependent:
+            from thunder.core.trace import get_tracectx
+
+            if get_tracectx() is not None:
+                # only truthiness is asked (``if not t.numel():``): the trace relies on ``n != 0``, not on n's value
+                return bool(self != 0)
         return bool(self._concrete("bool()"))
 
     def __index__(self):

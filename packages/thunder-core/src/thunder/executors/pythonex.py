@@ -80,6 +80,9 @@ def _convert_printer(bsym, imports):
 ex.register_implementation("prims.convert_element_type", _python_symbol("convert_element_type", _convert_printer),
                            checker=_numbers_only)
 
+# number arithmetic: pure, so schedules may move it (thunder.executors.torch_schedule)
+NUMBER_OP_IDS = frozenset(f"python.{name}" for name in (*_OPERATORS, *NUMBER_FUNCTIONS, "convert_element_type"))
+
 
 # ---------------------------------------------------------------------------------------------
 # Prologue
@@ -218,11 +221,25 @@ def _check_autocast(bsym, imports):
 
 
 def _check_distinct_storage(bsym, imports):
-    tensors = bsym.args
-    names = ", ".join(prettyprint(t, imports) for t in tensors)
-    # empty tensors have no storage to share
-    return [f"if len({{t.untyped_storage().data_ptr() for t in ({names},) if t.numel()}}) != "
-            f"sum(1 for t in ({names},) if t.numel()): return None"]
+    # empty tensors have no storage to share: the shapes the prologue checked say which are, symbolic ones need a look
+    def empty(t):
+        return any(isinstance(d, int) and d == 0 for d in t.shape)
+
+    static = [prettyprint(t, imports) for t in bsym.args
+              if not empty(t) and all(isinstance(d, int) for d in t.shape)]
+    symbolic = [prettyprint(t, imports) for t in bsym.args
+                if not empty(t) and not all(isinstance(d, int) for d in t.shape)]
+    if len(static) + len(symbolic) < 2:
+        return []
+    storages, counts = [], []
+    if static:
+        storages.append(f"{{t.untyped_storage().data_ptr() for t in ({', '.join(static)},)}}")
+        counts.append(str(len(static)))
+    if symbolic:
+        names = ", ".join(symbolic)
+        storages.append(f"{{t.untyped_storage().data_ptr() for t in ({names},) if t.numel()}}")
+        counts.append(f"sum(1 for t in ({names},) if t.numel())")
+    return [f"if len({' | '.join(storages)}) != {' + '.join(counts)}: return None"]
 
 
 def _check_len(bsym, imports):

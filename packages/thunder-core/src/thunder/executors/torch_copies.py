@@ -6,16 +6,17 @@ becomes ``torch.add(t1, eps, out=t1)``, as eager code's ``x.sqrt().div(c).add_(e
 
 Folding is done when the op that computed ``t`` is an elementwise torch function with ``out=`` (whose output
 may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` (under any of its names:
-``x`` and the outputs of earlier copies into it) between the op and the copy (so no reader sees the new value
-early).
+``x``, the outputs of earlier copies into it, and views of it) between the op and the copy (so no reader sees the
+new value early).
 """
 
 from __future__ import annotations
 
+from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import tagged_symbol
 from thunder.core.trace import from_trace
 
-__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "OUT_CAPABLE"]
+__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "memory_sets", "Sets", "OUT_CAPABLE"]
 
 # torch functions that accept out= and compute elementwise (out may alias an input)
 OUT_CAPABLE = frozenset({
@@ -30,8 +31,6 @@ def _takes_out(bsym) -> bool:
     tensors only)."""
     if f"{bsym.sym.module}.{bsym.sym.name}" not in OUT_CAPABLE or "out" in bsym.kwargs:
         return False
-    from thunder.core.proxies import TensorProxy
-
     return bsym.sym.name != "where" or all(isinstance(a, TensorProxy) for a in bsym.args[:3])
 
 
@@ -50,13 +49,11 @@ def fold_copies_into_out(trace):
         for a in b.flat_proxy_args:
             uses[a.name] = uses.get(a.name, 0) + 1
     drop, replace = set(), {}
-    buffer: dict[str, set[str]] = {}  # an input -> the names of its versions (x, then each copy's output)
+    memory = None
     for j, copy in enumerate(bsyms):
         if not _is_copy(copy):
             continue
         computed, out = copy.args[0], copy.kwargs["out"]
-        versions = buffer.setdefault(out.name, {out.name})
-        versions.update(o.name for o in copy.flat_proxy_outs)
         i = producer_of.get(computed.name)
         if i is None or i in replace or uses.get(computed.name) != 1:
             continue
@@ -67,8 +64,10 @@ def fold_copies_into_out(trace):
             continue
         if out.requires_grad and copy.kwargs.get("grad_enabled", True):
             continue  # autograd must see an in-place update of x (and refuse it on leaves, as in eager)
-        between = bsyms[i + 1:j]
-        if any(versions & {a.name for a in b.flat_proxy_args} for b in between):
+        # x under any of its names: its earlier versions, and views of it made before the op (``v = x.view(-1)``)
+        memory = memory or memory_sets(bsyms)
+        x = memory.find(out.name)
+        if any(memory.find(a.name) == x for b in bsyms[i + 1:j] for a in b.flat_proxy_args if isinstance(a, TensorProxy)):
             continue
         # it now writes into an input: a side effect, never dropped or merged
         replace[i] = producer.replace(sym=tagged_symbol(producer.sym, ("side_effect",)),
@@ -100,12 +99,51 @@ def _allocates(bsym) -> bool:
         name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
 
 
+class Sets:
+    """Union-find over hashable keys."""
+
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, x):
+        parent = self.parent
+        root = parent.setdefault(x, x)
+        while root != parent[root]:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def memory_sets(bsyms) -> Sets:
+    """Names that may share memory end up in one set: a view shares its input's, an ``out=`` result its
+    destination's. Ops that surely allocate their result (elementwise ops, matmuls, backward kernels) join
+    nothing; any other op may return a view of any tensor argument."""
+    memory = Sets()
+    for b in bsyms:
+        outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
+        if "out" in b.kwargs:
+            for o in outs:
+                memory.union(b.kwargs["out"].name, o.name)
+        elif outs and not _allocates(b):
+            for a in b.flat_proxy_args:
+                if isinstance(a, TensorProxy):
+                    for o in outs:
+                        memory.union(a.name, o.name)
+    return memory
+
+
 def reuse_dead_temporaries(trace):
     """An elementwise op whose tensor argument is a temporary that an op of this trace allocated (so it aliases
     nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
     writes its result into that temporary. Where grad mode may be on, tensors that may require grad are left alone
 (``out=`` refuses them)."""
-    from thunder.core.proxies import Proxy, TensorProxy
+    from thunder.core.proxies import Proxy
     from thunder.core.pytree import tree_flatten
 
     bsyms = list(trace.bound_symbols)

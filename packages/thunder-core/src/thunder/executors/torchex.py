@@ -23,8 +23,11 @@ class TorchExecutor(OperatorExecutor):
 
     def after_dispatch(self, trace):
         from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
+        from thunder.executors.torch_schedule import run_chains_one_by_one
+        from thunder.executors.torch_stores import store_updates_in_place
 
-        return reuse_dead_temporaries(fold_copies_into_out(trace))
+        trace = reuse_dead_temporaries(store_updates_in_place(fold_copies_into_out(trace)))
+        return run_chains_one_by_one(trace, self)
 
 
 def _to_torch(x):
@@ -230,6 +233,11 @@ def thunder_register_implementations(get_executor):
     from thunder.executors import torch_grad
 
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
+    if torch.distributed.is_available():  # the collectives' symbols, registered with the executor (import: ~70 ms)
+        from thunder.distributed.collectives import IMPLEMENTATIONS
+
+        for sym, path in IMPLEMENTATIONS.items():
+            register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")

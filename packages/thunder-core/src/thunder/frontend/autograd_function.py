@@ -64,6 +64,7 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
                          n_outputs)
     spec = split.output_spec
     node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
+    is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
 
     def apply(*args):
         # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
@@ -78,7 +79,18 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
 
-    if not passthrough:
+    if not compiled.differentiable_outputs:
+        # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
+        # forward runs as the node's would, with grad mode off, but without the node's cost on every call
+        def computation(*args):
+            mode = is_grad_enabled()
+            set_grad_enabled(False)
+            try:
+                flat = forward_fn(*args)[0]
+            finally:
+                set_grad_enabled(mode)
+            return tree_unflatten(flat, spec)
+    elif not passthrough:
         def computation(*args):
             return tree_unflatten(apply(compiled, *args), spec)
     else:

@@ -33,10 +33,18 @@ def _outside_objects_in(result, outside_by_id: dict, depth: int = 0) -> bool:
     entry = outside_by_id.get(id(result))
     if entry is not None and entry[0] is result and type(result) not in _LITERALS:
         return True
-    if depth < 8 and type(result) in _CONTAINERS:
+    if depth >= 8:
+        return False
+    if type(result) in _CONTAINERS:
         items = result.values() if type(result) is dict else result
         return any(_outside_objects_in(v, outside_by_id, depth + 1) for v in items)
-    return False
+    fields = getattr(type(result), "__dataclass_fields__", None)
+    if fields is None:
+        state = _plain_instance_state(result)
+        items = state.values() if state is not None else ()
+    else:  # a model output holding the caller's cache object: the epilogue must hand back this call's cache
+        items = (getattr(result, n, None) for n in fields)
+    return any(_outside_objects_in(v, outside_by_id, depth + 1) for v in items)
 
 
 def _is_shared_definition(v) -> bool:

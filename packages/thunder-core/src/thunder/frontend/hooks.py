@@ -17,6 +17,7 @@ from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_n
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
+from thunder.distributed.outside_effects import check_module_call, check_tensor_input, engine_lookaside
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
@@ -214,6 +215,14 @@ class _InferenceModeRegion:
         return False
 
 
+def _hashable(fn) -> bool:
+    try:
+        hash(fn)
+    except TypeError:
+        return False
+    return True
+
+
 def _unwrapped(fn):
     """The function under decorators (torch.compile's machinery wraps torch.manual_seed once it is used)."""
     seen = 0
@@ -397,6 +406,8 @@ class JitHooks(Hooks):
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
+        if not _hashable(fn):  # no table holds it (pybind11's instancemethod, a callable instance with __eq__)
+            return None
         if fn is torch.cond:
             from thunder.frontend.higher_order import cond_lookaside
 
@@ -435,6 +446,7 @@ class JitHooks(Hooks):
         return None
 
     def _module_call(self, module_call_wrapped, self_w, *args, **kwargs):
+        check_module_call(self_w.value)
         if self.checkpoint is not None and self_w.value is not self.fn and self.checkpoint(self_w.value):
             from thunder.frontend.higher_order import checkpoint_lookaside
 
@@ -447,13 +459,15 @@ class JitHooks(Hooks):
         return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
     def lookaside(self, fn):
-        if self.user_lookasides:
-            try:
-                replacement = self.user_lookasides.get(fn)
-            except TypeError:  # unhashable callables
-                replacement = None
+        if self.user_lookasides and _hashable(fn):
+            replacement = self.user_lookasides.get(fn)
             if replacement is not None:
                 return replacement
+        engine = engine_lookaside(fn)
+        if engine is not None:
+            return engine
+        if not _hashable(fn):
+            return None
         mutation = self._mutating_method(fn)
         if mutation is not None:
             return mutation
@@ -484,10 +498,7 @@ class JitHooks(Hooks):
             from thunder.frontend.func_transforms import refused_transform
 
             return refused_transform(refused)
-        try:
-            found = torch_function_table.get(fn)
-        except TypeError:  # unhashable callables
-            return None
+        found = torch_function_table.get(fn)
         if found is None:
             from thunder.torch.opaque import opaque_lookaside  # torch builtins with no symbol: the opaque fallback
 
@@ -526,6 +537,7 @@ class JitHooks(Hooks):
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
+            check_tensor_input(value)
             # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
             # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
             proxy = self._proxies.get(provenance)
@@ -712,9 +724,10 @@ class JitHooks(Hooks):
     def on_native_call(self, fn, wargs, wkwargs):
         if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:
             self.on_length(wargs[0])  # ``if len(state) == 0``
-        if fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
+        hashable = _hashable(fn)
+        if hashable and fn in _TYPE_READERS and wargs and wargs[0].provenance.is_outside:
             self._type_read(wargs[0])
-        if fn in _IDENTITY_READERS or fn is len:
+        if (hashable and fn in _IDENTITY_READERS) or fn is len:
             return
         for w in (*wargs, *wkwargs.values()):
             wdict = w.items.wdict if isinstance(w.items, ViewSource) else w

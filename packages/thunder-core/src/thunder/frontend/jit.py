@@ -22,6 +22,7 @@ from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_lo
 from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
+from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -46,6 +47,9 @@ class CompileStats:
         self.last_compile_seconds: float | None = None
         self.last_interpretation_seconds: float | None = None
         self.last_entry: CacheEntry | None = None
+        self.recompiles = 0  # misses while entries existed
+        self.misses: list = []  # the latest CacheMiss records (thunder.frontend.recompiles)
+        self.warned_recompiles = False
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -92,6 +96,7 @@ class ThunderFunction:
         # tensor correct, so there are no alias updates whose skipping would be safe.
         compile_options.pop("disable_preprocessing", None)
         compile_options.pop("skip_inplace_alias_updates", None)
+        self.recompile_warning_limit = compile_options.pop("recompile_warning_limit", RECOMPILE_WARNING_LIMIT)
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
         if debug_options is not None and not isinstance(debug_options, DebugOptions):
@@ -128,10 +133,17 @@ class ThunderFunction:
             if inputs is not None:
                 stats.cache_hits += 1
                 stats.last_entry = entry
+                if entry is not self.entries[0]:
+                    # the entry that accepted the last call is tried first next time (a decode loop's entry,
+                    # not the prefill's); entries accept disjoint or equally valid calls, so order is free
+                    self.entries.remove(entry)
+                    self.entries.insert(0, entry)
                 if entry.epilogue is None:
                     return entry.computation(*inputs)
                 return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
         stats.cache_misses += 1
+        if self.entries:
+            record_miss(self, args, kwargs)  # why each entry rejected the call; warns past the recompile limit
         entry, inputs, raised = self._compile(args, kwargs)
         if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
@@ -169,24 +181,35 @@ class ThunderFunction:
         interpreted = time.perf_counter()
         traces = [computation]
         traces += prepare(computation)
-        n_prepared = len(traces)
+        kwnames = tuple(kwargs)
+        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+
+        def make_prologue(distinct_storage: bool):
+            prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames,
+                                      checks=checks, computation=computation, distinct_storage=distinct_storage,
+                                      aliases=hooks.aliases, strides=hooks.layouts.assumed)
+            prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
+                                                  "Prologue (input unpacking; cache='same input' skips checks)")
+            return prologue
+
+        prologue = None
+        if self.transform_objects:
+            # the inputs updated in place are known from the functionalized trace already (its copies into them)
+            assumed_updates = bool(_updated_inputs(traces[-1]))
+            prologue, transformed, epilogue_traces = self._pre_prologue_transforms(
+                make_prologue(assumed_updates), traces[-1], epilogue_traces)
+            if transformed is not traces[-1]:
+                traces.append(transformed)
         lowered, backward_traces, split = self._lower(traces[-1])
         traces += lowered
         final = traces[-1]
         updated_inputs = _updated_inputs(final)
         if updated_inputs:
             _refuse_aliased_updates(hooks, updated_inputs)
-        kwnames = tuple(kwargs)
-        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
-        prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
-                                  computation=computation, distinct_storage=bool(updated_inputs),
-                                  aliases=hooks.aliases, strides=hooks.layouts.assumed)
-        prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
-                                              "Prologue (input unpacking; cache='same input' skips checks)")
-        if self.transform_objects:
-            prologue, traces, lowered, backward_traces, split, epilogue_traces = self._pre_prologue_transforms(
-                prologue, traces[:n_prepared], lowered, backward_traces, split, epilogue_traces)
-            final = traces[-1]
+        if prologue is None or bool(updated_inputs) != assumed_updates:
+            prologue = make_prologue(bool(updated_inputs))
+            if self.transform_objects:  # the transforms see (and may change) the prologue that runs
+                prologue, _, _ = self._pre_prologue_transforms(prologue, traces[-len(lowered) - 1], epilogue_traces)
         prologue_traces = [prologue]
         if computation.constraints:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
@@ -241,22 +264,16 @@ class ThunderFunction:
         return tuple(functools.partial(t.transform_trace_post_optimization, executors_list=self.executors)
                      for t in self.transform_objects)
 
-    def _pre_prologue_transforms(self, prologue, prepared, lowered, backward_traces, split, epilogue_traces):
+    def _pre_prologue_transforms(self, prologue, computation, epilogue_traces):
         """Runs each Transform's ``transform_traces_pre_prologue`` on (prologue, computation before autograd,
-        epilogue); a changed computation is lowered again, a changed epilogue dispatched again."""
-        computation = prepared[-1]
+        epilogue): (the prologue, the computation to differentiate and dispatch, the epilogue traces)."""
         epilogue = epilogue_traces[0] if epilogue_traces else None
         pro, comp, epi = prologue, computation, epilogue
         for t in self.transform_objects:
             pro, comp, epi = t.transform_traces_pre_prologue(pro, comp, epi, executors_list=self.executors)
-        traces = list(prepared)
-        if comp is not computation:
-            traces.append(comp)
-            lowered, backward_traces, split = self._lower(comp)
-        traces += lowered
         if epi is not epilogue:
             epilogue_traces = [] if epi is None else [epi, dispatch_to_executors(epi, [get_executor("python")])]
-        return pro, traces, lowered, backward_traces, split, epilogue_traces
+        return pro, comp, epilogue_traces
 
     def _trace(self, args, kwargs):
         trace = TraceCtx("computation")
@@ -383,6 +400,9 @@ def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_
         results are connected to no autograd graph.
     checkpoint: module types or a predicate ``module -> bool``: calls of the chosen submodules run as
         activation checkpoints (recomputed in backward instead of saved).
+    recompile_warning_limit: after this many recompilations (misses while the cache has entries) a
+        ``RecompilationWarning`` says why the last call missed (default 8; None: never);
+        ``thunder.examine.cache_report(jfn)`` tells why every miss happened.
     Accepted for lightning-thunder code: ``langctx`` (None or "torch"), ``disable_preprocessing`` and
     ``skip_inplace_alias_updates`` (no effect; see docs/coming-from-lightning-thunder.md). Any other keyword
     is an error naming it.

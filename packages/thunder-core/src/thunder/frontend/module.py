@@ -12,6 +12,7 @@ import types
 
 import torch
 
+from thunder.distributed.boundaries import engine_boundary
 from thunder.frontend.jit import ThunderFunction
 
 __all__ = ["ThunderModule"]
@@ -23,20 +24,23 @@ class ThunderModule(torch.nn.Module):
         self._model = model
         # The interpreter reaches the module as the called object itself (provenance "fn"), and its
         # parameters through attribute paths from there.
-        self._tfn = ThunderFunction(model, **jit_options)
+        # A model driven by torch.distributed's engine (DDP, FSDP2) runs the engine natively around jitted parts
+        engine = engine_boundary(model, jit_options)
+        self._tfn = ThunderFunction(model, **jit_options) if engine is None else engine.functions[0]
+        self._run = self._tfn if engine is None else engine
         # forward has the original's signature: callers such as HF generate() pick the arguments they pass
         # from inspect.signature(self.forward)
-        self.__dict__["forward"] = functools.wraps(model.forward)(self._tfn)
+        self.__dict__["forward"] = functools.wraps(model.forward)(self._run)
         for transform in self._tfn.transform_objects:
             transform.transform_module(self)
 
     def forward(self, *args, **kwargs):
-        return self._tfn(*args, **kwargs)
+        return self._run(*args, **kwargs)
 
     # Skip nn.Module.__call__'s hook machinery on the hot path; hooks on the original module are honoured
     # when traced.
     def __call__(self, *args, **kwargs):
-        return self._tfn(*args, **kwargs)
+        return self._run(*args, **kwargs)
 
     def __getattr__(self, name: str):
         if name in ("_model", "_tfn", "_view"):
@@ -54,7 +58,7 @@ class ThunderModule(torch.nn.Module):
         state as eager would, and ``isinstance``, ``type(self).method`` and ``super()`` in them work."""
         view = self.__dict__.get("_view")
         if view is None:
-            model, tfn = self._model, self._tfn
+            model, tfn = self._model, self._run
 
             @functools.wraps(type(model).forward)
             def forward(_view, *args, **kwargs):

@@ -152,7 +152,9 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
         if no_hooks:
             _check_no_hooks(reacher, no_hooks)
         if checks and computation is not None and computation.constraints:
+            structural = len(trace.bound_symbols)
             _check_constraints(computation)
+            _hoist_number_checks(trace.bound_symbols, structural)
         aliases = aliases or {}
         if checks and distinct_storage:
             # the program updates inputs in place, so which inputs are one tensor matters: keep it so
@@ -219,6 +221,35 @@ def _check_constraints(computation: TraceCtx) -> None:
         checked.add(key)
         emit(proxy)
         prims.check_literal(proxy, value)
+
+
+def _hoist_number_checks(bsyms: list, start: int) -> None:
+    """Moves each number check (``bsyms[start:]``, arithmetic on ints and comparisons) to just after the
+    numbers it reads are unpacked and type-checked. The checks are a conjunction with no side effects, so their
+    order does not change what the prologue accepts; a call that differs in a size (prefill against decode)
+    is then turned away by the first lines instead of after every structural check of a large module."""
+    ready: dict = {}  # number name -> index in the structural part after which it may be read
+    for i, b in enumerate(bsyms[:start]):
+        for o in b.flat_proxy_outs:
+            if isinstance(o, NumberProxy):
+                ready[o.name] = i
+        if b.sym.name == "check_type" and isinstance(b.args[0], NumberProxy):
+            ready[b.args[0].name] = max(ready.get(b.args[0].name, i), i)  # comparisons come after the type check
+    after: dict = {}  # structural index -> the number checks placed after it, in their order
+    for b in bsyms[start:]:
+        position = max((ready.get(a.name, start - 1) for a in b.flat_proxy_args if isinstance(a, NumberProxy)),
+                       default=start - 1)
+        for o in b.flat_proxy_outs:
+            if isinstance(o, NumberProxy):
+                ready[o.name] = position
+        after.setdefault(position, []).append(b)
+    ordered = []
+    for i, b in enumerate(bsyms[:start]):
+        ordered.append(b)
+        ordered.extend(after.pop(i, ()))
+    for rest in after.values():
+        ordered.extend(rest)
+    bsyms[:] = ordered
 
 
 def _operand_key(a):

@@ -12,7 +12,7 @@ import math
 
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims
+from thunder.core.shapes import canonicalize_dim, canonicalize_dims, same_dims
 from thunder.grad.registry import register_grad
 
 __all__ = ["zeros_like", "sum_to_shape", "times_two_over"]
@@ -252,7 +252,7 @@ def _broadcast_in_dim_grad(a, shape, broadcast_dimensions):
         dims += [bd for i, bd in enumerate(broadcast_dimensions) if a.shape[i] == 1 and shape[bd] != 1]
         dims = _summed(g, dims)
         r = prims.sum(g, tuple(sorted(dims))) if dims else g
-        return (prims.reshape(r, a.shape) if tuple(r.shape) != tuple(a.shape) else r), None, None
+        return (r if same_dims(r.shape, a.shape) else prims.reshape(r, a.shape)), None, None
 
     return out, backward
 

@@ -13,7 +13,7 @@ import math
 from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
-from thunder.core.shapes import canonicalize_dim
+from thunder.core.shapes import canonicalize_dim, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
 from thunder.grad.registry import register_grad, register_nondifferentiable
 
@@ -158,7 +158,7 @@ def _diagonal_scatter_grad(out, a, src, offset=0, dim1=0, dim2=1):
 def _selected(g, dim, index, shape):
     """``g``'s slices at ``index`` along ``dim`` (index_select), shaped like the source they came from."""
     rows = prims.take(g, index, canonicalize_dim(g.ndim, dim) if g.ndim else 0) if g.ndim else g
-    return prims.reshape(rows, tuple(shape)) if tuple(rows.shape) != tuple(shape) else rows
+    return rows if same_dims(rows.shape, shape) else prims.reshape(rows, tuple(shape))
 
 
 @_fused(ltorch.index_add)

@@ -7,7 +7,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import BoolProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import broadcast_shapes
+from thunder.core.shapes import broadcast_shapes, same_dims
 from thunder.torch.promotion import Promotion, result_dtypes
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
@@ -16,7 +16,7 @@ P = Promotion
 
 def expand_to(a, shape):
     """``a`` broadcast to ``shape`` (numpy rules); numbers and same-shape tensors are returned as is."""
-    if not isinstance(a, TensorProxy) or tuple(a.shape) == tuple(shape):
+    if not isinstance(a, TensorProxy) or same_dims(a.shape, shape):
         return a
     offset = len(shape) - a.ndim
     check(offset >= 0, lambda: f"cannot broadcast a tensor of shape {a.shape} to {shape}")

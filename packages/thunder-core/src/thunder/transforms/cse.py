@@ -51,6 +51,13 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
             if bsym.sym.id == "prims.set_grad_enabled":
                 grad_enabled = bool(bsym.args[0])
             outs = bsym.flat_proxy_outs
+            if not outs and bsym.sym.name.startswith("check_") and "prologue" in bsym.sym.tags:
+                # a prologue check asked twice (its operands merged above): once suffices, checks are pure
+                key = _key(bsym, rename, grad_enabled)
+                if key not in seen:
+                    seen[key] = bsym
+                    kept.append(bsym)
+                continue
             if not outs or {"random", "side_effect"} & set(bsym.sym.tags) or any(o.name in escaping for o in outs) or (
                     numbers_only and not all(isinstance(o, NumberProxy) for o in outs)):
                 kept.append(bsym)

@@ -1,0 +1,191 @@
+"""A data-parallel training step (forward, backward with the engine's gradient communication, AdamW step) under
+DDP and FSDP2 on 2 CPU processes (gloo): eager vs thunder.jit, side by side in one run. Writes
+benchmarks/results/distributed-step-<date>.json.
+
+Each rank trains two copies of a litgpt GPT (same weights, same batches), one eager and one jitted, under the same
+wrapper; their steps are interleaved round by round so that load from other processes hits both alike, and the
+median of rank 0's step times is reported (the ranks wait for each other in every collective). The first step
+(tracing included) is reported apart. Losses are checked equal.
+
+Bytes communicated: the bytes of the tensors each rank hands to collectives in one step (DDP: the gradient
+buckets it all-reduces; FSDP2: the parameters it all-gathers, in the forward and again in the backward, and the
+gradients it reduce-scatters, gathered size), counted in one extra step of each variant through a DDP comm hook
+and by wrapping the collectives FSDP2 calls. Wire traffic depends on the backend's algorithm (a ring all-reduce
+sends about twice the payload).
+
+    python benchmarks/distributed_step.py [--steps N] [--world-size 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import pathlib
+import platform
+import statistics
+import tempfile
+import time
+import warnings
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+
+import thunder
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+VOCAB = 512
+
+
+def litgpt_model():
+    import litgpt
+
+    config = litgpt.Config(block_size=128, vocab_size=VOCAB, padded_vocab_size=VOCAB, n_layer=2, n_head=4, n_embd=256,
+                           n_query_groups=2, intermediate_size=688, mlp_class_name="LLaMAMLP",
+                           norm_class_name="RMSNorm", bias=False, rotary_percentage=1.0, parallel_residual=False)
+    torch.manual_seed(0)
+    return litgpt.GPT(config)
+
+
+def loss_fn(model, ids):
+    logits = model(ids[:, :-1])
+    return F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+
+
+def wrap(model, wrapper):
+    if wrapper == "ddp":
+        return thunder.distributed.ddp(model)
+    return thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK")
+
+
+# counting the bytes handed to collectives ---------------------------------------------------------------------------
+
+class Counter:
+    bytes = 0
+    active = False
+
+
+def _counting(collective):
+    def counted(output, input, *args, **kwargs):
+        if Counter.active:
+            Counter.bytes += max(output.numel() * output.element_size(), input.numel() * input.element_size())
+        return collective(output, input, *args, **kwargs)
+
+    return counted
+
+
+def _count_fsdp_collectives():
+    for name in ("all_gather_single", "reduce_scatter_single"):
+        setattr(dist, name, _counting(getattr(dist, name)))
+
+
+def _counting_allreduce_hook(state, bucket):
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    if Counter.active:
+        buffer = bucket.buffer()
+        Counter.bytes += buffer.numel() * buffer.element_size()
+    return default_hooks.allreduce_hook(state, bucket)
+
+
+# one rank -----------------------------------------------------------------------------------------------------------
+
+def _step(model, runner, opt, ids):
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    loss = loss_fn(runner, ids)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.detach(), (time.perf_counter() - start_wall) * 1e3, (time.process_time() - start_cpu) * 1e3
+
+
+def _measure(rank, wrapper, steps):
+    base = litgpt_model()
+    variants = {}
+    for name in ("eager", "thunder"):
+        model = wrap(copy.deepcopy(base), wrapper)
+        runner = thunder.jit(model) if name == "thunder" else model
+        variants[name] = {"model": model, "runner": runner, "opt": torch.optim.AdamW(model.parameters(), lr=1e-3),
+                          "wall": [], "cpu": [], "losses": []}
+    generator = torch.Generator().manual_seed(100 + rank)
+    batches = [torch.randint(0, VOCAB, (4, 129), generator=generator) for _ in range(steps + 2)]
+    for i, ids in enumerate(batches[:steps + 1]):
+        for v in variants.values():
+            loss, wall, cpu = _step(v["model"], v["runner"], v["opt"], ids)
+            v["losses"].append(loss)
+            if i == 0:
+                v["first_step_s"] = wall / 1e3
+            else:
+                v["wall"].append(wall)
+                v["cpu"].append(cpu)
+    for v in variants.values():  # one more step, counting the bytes handed to collectives
+        if wrapper == "ddp":
+            v["model"].register_comm_hook(None, _counting_allreduce_hook)
+        Counter.bytes, Counter.active = 0, True
+        _step(v["model"], v["runner"], v["opt"], batches[-1])
+        Counter.active = False
+        v["bytes_per_step"] = Counter.bytes
+    eager = variants["eager"]
+    result = {"wrapper": wrapper, "parameters": sum(p.numel() for p in base.parameters())}
+    for name, v in variants.items():
+        wall = statistics.median(v["wall"])
+        quartiles = statistics.quantiles(v["wall"], n=4)
+        result[name] = {
+            "step_ms": round(wall, 2), "step_ms_iqr": [round(quartiles[0], 2), round(quartiles[2], 2)],
+            "step_cpu_ms": round(statistics.median(v["cpu"]), 2), "first_step_s": round(v["first_step_s"], 3),
+            "over_eager": round(wall / statistics.median(eager["wall"]), 3),
+            "bytes_communicated_per_step": v["bytes_per_step"],
+            "max_loss_diff_vs_eager": max(abs(a - b).item() for a, b in zip(v["losses"], eager["losses"])),
+        }
+    return result
+
+
+def _rank_main(rank, world_size, init_file, steps, out_file):
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    _count_fsdp_collectives()
+    try:
+        results = [_measure(rank, wrapper, steps) for wrapper in ("ddp", "fsdp")]
+        if rank == 0:
+            pathlib.Path(out_file).write_text(json.dumps(results))
+    finally:
+        dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--world-size", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file = os.path.join(tmp, "results.json")
+        mp.start_processes(_rank_main, args=(args.world_size, os.path.join(tmp, "rendezvous"), args.steps, out_file),
+                           nprocs=args.world_size, start_method="spawn")
+        results = json.loads(pathlib.Path(out_file).read_text())
+    record = {
+        "benchmark": "distributed_step",
+        "what": (f"forward + backward + AdamW step of a litgpt GPT under DDP and FSDP2 (ZERO3, one unit per block), "
+                 f"{args.world_size} CPU processes on gloo, median ms on rank 0 over {args.steps} interleaved steps; "
+                 f"torch threads = 1 per process; bytes: tensors handed to collectives per rank per step"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(), "cpus": os.cpu_count(),
+                    "world_size": args.world_size, "load_average": list(os.getloadavg())},
+        "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
+        "results": results,
+    }
+    for r in results:
+        print(f"{r['wrapper']:5s} eager {r['eager']['step_ms']:8.2f} ms  thunder {r['thunder']['step_ms']:8.2f} ms "
+              f"({r['thunder']['over_eager']:.3f}x)  bytes/step eager {r['eager']['bytes_communicated_per_step']} "
+              f"thunder {r['thunder']['bytes_communicated_per_step']}")
+    path = ROOT / "benchmarks" / "results" / f"distributed-step-{datetime.date.today().isoformat()}.json"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

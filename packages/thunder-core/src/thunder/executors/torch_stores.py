@@ -1,0 +1,158 @@
+"""The torch executor's lowering of region updates of an input to in-place stores.
+
+Functionalization turns ``cache[:b].index_copy_(2, pos, k)`` (litgpt's KV cache) into a functional program:
+
+    v = cache[:b]                      # a view
+    y = torch.index_copy(v, 2, pos, k) # a new tensor the size of the view
+    x = setitem(cache, (slice(None, b),), y)  # a new tensor the size of the whole cache
+    copy_to_out_(x, out=cache)         # and a third pass over it
+
+which copies the whole cache three times to write one row. Where the program is free to, this pass writes the row
+in place instead, as eager does: ``torch.Tensor.index_copy_(v, 2, pos, k)``, and later reads of ``y`` read ``v``,
+of ``x`` read ``cache``. The same holds without the view (``cache.index_copy_(...)``, ``cache[idx] = k``).
+
+It is free to when: the input is written once in the trace (so the view keeps holding ``y``'s values to the end);
+nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
+reader sees the new value early); neither ``y`` nor ``x`` is an output of the trace (a returned or saved tensor must not turn into an
+alias of the input); and autograd is not involved (the input does not take a tracked update, nothing requires grad).
+"""
+
+from __future__ import annotations
+
+from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten
+from thunder.core.trace import from_trace
+from thunder.executors.torch_copies import memory_sets
+
+__all__ = ["store_updates_in_place"]
+
+# printed functional op -> the Tensor method that does it in place (same arguments after self)
+IN_PLACE_METHODS = {
+    "torch.index_copy": "torch.Tensor.index_copy_",
+    "torch.index_add": "torch.Tensor.index_add_",
+    "torch.index_put": "torch.Tensor.index_put_",
+    "thunder.executors.torch_impls.setitem": "torch.Tensor.__setitem__",
+}
+_SETITEM = "thunder.executors.torch_impls.setitem"
+_GETITEM = "torch.Tensor.__getitem__"
+
+
+def _printed(bsym) -> str:
+    return f"{bsym.sym.module}.{bsym.sym.name}"
+
+
+def _is_copy(bsym) -> bool:
+    return bsym.sym.name.endswith("copy_to_out_") and "out" in bsym.kwargs
+
+
+def _basic_key(key) -> bool:
+    """Indexing that gives a view (ints, slices, ``...``, None), not a gather."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, slice)) for p in parts)
+
+
+def _key_signature(key) -> tuple:
+    """Two keys are the same when their leaves are the same values or the same proxies (by name; comparing
+    proxies with == would record a constraint)."""
+    leaves, spec = tree_flatten(key)
+    return repr(spec), tuple(("proxy", x.name) if isinstance(x, Proxy) else ("value", repr(x)) for x in leaves)
+
+
+def _scatter_into_view(bsyms, producer_of, update, dest):
+    """(index of the scatter, the view) when ``update`` is ``setitem(dest, key, scatter(dest[key], ...))``."""
+    key, value = update.args[1], update.args[2]
+    if update.args[0].name != dest.name or not _basic_key(key) or not isinstance(value, TensorProxy):
+        return None
+    q = producer_of.get(value.name)
+    if q is None or _printed(bsyms[q]) not in IN_PLACE_METHODS or not isinstance(bsyms[q].args[0], TensorProxy):
+        return None
+    view = bsyms[q].args[0]
+    g = producer_of.get(view.name)
+    if g is None or _printed(bsyms[g]) != _GETITEM or bsyms[g].args[0].name != dest.name:
+        return None
+    if _key_signature(bsyms[g].args[1]) != _key_signature(key):
+        return None
+    return q, view
+
+
+_method_symbols: dict = {}
+
+
+def _method_symbol(path: str):
+    if path not in _method_symbols:
+        from thunder.executors.torchex import ex
+
+        _method_symbols[path] = ex.register_operator(path)
+    return _method_symbols[path]
+
+
+def store_updates_in_place(trace):
+    bsyms = list(trace.bound_symbols)
+    producer_of: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    writes: dict[str, int] = {}
+    for i, b in enumerate(bsyms):
+        for o in b.flat_proxy_outs:
+            producer_of[o.name] = i
+        for a in b.flat_proxy_args:
+            readers.setdefault(a.name, []).append(i)
+        out = b.kwargs.get("out")
+        if isinstance(out, TensorProxy):
+            writes[out.name] = writes.get(out.name, 0) + 1
+    memory = memory_sets(bsyms)
+    outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
+
+    replace: dict[int, object] = {}
+    drop: set[int] = set()
+    rename: dict[str, Proxy] = {}
+    for j, copy in enumerate(bsyms):
+        if not _is_copy(copy):
+            continue
+        x, dest = copy.args[0], copy.kwargs["out"]
+        if writes.get(dest.name) != 1 or (dest.requires_grad and copy.kwargs.get("grad_enabled", True)):
+            continue
+        p = producer_of.get(x.name)
+        if p is None or p in replace or p in drop:
+            continue
+        update = bsyms[p]
+        found = _scatter_into_view(bsyms, producer_of, update, dest) if _printed(update) == _SETITEM else None
+        if found is not None:  # v = dest[key]; y = scatter(v, ...); x = setitem(dest, key, y)
+            op, view = found
+            allowed, results = {p, j}, [update.args[2], x]
+        elif _printed(update) in IN_PLACE_METHODS and update.args[0].name == dest.name:  # x = scatter(dest, ...)
+            op, view, allowed, results = p, dest, {j}, [x]
+        else:
+            continue
+        if any(r.name in outputs or r.requires_grad for r in results if isinstance(r, TensorProxy)):
+            continue  # a returned or saved tensor must stay a tensor of its own
+        if view.requires_grad or any(r in replace or r in drop for r in allowed | {op}):
+            continue
+        memory_of_dest = memory.find(dest.name)
+        early = [i for i in range(op + 1, j + 1) if i not in allowed
+                 and any(memory.find(a.name) == memory_of_dest for a in bsyms[i].flat_proxy_args)]
+        if early or (view is not dest and readers.get(view.name) != [op]):
+            continue  # a reader after the store would see the new value early
+        store = bsyms[op]
+        replace[op] = store.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(store)]), output=None)
+        drop.update(allowed)
+        rename[store.flat_proxy_outs[0].name] = view
+        for r in results:
+            rename.setdefault(r.name, dest)
+        for o in copy.flat_proxy_outs:
+            rename[o.name] = dest
+    if not replace:
+        return trace
+
+    from thunder.extend import swap_proxies
+
+    new = from_trace(trace)
+    new.bound_symbols = [swap_proxies(replace.get(i, b), rename) for i, b in enumerate(bsyms) if i not in drop]
+    new.output = _swap_tree(trace.output, rename)
+    return new
+
+
+def _swap_tree(tree, mapping):
+    from thunder.core.pytree import tree_unflatten
+
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([mapping.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)

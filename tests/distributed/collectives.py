@@ -1,0 +1,75 @@
+"""What each rank runs for the collectives: functional collectives in a jitted function are symbols of the trace,
+run by PyTorch's ops, with gradients."""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+
+import thunder
+
+
+def _gather_scatter(x):
+    gathered = funcol.all_gather_tensor_autograd(x * 2, 0, dist.group.WORLD)
+    return funcol.reduce_scatter_tensor_autograd(gathered.sin(), "sum", 0, dist.group.WORLD).cos()
+
+
+def _reduce(x):
+    return funcol.all_reduce(x * x, "sum", dist.group.WORLD) + funcol.all_reduce(x, "avg", dist.group.WORLD)
+
+
+def collectives(rank, world_size):
+    x = (torch.randn(4, 3, generator=torch.Generator().manual_seed(rank))).requires_grad_()
+
+    # the autograd variants of all-gather and reduce-scatter: eager differentiates them too
+    jitted = thunder.jit(_gather_scatter)
+    expected, actual = _gather_scatter(x), jitted(x)
+    torch.testing.assert_close(actual, expected)
+    (expected_grad,) = torch.autograd.grad(expected.sum(), x)
+    (actual_grad,) = torch.autograd.grad(actual.sum(), x)
+    torch.testing.assert_close(actual_grad, expected_grad)
+    forward, backward = str(thunder.last_traces(jitted)[-1]), str(thunder.last_backward_traces(jitted)[-1])
+    for op in ("all_gather_into_tensor(", "reduce_scatter_tensor(", "wait_tensor("):
+        assert f"torch.ops._c10d_functional.{op}" in forward and f"torch.ops._c10d_functional.{op}" in backward
+
+    # all_reduce (eager's op has no gradient formula): the cotangent is all-reduced the same way, so the gradient
+    # of the sum of every rank's loss is what each rank gets
+    jitted = thunder.jit(_reduce)
+    actual = jitted(x)
+    torch.testing.assert_close(actual, _reduce(x.detach()))
+    (actual_grad,) = torch.autograd.grad(actual.sum(), x)
+    torch.testing.assert_close(actual_grad, world_size * 2 * x.detach() + 1)
+    assert "ltorch.all_reduce(" in str(thunder.last_traces(jitted)[0])
+
+    # a collective whose result is unused still runs on every rank (the others wait for it)
+    def unused(t):
+        funcol.all_reduce(t, "sum", dist.group.WORLD)
+        return t + 1
+
+    jitted = thunder.jit(unused)
+    jitted(x.detach())
+    assert "torch.ops._c10d_functional.all_reduce(" in str(thunder.last_traces(jitted)[-1])
+
+
+def _inplace(x, out, scattered):
+    y = x * 2
+    dist.all_reduce(y)  # sum
+    dist.all_gather_into_tensor(out, y)
+    dist.reduce_scatter_tensor(scattered, out.sin(), op=dist.ReduceOp.AVG)
+    return y + 1
+
+
+def inplace_collectives(rank, world_size):
+    """torch.distributed's in-place collectives: the same values written into the same tensors as eager."""
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(rank))
+    expected_out, expected_scattered = torch.empty(4 * world_size, 3), torch.empty(4, 3)
+    expected = _inplace(x, expected_out, expected_scattered)
+    out, scattered = torch.empty(4 * world_size, 3), torch.empty(4, 3)
+    jitted = thunder.jit(_inplace)
+    for _ in range(2):  # traced, then cached
+        torch.testing.assert_close(jitted(x, out, scattered), expected)
+        torch.testing.assert_close(out, expected_out)
+        torch.testing.assert_close(scattered, expected_scattered)
+        out.zero_(), scattered.zero_()
+    assert thunder.cache_hits(jitted) == 1

@@ -1,0 +1,46 @@
+"""Runs a function on N processes of a process group (gloo on CPU; NCCL, one GPU per rank), with a deadline, and cleans up.
+
+Each rank calls ``fn(rank, world_size, *args)`` between ``init_process_group`` and ``destroy_process_group``;
+the group meets through a file, so concurrent runs never compete for a port. A rank that raises fails the run
+with its traceback; a run past ``timeout`` is killed and fails.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+import torch.multiprocessing as mp
+
+
+def _rank_main(rank, world_size, init_file, backend, fn, args):
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)  # the ranks share the machine's cores
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    try:
+        fn(rank, world_size, *args)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def run_distributed(fn, world_size: int, *args, timeout: float = 300.0, backend: str = "gloo") -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        init_file = os.path.join(tmp, "rendezvous")
+        context = mp.start_processes(_rank_main, args=(world_size, init_file, backend, fn, args), nprocs=world_size,
+                                     join=False, start_method="spawn")
+        deadline = time.monotonic() + timeout
+        try:
+            while not context.join(timeout=max(0.0, deadline - time.monotonic())):
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"the {world_size}-process run did not finish within {timeout:.0f} s")
+        finally:
+            for process in context.processes:
+                if process.is_alive():
+                    process.kill()
+                    process.join()

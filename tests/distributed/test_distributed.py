@@ -1,0 +1,70 @@
+"""DDP and FSDP2 models under thunder.jit on gloo process groups, against the same wrapper run eagerly.
+
+Each test spawns its ranks (tests/distributed/launch.py: a deadline, the process group destroyed at the end); the
+ranks run tests/distributed/training.py (train both copies, compare every step) and refusals.py. The small runs
+are part of ``nox -s tests``; the real models (litgpt GPT, HF Llama) and the 4-process run are marked slow and run
+in ``nox -s distributed``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from .collectives import collectives, inplace_collectives
+from .launch import run_distributed
+from .refusals import refusals
+from .training import scenarios
+
+pytestmark = pytest.mark.skipif(not (dist.is_available() and dist.is_gloo_available()),
+                                reason="this torch build has no torch.distributed with the gloo backend")
+
+WRAPPERS = ("ddp", "fsdp")
+OPTIMIZERS = ("sgd_momentum", "adamw")
+
+
+def _small_model_collectives_and_refusals(rank, world_size):
+    scenarios(rank, world_size, [("net", wrapper, "sgd_momentum", ()) for wrapper in WRAPPERS]
+              + [("net", "ddp", "adamw", ("accumulate",)), ("net", "fsdp", "adamw", ("accumulate",)),
+                 ("net", "fsdp", "sgd_momentum", ("mixed_precision",)), ("net", "fsdp", "sgd_momentum", ("zero2",)),
+                 ("net_with_unused", "ddp", "sgd_momentum", ("find_unused_parameters",)),
+                 ("net", "ddp", "adamw", ("static_graph",)), ("net", "fsdp", "sgd_momentum", ("blocks_only",))])
+    refusals(rank, world_size)
+    collectives(rank, world_size)
+    inplace_collectives(rank, world_size)
+
+
+def test_small_model_collectives_and_refusals():
+    """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
+    bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
+    in a jitted function are trace symbols with gradients."""
+    run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
+
+
+REAL_MODEL_CASES = (
+    [(model, wrapper, optimizer, ()) for model in ("litgpt_gpt", "hf_llama") for wrapper in WRAPPERS
+     for optimizer in OPTIMIZERS]
+    + [("litgpt_gpt", wrapper, "adamw", ("accumulate",)) for wrapper in WRAPPERS]
+    + [("hf_llama", "fsdp", "adamw", ("mixed_precision",))]
+)
+
+
+@pytest.mark.slow
+def test_real_models_train_like_eager():
+    """litgpt's GPT and HF's Llama, 5 steps of SGD with momentum and of AdamW under DDP and FSDP2 (and gradient
+    accumulation, and bf16 parameters with fp32 reduction): every rank's losses, gathered gradients and
+    parameters equal the eager run's."""
+    run_distributed(scenarios, 2, list(REAL_MODEL_CASES), timeout=900)
+
+
+@pytest.mark.slow
+def test_four_processes():
+    run_distributed(scenarios, 4, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())],
+                    timeout=600)
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")
+def test_cuda_nccl_world_size_one():
+    """The real-model cases on one GPU with NCCL (world size 1: the engine's code paths, no peer)."""
+    run_distributed(scenarios, 1, list(REAL_MODEL_CASES), "cuda", timeout=900, backend="nccl")

@@ -1,0 +1,144 @@
+"""Region updates of inputs (a KV-cache write) run as in-place stores on the torch executor, not as copies of the
+whole input, and behave like eager: outputs, the updated inputs, and the cases where the store must stay a copy."""
+
+import pytest
+import torch
+
+import thunder
+
+
+def _source(jf) -> str:
+    return str(thunder.last_traces(jf)[-1])
+
+
+def _check(fn, make_args, *, calls=3, cache="constant values"):
+    jf = thunder.jit(fn, cache=cache)
+    for _ in range(calls):
+        args = make_args()
+        eager_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        with torch.no_grad():
+            out, expected = jf(*args), fn(*eager_args)
+        torch.testing.assert_close(out, expected)
+        for a, e in zip(args, eager_args):
+            if isinstance(a, torch.Tensor):
+                torch.testing.assert_close(a, e)
+    return jf
+
+
+def test_index_copy_into_a_view_of_the_cache_is_one_store():
+    # litgpt's KVCache: k = cache[:B, ...].index_copy_(-2, pos, k), then attention reads k
+    def step(cache, pos, k, q):
+        view = cache[:1, ...].index_copy_(-2, pos, k)
+        return q @ view.transpose(-1, -2)
+
+    def args():
+        return torch.zeros(1, 2, 8, 4), torch.tensor([3]), torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4)
+
+    for cache in ("constant values", "symbolic values"):
+        jf = _check(step, args, cache=cache)
+        source = _source(jf)
+        assert "index_copy_(" in source and "copy_to_out_" not in source and "setitem" not in source, source
+
+
+def test_index_copy_and_slice_assignment_into_the_cache_itself():
+    # HF StaticCache: keys.index_copy_(2, cache_position, k); and keys[:, :, pos] = v
+    def step(keys, values, pos, k, v):
+        keys.index_copy_(2, pos, k)
+        values[:, :, pos] = v
+        return keys.sum((-1, -2)) + values.sum((-1, -2))
+
+    def args():
+        return (torch.zeros(1, 2, 8, 4), torch.zeros(1, 2, 8, 4), torch.tensor([5]), torch.randn(1, 2, 1, 4),
+                torch.randn(1, 2, 1, 4))
+
+    jf = _check(step, args)
+    source = _source(jf)
+    assert "index_copy_(" in source and "__setitem__(" in source and "copy_to_out_" not in source, source
+
+
+def test_a_read_of_the_old_value_after_the_update_keeps_the_copy():
+    # the functional update is computed, then the old cache is read, then written back: a store at the op's place
+    # would show the reader the new value
+    def step(cache, pos, k):
+        new = cache.index_copy(0, pos, k)
+        old_total = cache.sum()
+        cache.copy_(new)
+        return old_total
+
+    def args():
+        return torch.ones(4, 3), torch.tensor([1]), torch.full((1, 3), 5.0)
+
+    _check(step, args)
+
+
+def test_returned_update_stays_a_tensor_of_its_own():
+    def step(cache, pos, k):
+        new = cache.index_copy(0, pos, k)
+        cache.copy_(new)
+        return new
+
+    def args():
+        return torch.ones(4, 3), torch.tensor([2]), torch.full((1, 3), 5.0)
+
+    jf = _check(step, args)
+    cache = torch.ones(4, 3)
+    with torch.no_grad():
+        out = jf(cache, torch.tensor([0]), torch.zeros(1, 3))
+    assert out.data_ptr() != cache.data_ptr()  # eager's `new` does not alias the cache either
+
+
+def test_cache_written_twice_keeps_each_value():
+    def step(cache, k1, k2):
+        first = cache[:2].index_copy_(0, torch.tensor([0]), k1)
+        snapshot = first * 1
+        cache[:2].index_copy_(0, torch.tensor([1]), k2)
+        return snapshot, cache.sum()
+
+    def args():
+        return torch.zeros(4, 3), torch.ones(1, 3), torch.full((1, 3), 2.0)
+
+    _check(step, args)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_under_autograd_the_update_stays_functional(requires_grad):
+    def step(cache, pos, k):
+        view = cache[:1].index_copy_(-2, pos, k * 2)
+        return view.sum()
+
+    cache, k = torch.zeros(1, 8, 4), torch.randn(1, 1, 4, requires_grad=requires_grad)
+    eager_cache, eager_k = cache.clone(), k.detach().clone().requires_grad_(requires_grad)
+    jf = thunder.jit(step)
+    out, expected = jf(cache, torch.tensor([2]), k), step(eager_cache, torch.tensor([2]), eager_k)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(cache, eager_cache)
+    if requires_grad:
+        out.backward()
+        expected.backward()
+        torch.testing.assert_close(k.grad, eager_k.grad)
+
+
+def test_a_read_of_an_old_view_after_the_update_keeps_the_copy():
+    def step(cache, pos, k):
+        tail = cache[2:]
+        new = cache.index_copy(0, pos, k)
+        old_tail = tail.sum()
+        cache.copy_(new)
+        return old_tail
+
+    def args():
+        return torch.ones(4, 3), torch.tensor([3]), torch.full((1, 3), 5.0)
+
+    _check(step, args)
+
+
+def test_elementwise_update_folded_into_out_keeps_old_views_old():
+    # `new = cache * 2` folded into torch.mul(cache, 2, out=cache) must not run before a read of an old view
+    def step(cache):
+        tail = cache[2:]
+        new = cache * 2
+        old_tail = tail.sum()
+        cache.copy_(new)
+        return old_tail
+
+    _check(step, lambda: (torch.ones(4, 3),))

@@ -1,0 +1,124 @@
+"""The torch executor's program order (thunder.executors.torch_schedule) and copy folding (torch_copies): independent
+chains run one after another, writes stay after every read of the memory they overwrite, and the results are
+eager's, bit for bit."""
+
+import pytest
+import torch
+
+import thunder
+
+OPTIMIZERS = [
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)),
+    (torch.optim.Adam, dict(lr=0.01)),
+    (torch.optim.Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    (torch.optim.AdamW, dict(lr=0.01, weight_decay=0.01)),
+]
+
+
+def _params(seed):
+    torch.manual_seed(seed)
+    return [torch.nn.Parameter(torch.randn(s)) for s in ((16, 8), (8,), (3, 4, 5), (1,))]
+
+
+@pytest.mark.parametrize("foreach", [False, True], ids=["for-loop", "foreach"])
+@pytest.mark.parametrize("opt_cls,options", OPTIMIZERS, ids=lambda x: x.__name__ if isinstance(x, type) else
+                         "-".join(f"{k}={v}" for k, v in x.items()))
+def test_optimizer_steps_equal_eager_bit_for_bit(opt_cls, options, foreach):
+    params, ref = _params(0), _params(0)
+    opt, ref_opt = opt_cls(params, foreach=foreach, **options), opt_cls(ref, foreach=foreach, **options)
+    step = thunder.jit(opt.step)
+    torch.manual_seed(1)
+    for _ in range(4):
+        for p, r in zip(params, ref):
+            g = torch.randn_like(p)
+            p.grad, r.grad = g.clone(), g.clone()
+        step()
+        ref_opt.step()
+    for p, r in zip(params, ref):
+        assert torch.equal(p, r)
+        for key, value in ref_opt.state[r].items():
+            assert torch.equal(opt.state[p][key], value), key
+
+
+def _written_inputs(trace):
+    """The trace arguments written with out=, in the order of their writes."""
+    names = {a.name for a in trace.args}
+    return [b.kwargs["out"].name for b in trace.bound_symbols if "out" in b.kwargs and b.kwargs["out"].name in names]
+
+
+def test_foreach_adam_updates_one_parameter_after_the_other():
+    params = _params(0)
+    for p in params:
+        p.grad = torch.randn_like(p)
+    step = thunder.jit(torch.optim.Adam(params, lr=0.01, foreach=True).step)
+    step(), step()
+    trace = thunder.last_traces(step)[-1]
+    # the computation's arguments come parameter by parameter: the index of each written argument's parameter
+    owner, k = {}, -1
+    for a in trace.args:
+        k += a.name.startswith("param_groups_0_params_") and not a.name.endswith("_grad")
+        owner[a.name] = k
+    order = [owner[name] for name in _written_inputs(trace)]
+    assert len(order) == 5 * len(params)  # step, exp_avg, exp_avg_sq (twice: mul_, addcmul_), param
+    assert order == sorted(order), order  # eager's foreach order would be 0, 1, 2, 3, 0, 1, 2, 3, ...
+
+
+def _check_like_eager(fn, *shapes):
+    torch.manual_seed(0)
+    args = [torch.randn(s) for s in shapes]
+    ref = [a.clone() for a in args]
+    out = thunder.jit(fn)(*args)
+    expected = fn(*ref)
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    for a, r in zip(args, ref):
+        assert torch.equal(a, r)
+
+
+def test_a_write_stays_after_reads_of_what_it_overwrites():
+    def f(x, w):
+        t = w * 2  # the chain of w starts first ...
+        s = x * 3  # ... and this read of x, of no chain of w's, must still come before ...
+        x.add_(t)  # ... this write of x, which reads w's chain
+        return s
+
+    _check_like_eager(f, (4, 3), (4, 3))
+
+
+def test_a_write_stays_after_reads_of_views_of_what_it_overwrites():
+    def f(x, w):
+        t = w * 2
+        v = x.view(-1)[::2]
+        s = v * 3
+        x.add_(t)
+        return s
+
+    _check_like_eager(f, (4, 3), (4, 3))
+
+
+def test_a_copy_is_not_folded_before_a_read_of_a_view_of_its_destination():
+    def f(x):
+        v = x.view(-1)  # a view made before the update ...
+        t = x + 1
+        w = v * 2  # ... read after the op that computes the new value, before the copy
+        x.copy_(t)
+        return w
+
+    _check_like_eager(f, (2, 3))
+
+
+def test_nothing_moves_across_a_grad_mode_switch():
+    def f(x, y, w):
+        b1 = y * 3  # the chain of y, w: its second op is under enable_grad
+        a1 = x * 2
+        with torch.enable_grad():
+            b2 = b1 * w
+        return a1, b2
+
+    x, y = torch.randn(3), torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    with torch.no_grad():
+        a1, b2 = thunder.jit(f)(x, y, w)
+        ea1, eb2 = f(x, y, w)
+    assert b2.requires_grad and eb2.requires_grad and not a1.requires_grad
+    torch.testing.assert_close((a1, b2), (ea1, eb2), rtol=0, atol=0)
