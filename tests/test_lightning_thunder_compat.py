@@ -209,14 +209,41 @@ def test_plugins_whose_runtime_is_missing_are_refused_with_the_reason(name, reas
 
 
 @pytest.mark.parametrize("name", ["ddp", "fsdp"])
-def test_distributed_plugins_call_thunder_distributed(name):
+def test_distributed_plugins_prepare_the_model_with_thunder_distributed(name):
+    import torch.distributed as dist
+
     from thunder.plugins import DDP, FSDP
 
     assert {"ddp": DDP, "fsdp": FSDP}[name] is thunder.plugins.get_plugin(name)
-    if importlib.util.find_spec("thunder.distributed") is not None:
-        pytest.skip("thunder.distributed is present: its own tests cover ddp/fsdp in a process group")
+    if importlib.util.find_spec("thunder.distributed") is None:
+        pytest.skip("this installation has no thunder.distributed (the refusal is tested below)")
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available in this PyTorch build")
+    created = not dist.is_initialized()
+    if created:  # one process is a whole world: DDP and FSDP2 run their real code paths on it
+        dist.init_process_group("gloo", rank=0, world_size=1, store=dist.HashStore())
+    try:
+        model, reference = _model(), _model()
+        cm = thunder.compile(model, plugins=name)
+        x = torch.randn(5, 4)
+        out, expected = cm(x), reference(x)
+        torch.testing.assert_close(out, expected)
+        out.sum().backward()
+        expected.sum().backward()
+        grads = [p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad for p in model.parameters()]
+        torch.testing.assert_close(grads, [p.grad for p in reference.parameters()])
+    finally:
+        if created:
+            dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("name", ["ddp", "fsdp"])
+def test_distributed_plugins_without_thunder_distributed_are_refused(name, monkeypatch):
+    import sys
+
     from thunder.core.errors import UnsupportedError
 
+    monkeypatch.setitem(sys.modules, "thunder.distributed", None)  # as if this installation had none
     with pytest.raises(UnsupportedError, match=f"thunder.distributed.{name}"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         thunder.compile(_model(), plugins=name)
