@@ -33,6 +33,10 @@ LEFT_TO_OTHERS = {
     "digamma": "nvFuser has no digamma",
     "argmax": "nvFuser's argmax is not exposed in nvfuser_direct's ops",
     "argmin": "nvFuser's argmin is not exposed in nvfuser_direct's ops",
+    "real": "complex tensors are left to PyTorch",
+    "imag": "complex tensors are left to PyTorch",
+    "item": "reading a value to the host ends the fusion; PyTorch does it",
+    "device_put": "a copy between devices is PyTorch's",
     "copy_": "a general copy (its source may still be read) stays an eager copy; copy_to_out_ is fused",
 }
 

@@ -303,18 +303,18 @@ def translate_region(b, prims_, tensor_inputs, number_inputs, outputs, descripto
             return env[x.name]
         return b.constant(x)
 
-    aliased = []
+    aliased: dict = {}  # destination input -> the value written into it (of several copies into one, the last)
     for bsym in prims_:
         name = bsym.sym.name
         if name == "copy_to_out_":
             computed, out = bsym.args[0], bsym.kwargs["out"]
-            aliased.append((env[computed.name], env[out.name]))
-            env[_out(bsym).name] = env[out.name]
+            aliased[out.name] = env[computed.name]
+            env[_out(bsym).name] = env[computed.name]  # ``out`` after the copy holds the computed value
             continue
         env[_out(bsym).name] = TRANSLATIONS[name](b, v, bsym)
     copies = {_out(bsym).name for bsym in prims_ if bsym.sym.name == "copy_to_out_"}
     for o in outputs:
         if o.name not in copies:
             b.output(env[o.name])
-    for value, destination in aliased:
-        b.output(value, alias_input=destination)
+    for destination, value in aliased.items():
+        b.output(value, alias_input=env[destination])

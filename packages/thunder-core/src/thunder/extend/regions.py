@@ -7,7 +7,7 @@ symbols in between that read nothing from the region run before it. Regions are 
 and printing each at its last member keeps every value defined before use.
 
 ``copy_to_out_(c, out=x)`` joins the region computing ``c`` when ``c`` has no other use and ``x`` comes from outside
-the region: the region writes into ``x``. Regions of views only are dropped (PyTorch does views for free); their
+the region (or only earlier copies in it wrote ``x``): the region writes into ``x``. Regions of views only are dropped (PyTorch does views for free); their
 claims are given back by :func:`thunder.extend.fuse_regions`.
 
 The Inductor and nvFuser executors form their regions here; an executor whose kernels constrain shapes (Triton)
@@ -27,6 +27,7 @@ class Region:
     def __init__(self):
         self.members: list[int] = []  # trace indices, in order
         self.produced: set[str] = set()  # names of values computed (or overwritten) inside
+        self.copied: set[str] = set()  # names of the inputs copies inside write into
         self.open = True
 
 
@@ -64,6 +65,7 @@ def form_regions(bsyms, output, *, view_prims) -> list[Region]:
         if prim.name == "copy_to_out_":
             join(current, i, b)
             current.produced.add(b.kwargs["out"].name)  # later readers of ``out`` must wait for the region
+            current.copied.add(b.kwargs["out"].name)
             continue
         if current is None or not current.open:
             current = Region()
@@ -74,8 +76,9 @@ def form_regions(bsyms, output, *, view_prims) -> list[Region]:
 
 def _copy_joins(b, r: Region | None, uses) -> bool:
     computed, out = b.args[0], b.kwargs["out"]
+    # ``out`` comes from outside, or an earlier copy in the region wrote it (``x.mul_(a).add_(b)``: the last wins)
     return (r is not None and r.open and computed.name in r.produced and uses.get(computed.name) == 1
-            and out.name not in r.produced)
+            and (out.name not in r.produced or out.name in r.copied))
 
 
 def region_inputs(prims_) -> tuple[list[TensorProxy], list[NumberProxy]]:

@@ -1,0 +1,115 @@
+"""Regions and nvFuser programs on the traces a GPU run gets, made without a GPU: fake CUDA tensors
+(``thunder.testing.fake_cuda``) compiled with the nvFuser executor first, not run. What each region computes on a
+device is checked by the GPU tests; here: what is fused, what stays with PyTorch, how copies become aliased outputs,
+how symbolic sizes and numbers become fusion inputs, and which inputs share a definition."""
+
+import pytest
+import torch
+from models import Block
+
+from thunder.testing.fake_cuda import compile_traces, fake_cuda, to_fake_cuda
+from thunder_nvfuser import translate
+from thunder_nvfuser.fusion import NvFuserRegion
+
+
+def _regions(trace) -> list[NvFuserRegion]:
+    return [r for b in trace.bound_symbols if b.sym.id.startswith("nvfuser.") for r in b.sym.call_ctx.values()]
+
+
+def _calls(trace) -> str:
+    """The trace without the regions' members (printed as comments)."""
+    return "\n".join(ln for ln in str(trace).splitlines() if not ln.lstrip().startswith("#"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_gpt_block_forward_and_backward(nvfuser_claims, dtype):
+    block = Block()
+    with fake_cuda():
+        to_fake_cuda(block, dtype)
+        x = torch.empty(2, 8, 32, device="cuda", dtype=dtype, requires_grad=True)
+        forward, backward = compile_traces(block, x, executors=[nvfuser_claims])
+    for trace in (forward, backward):
+        regions = _regions(trace)
+        assert len(regions) >= 3, trace
+        calls = _calls(trace)
+        # layer norms, GELU, the residual adds and their backward are in fusions; matmuls stay with PyTorch
+        for composite in ("layer_norm", "gelu", "native_layer_norm_backward", "gelu_backward"):
+            assert composite not in calls, (composite, trace)
+        assert "torch.matmul" in calls or "torch.nn.functional.linear" in calls
+        for r in regions:  # every region translates (a prim without a translation would raise)
+            program = r.contiguous_program()
+            assert program.startswith(f"def {r.name}(fd: FusionDefinition) -> None:")
+            assert program.count("fd.define_tensor(") == len(r.tensor_inputs)
+            assert program.count("fd.add_output(") == len(r.outputs)
+    forward_prims = {b.sym.name for r in _regions(forward) for b in r.prims}
+    assert {"var", "rsqrt", "tanh", "add"} <= forward_prims, forward_prims
+    if dtype is torch.bfloat16:  # half-precision reductions are computed in float32
+        program = next(r.contiguous_program() for r in _regions(forward) if "var" in {b.sym.name for b in r.prims})
+        assert "DataType.BFloat16" in program and "fd.ops.cast(" in program and "DataType.Float" in program
+
+
+@pytest.mark.parametrize("opt_cls", [torch.optim.Adam, torch.optim.AdamW])
+def test_optimizer_step_updates_in_place_inside_fusions(nvfuser_claims, opt_cls):
+    with fake_cuda():
+        params = [torch.nn.Parameter(torch.empty(s, device="cuda")) for s in [(8, 4), (16,), (3, 5)]]
+        for p in params:
+            p.grad = torch.empty_like(p)
+        opt = opt_cls(params, lr=1e-3, weight_decay=0.01, foreach=False)
+        opt.step()  # eagerly: the state exists, as in every step after the first
+        # fake tensors have no memory, so the prologue's check that updated inputs do not share it cannot pass:
+        # "same input" builds the same computation without prologue checks
+        forward, _ = compile_traces(opt.step, executors=[nvfuser_claims], cache="same input")
+    calls = _calls(forward)
+    assert "copy_" not in calls, forward  # every update of a parameter or a state tensor is written by a fusion
+    aliased = 0
+    for r in _regions(forward):
+        program = r.contiguous_program()
+        copies = [b for b in r.prims if b.sym.name == "copy_to_out_"]
+        destinations = {b.kwargs["out"].name for b in copies}
+        assert program.count("alias_input=") == len(destinations), program  # one per updated input
+        # a copied value is the destination input itself, returned as is
+        inputs = [kind_i for kind_i in r.spec.results if kind_i[0] == "input"]
+        assert len(inputs) == sum(1 for o in r.outputs if any(o.name == c.flat_proxy_outs[0].name for c in copies))
+        aliased += len(destinations)
+    # per parameter: the parameter, exp_avg and exp_avg_sq (the step counter is a CPU tensor, PyTorch's)
+    assert aliased == 3 * len(params), forward
+
+
+def test_symbolic_sizes_and_numbers_are_fusion_inputs(nvfuser_claims):
+    def f(x, alpha):
+        return (x.reshape(x.shape[0] * x.shape[1], -1) * alpha).exp()
+
+    with fake_cuda():
+        x = torch.empty(4, 6, 8, device="cuda")
+        forward, _ = compile_traces(f, x, 0.5, executors=[nvfuser_claims], cache="symbolic values")
+    (region,) = _regions(forward)
+    assert region.number_inputs, forward  # the reshape's size and alpha
+    program = region.contiguous_program()
+    assert "fd.define_scalar(None, dtype=DataType.Int)" in program, program
+    assert "fd.define_scalar(None, dtype=DataType.Double)" in program, program
+    assert "fd.ops.reshape(T0, [S" in program, program
+    assert "shape=[-1, -1, -1]" in program  # sizes are symbolic
+
+
+@pytest.mark.parametrize("sizes, strides, descriptor", [
+    ((4, 8), (8, 1), ((-1, -1), (True, True), ())),
+    ((4, 8), (1, 4), ((-1, -1), (True, True), (0, 1))),  # a transpose
+    ((4, 1, 8), (8, 8, 1), ((-1, 1, -1), (True, None, True), ())),  # a broadcast dim
+    ((4, 8), (16, 1), ((-1, -1), (False, True), ())),  # every other row
+    ((4, 8), (0, 1), ((-1, -1), (False, False), (0, 1))),  # expanded along the rows: stride 0, innermost
+])
+def test_descriptor(sizes, strides, descriptor):
+    d = translate.describe(sizes, strides, "f32")
+    assert (d.shape, d.contiguity, d.stride_order) == descriptor
+
+
+def test_new_sizes_reuse_a_definition_new_layouts_do_not(nvfuser_claims):
+    with fake_cuda():
+        forward, _ = compile_traces(lambda x, y: (x * y).sin(), torch.empty(4, 8, device="cuda"),
+                                    torch.empty(4, 8, device="cuda"), executors=[nvfuser_claims])
+    (region,) = _regions(forward)
+    small, big = torch.randn(4, 8), torch.randn(40, 80)
+    assert region.key((small, small), ()) == region.key((big, big), ())
+    assert region.key((small, small), ()) != region.key((small.t().contiguous().t(), small), ())
+    assert region.key((small, small), ()) != region.key((small.double(), small), ())
+    assert region.key((small, small), ()) != region.key((small[:1], small[:1]), ())  # a dim of 1 is a broadcast
