@@ -1,0 +1,62 @@
+"""The GPT-2-small-sized block of triton_block.py (B=8, T=1024, C=768, 12 heads) forward+backward in bfloat16 on
+CUDA: eager vs torch.compile vs thunder.jit with the nvFuser executor (alone, and with cuDNN attention first) and
+with the Triton executor, in one run. Writes <out>/nvfuser-block-<date>.json.
+
+Each variant's output and gradients are checked against eager (relative norm error) before it is timed. Variants of
+executors unavailable here are recorded with the reason. Needs a CUDA device and nvFuser; elsewhere it says so and
+exits 0.
+
+    python benchmarks/nvfuser_block.py [--dtype bfloat16] [--batch 8] [--seq 1024] [--embd 768] [--heads 12]
+"""
+
+from __future__ import annotations
+
+import sys
+
+import gpu_common
+import torch
+from triton_block import case
+
+
+def variants() -> dict:
+    import thunder
+
+    found = {"eager": lambda m: m, "thunder+nvfuser": lambda m: thunder.jit(m, executors=["nvfuser"])}
+    if gpu_common.available("cudnn"):
+        found["thunder+cudnn+nvfuser"] = lambda m: thunder.jit(m, executors=["cudnn", "nvfuser"])
+    if gpu_common.available("triton"):
+        found["thunder+triton"] = lambda m: thunder.jit(m, executors=["triton"])
+    found["torch.compile"] = torch.compile  # last: a slow compile must not cost the others their time
+    return found
+
+
+def main() -> int:
+    p = gpu_common.parser(__doc__)
+    p.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=1024)
+    p.add_argument("--embd", type=int, default=768)
+    p.add_argument("--heads", type=int, default=12)
+    args = p.parse_args()
+    if not gpu_common.setup(args, executors=("nvfuser",)):
+        return 0
+    dtype = getattr(torch, args.dtype)
+    cases: dict = {}
+    record = {"benchmark": "GPT-2-small-sized block forward+backward (scaled_dot_product_attention, tanh GELU)",
+              "config": {k: v for k, v in vars(args).items() if k != "out"}, "cases": cases, "speedups": {}}
+    reference: dict = {}  # eager's output and gradients
+    for name, make in variants().items():
+        gpu_common.run_case(cases, name, lambda: case(make, args, dtype, reference))
+        for thunder_name in [n for n in cases if n.startswith("thunder")]:
+            thunder_ms = cases[thunder_name].get("forward_backward", {}).get("median_ms")
+            for base in ("eager", "torch.compile"):
+                base_ms = cases.get(base, {}).get("forward_backward", {}).get("median_ms")
+                if thunder_ms and base_ms:
+                    record["speedups"][f"{thunder_name} over {base}"] = round(base_ms / thunder_ms, 3)
+        gpu_common.write(args.out, "nvfuser-block", record)
+    print("forward+backward speedups:", record["speedups"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
