@@ -36,8 +36,9 @@ def _attention(q, k, v):
 
 
 def variants() -> dict:
-    import thunder
     from torch.nn.attention import SDPBackend
+
+    import thunder
 
     return {"eager flash": _eager(SDPBackend.FLASH_ATTENTION), "eager cudnn": _eager(SDPBackend.CUDNN_ATTENTION),
             "thunder+cudnn": thunder.jit(_attention, executors=["cudnn"])}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 
-import gpu_common
 import torch
 import triton_adam
 

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from thunder_cudnn.availability import Runtime, decide
 
 import thunder
 from thunder.extend import get_executor
-from thunder_cudnn.availability import Runtime, decide
 
 # (torch, cuda, devices, frontend error, library error, runtime) -> (available, words the reason must contain)
 DECISIONS = [

@@ -5,10 +5,10 @@ fallback)."""
 import pytest
 import torch
 import torch.nn.functional as F
-
-from thunder.testing.fake_cuda import compile_traces, fake_cuda
 from thunder_cudnn import support
 from thunder_cudnn.availability import Runtime
+
+from thunder.testing.fake_cuda import compile_traces, fake_cuda
 
 H100_CUDNN_9_10 = Runtime(91002, (9, 0))
 A100_CUDNN_9_0 = Runtime(90000, (8, 0))

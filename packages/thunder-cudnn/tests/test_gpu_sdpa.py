@@ -6,9 +6,9 @@ them (benchmarks/gpu_session.sh cudnn)."""
 import pytest
 import torch
 import torch.nn.functional as F
+from thunder_cudnn import runtime
 
 import thunder
-from thunder_cudnn import runtime
 
 pytestmark = pytest.mark.usefixtures("cudnn_ex")
 

@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from thunder_nvfuser import availability
+from thunder_nvfuser.availability import decide, wheel_name
 
 import thunder
 from thunder.extend import get_executor
-from thunder_nvfuser import availability
-from thunder_nvfuser.availability import decide, wheel_name
 
 
 def test_registered_through_the_entry_point():

@@ -2,12 +2,12 @@
 proxies."""
 
 import pytest
+from thunder_nvfuser import claims, translate
 
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, tracectx
-from thunder_nvfuser import claims, translate
 
 # prims that do something other than compute on tensors (the program's plumbing), never fused
 NOT_COMPUTATION = {"copy_to_out_", "update_without_grad", "set_grad_enabled", "manual_seed", "get_rng_state",

@@ -6,11 +6,11 @@ runs them (benchmarks/gpu_session.sh nvfuser)."""
 import itertools
 
 import pytest
+import thunder_nvfuser
 import torch
 from models import SHAPES, Block, parameters
 
 import thunder
-import thunder_nvfuser
 
 pytestmark = pytest.mark.usefixtures("nvfuser_ex")
 

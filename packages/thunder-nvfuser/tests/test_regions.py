@@ -4,16 +4,17 @@ device is checked by the GPU tests; here: what is fused, what stays with PyTorch
 how symbolic sizes and numbers become fusion inputs, and which inputs share a definition."""
 
 import pytest
+import thunder_nvfuser
 import torch
 from models import Block
-
-from thunder.testing.fake_cuda import compile_traces, fake_cuda, to_fake_cuda
 from thunder_nvfuser import translate
 from thunder_nvfuser.fusion import NvFuserRegion
 
+from thunder.testing.fake_cuda import compile_traces, fake_cuda, to_fake_cuda
+
 
 def _regions(trace) -> list[NvFuserRegion]:
-    return [r for b in trace.bound_symbols if b.sym.id.startswith("nvfuser.") for r in b.sym.call_ctx.values()]
+    return thunder_nvfuser.regions(trace)
 
 
 def _calls(trace) -> str:
@@ -41,6 +42,9 @@ def test_gpt_block_forward_and_backward(nvfuser_claims, dtype):
             assert program.startswith(f"def {r.name}(fd: FusionDefinition) -> None:")
             assert program.count("fd.define_tensor(") == len(r.tensor_inputs)
             assert program.count("fd.add_output(") == len(r.outputs)
+    shown = thunder_nvfuser.fusion_definition(forward)  # before running: the programs for contiguous inputs
+    assert list(shown) == [r.name for r in _regions(forward)]
+    assert all(text == r.contiguous_program() for text, r in zip(shown.values(), _regions(forward)))
     forward_prims = {b.sym.name for r in _regions(forward) for b in r.prims}
     assert {"var", "rsqrt", "tanh", "add"} <= forward_prims, forward_prims
     if dtype is torch.bfloat16:  # half-precision reductions are computed in float32

@@ -80,7 +80,7 @@ def _dtypes_ok(c):
 
 
 def _shapes_ok(c):
-    (b, hq, lq, d), (bk, hk, lk, dk), (bv, hv, lv, dv) = _shape(c.q), _shape(c.k), _shape(c.v)
+    (b, hq, lq, d), (bk, hk, lk, dk), (bv, hv, lv, _) = _shape(c.q), _shape(c.k), _shape(c.v)
     if not (b == bk == bv and hk == hv and lk == lv and d == dk):
         return "the shapes of query, key and value do not match (eager raises; thunder's decomposition says why)"
     if lq == 0 or lk == 0 or b == 0:

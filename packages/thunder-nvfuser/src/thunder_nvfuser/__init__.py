@@ -23,24 +23,23 @@ def executor():
 
 
 def regions(jfn) -> list:
-    """The nvFuser regions (``NvFuserRegion``) of the last computation and backward traces of ``jfn``, in the order
-    they run."""
+    """The nvFuser regions (``NvFuserRegion``) of the last computation and backward traces of ``jfn`` (a jitted
+    function, or a trace), in the order they run."""
     import thunder
+    from thunder.core.trace import TraceCtx
 
-    found = []
-    for getter in (thunder.last_traces, thunder.last_backward_traces):
-        traces = getter(jfn)
-        if not traces:
-            continue
-        for bsym in traces[-1].bound_symbols:
-            if bsym.sym.id.startswith("nvfuser."):
-                found.extend((bsym.sym.call_ctx or {}).values())
-    return found
+    if isinstance(jfn, TraceCtx):
+        traces = [jfn]
+    else:
+        traces = [ts[-1] for ts in (thunder.last_traces(jfn), thunder.last_backward_traces(jfn)) if ts]
+    return [region for trace in traces for bsym in trace.bound_symbols if bsym.sym.id.startswith("nvfuser.")
+            for region in (bsym.sym.call_ctx or {}).values()]
 
 
 def fusion_definition(jfn) -> dict[str, str]:
     """Region name -> its nvFuser program as Python text: nvFuser's own printout of each definition built so far
-    (one per input descriptor), or, for a region that has not run, the definition it builds for contiguous inputs."""
+    (one per input descriptor), or, for a region that has not run, the definition it builds for contiguous inputs.
+    ``jfn`` is a jitted function, or a trace."""
     shown = {}
     for region in regions(jfn):
         if region.definitions:

@@ -9,7 +9,6 @@ every tensor is a CUDA tensor of a dtype nvFuser has. A torch-language symbol (`
 
 from __future__ import annotations
 
-from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.extend.claiming import prim_name
 from thunder_nvfuser import translate

@@ -90,11 +90,20 @@ class NvFuserRegion:
 
         nv = import_nvfuser()
         fd = nv.FusionDefinition()
-        with fd:
-            translate.translate_region(translate.NvFuserBuilder(nv, fd), self.prims, self.tensor_inputs,
-                                       self.number_inputs, self.outputs, key[0])
+        try:
+            with fd:
+                translate.translate_region(translate.NvFuserBuilder(nv, fd), self.prims, self.tensor_inputs,
+                                           self.number_inputs, self.outputs, key[0])
+        except Exception as e:
+            raise self._failure("defining", key, e) from e
         _stats["definitions"] += 1
         return fd
+
+    def _failure(self, what: str, key, e: Exception) -> RuntimeError:
+        """The error of a region nvFuser could not define or run, with the program and the thunder prims."""
+        prims_text = "\n".join(f"    {line}" for b in self.prims for line in str(b).splitlines())
+        return RuntimeError(f"nvFuser failed {what} {self.name} ({type(e).__name__}: {e})\n"
+                            f"its nvFuser program:\n{self.program(key[0])}its thunder prims:\n{prims_text}")
 
     def __call__(self, *args):
         n = len(self.tensor_inputs)
@@ -108,5 +117,8 @@ class NvFuserRegion:
                     fd = self.definitions[key] = self._build(key)
         else:
             _stats["hits"] += 1
-        results = fd.execute([*tensors, *numbers])
+        try:
+            results = fd.execute([*tensors, *numbers])
+        except Exception as e:
+            raise self._failure("running", key, e) from e
         return tuple(results[i] if kind == "new" else tensors[i] for kind, i in self.spec.results)

@@ -7,8 +7,8 @@ symbols in between that read nothing from the region run before it. Regions are 
 and printing each at its last member keeps every value defined before use.
 
 ``copy_to_out_(c, out=x)`` joins the region computing ``c`` when ``c`` has no other use and ``x`` comes from outside
-the region (or only earlier copies in it wrote ``x``): the region writes into ``x``. Regions of views only are dropped (PyTorch does views for free); their
-claims are given back by :func:`thunder.extend.fuse_regions`.
+the region (or only earlier copies in it wrote ``x``): the region writes into ``x``. Regions of views only are
+dropped (PyTorch does views for free); their claims are given back by :func:`thunder.extend.fuse_regions`.
 
 The Inductor and nvFuser executors form their regions here; an executor whose kernels constrain shapes (Triton)
 forms its own.
