@@ -15,7 +15,7 @@ import sys
 
 import gpu_common
 import torch
-from triton_block import case
+from triton_block import block_arguments, case
 
 
 def variants() -> dict:
@@ -31,13 +31,7 @@ def variants() -> dict:
 
 
 def main() -> int:
-    p = gpu_common.parser(__doc__)
-    p.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--seq", type=int, default=1024)
-    p.add_argument("--embd", type=int, default=768)
-    p.add_argument("--heads", type=int, default=12)
-    args = p.parse_args()
+    args = block_arguments(__doc__)
     if not gpu_common.setup(args, executors=("nvfuser",)):
         return 0
     dtype = getattr(torch, args.dtype)

@@ -15,25 +15,8 @@ import time
 
 import gpu_common
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-
-class Block(nn.Module):
-    def __init__(self, n_embd: int, n_head: int):
-        super().__init__()
-        self.n_head = n_head
-        self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
-        self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
-        self.fc, self.proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
-        x = x + self.c_proj(y)
-        return x + self.proj(F.gelu(self.fc(self.ln_2(x)), approximate="tanh"))
+from thunder.testing.models import Block
 
 
 def variants():
@@ -78,14 +61,19 @@ def case(make, args, dtype, reference: dict) -> dict:
     return result
 
 
-def main() -> int:
-    p = gpu_common.parser(__doc__)
+def block_arguments(doc: str):
+    """The command line of the block benchmarks (this one and nvfuser_block.py)."""
+    p = gpu_common.parser(doc)
     p.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--embd", type=int, default=768)
     p.add_argument("--heads", type=int, default=12)
-    args = p.parse_args()
+    return p.parse_args()
+
+
+def main() -> int:
+    args = block_arguments(__doc__)
     if not gpu_common.setup(args):
         return 0
     if args.smoke:

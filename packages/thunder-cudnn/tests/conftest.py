@@ -4,25 +4,16 @@ tests (``test_gpu_sdpa.py``) run where the executor is available and skip elsewh
 
 import pytest
 
+from thunder.testing.executors import available_executor, installed_executor
+
 
 @pytest.fixture
 def cudnn_ex():
     """The executor, or a skip saying why it cannot run here."""
-    from thunder.extend import get_executor
-
-    ex = get_executor("cudnn")
-    assert ex is not None, "thunder-cudnn is not installed (no 'cudnn' entry point)"
-    ok, reason = ex.availability()
-    if not ok:
-        pytest.skip(f"cudnn executor unavailable: {reason}")
-    return ex
+    return available_executor("cudnn")
 
 
 @pytest.fixture
 def cudnn_claims():
     """The executor, for compiling traces without running them (its availability is not asked)."""
-    from thunder.extend import get_executor
-
-    ex = get_executor("cudnn")
-    assert ex is not None, "thunder-cudnn is not installed (no 'cudnn' entry point)"
-    return ex
+    return installed_executor("cudnn")

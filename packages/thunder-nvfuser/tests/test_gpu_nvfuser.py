@@ -8,9 +8,10 @@ import itertools
 import pytest
 import thunder_nvfuser
 import torch
-from models import SHAPES, Block, parameters
+from models import SHAPES, parameters
 
 import thunder
+from thunder.testing.models import Block
 
 pytestmark = pytest.mark.usefixtures("nvfuser_ex")
 

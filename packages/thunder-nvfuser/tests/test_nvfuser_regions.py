@@ -6,11 +6,11 @@ how symbolic sizes and numbers become fusion inputs, and which inputs share a de
 import pytest
 import thunder_nvfuser
 import torch
-from models import Block
 from thunder_nvfuser import translate
 from thunder_nvfuser.fusion import NvFuserRegion
 
 from thunder.testing.fake_cuda import compile_traces, fake_cuda, to_fake_cuda
+from thunder.testing.models import Block
 
 
 def _regions(trace) -> list[NvFuserRegion]:

@@ -20,7 +20,7 @@ from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.extend.claiming import claimed_prim
 
-__all__ = ["Region", "form_regions", "region_inputs"]
+__all__ = ["Region", "form_regions", "region_inputs", "count_uses"]
 
 
 class Region:
@@ -31,7 +31,8 @@ class Region:
         self.open = True
 
 
-def _count_uses(bsyms, output) -> dict[str, int]:
+def count_uses(bsyms, output) -> dict[str, int]:
+    """How many times each value is read by ``bsyms`` or returned in ``output``, by name."""
     uses: dict[str, int] = {}
     for b in bsyms:
         for p in b.flat_proxy_args:
@@ -45,7 +46,7 @@ def _count_uses(bsyms, output) -> dict[str, int]:
 def form_regions(bsyms, output, *, view_prims) -> list[Region]:
     """The regions of claimed prims among ``bsyms`` (see the module); ``view_prims`` are the prim names a region
     made only of them is not worth fusing."""
-    uses = _count_uses(bsyms, output)
+    uses = count_uses(bsyms, output)
     regions: list[Region] = []
     current: Region | None = None
 
