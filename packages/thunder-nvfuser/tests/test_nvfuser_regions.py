@@ -75,8 +75,9 @@ def test_optimizer_step_updates_in_place_inside_fusions(nvfuser_claims, opt_cls)
         inputs = [kind_i for kind_i in r.spec.results if kind_i[0] == "input"]
         assert len(inputs) == sum(1 for o in r.outputs if any(o.name == c.flat_proxy_outs[0].name for c in copies))
         aliased += len(destinations)
-    # per parameter: the parameter, exp_avg and exp_avg_sq (the step counter is a CPU tensor, PyTorch's)
-    assert aliased == 3 * len(params), forward
+    # per parameter one fusion, which writes the parameter, exp_avg and exp_avg_sq (the step counter is a CPU
+    # tensor, PyTorch's): each tensor is read once and written once per step
+    assert len(_regions(forward)) == len(params) and aliased == 3 * len(params), forward
 
 
 def test_symbolic_sizes_and_numbers_are_fusion_inputs(nvfuser_claims):
