@@ -25,22 +25,31 @@ class CudnnExecutor(OperatorExecutor):
         return availability.availability()
 
 
+def _frontend_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return f"nvidia-cudnn-frontend {version('nvidia-cudnn-frontend')}"
+    except Exception:
+        return None
+
+
 # above nvFuser (60) and Triton (50): attention is claimed whole before any fusion executor looks at it
-ex = CudnnExecutor("cudnn", priority=70, version=None)
+ex = CudnnExecutor("cudnn", priority=70, version=_frontend_version())
 
 
-def _out(query, value) -> TensorProxy:
+def _out(query, key, value) -> TensorProxy:
     return TensorProxy(shape=(*query.shape[:-1], value.shape[-1]), dtype=query.dtype, device=query.device,
-                       requires_grad=query.requires_grad or value.requires_grad)
+                       requires_grad=query.requires_grad or key.requires_grad or value.requires_grad)
 
 
 def _forward_meta(query, key, value, attn_mask, is_causal, scale):
-    return _out(query, value)
+    return _out(query, key, value)
 
 
 def _forward_with_stats_meta(query, key, value, attn_mask, is_causal, scale):
     stats = TensorProxy(shape=(*query.shape[:-1], 1), dtype=dtypes.float32, device=query.device)
-    return _out(query, value), stats
+    return _out(query, key, value), stats
 
 
 def _backward_meta(grad_out, query, key, value, out, softmax_stats, attn_mask, is_causal, scale):
