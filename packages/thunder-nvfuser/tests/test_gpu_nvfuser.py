@@ -142,3 +142,13 @@ def test_new_layout_builds_another_definition():
     torch.testing.assert_close(jfn(a, b), (a * b).exp())
     (region,) = _regions(jfn)
     assert len(region.definitions) == 2
+
+
+def test_region_of_creation_ops_runs_on_the_traced_device():
+    def f(x):  # the matmul splits the region: arange * 2 is a fusion without tensor inputs
+        return x @ (torch.arange(8, device=x.device) * 2).float()
+
+    jfn = thunder.jit(f, executors=["nvfuser"])
+    x = torch.randn(3, 8, device="cuda")
+    torch.testing.assert_close(jfn(x), f(x))
+    assert any(not r.tensor_inputs for r in _regions(jfn)), thunder.last_traces(jfn)[-1]

@@ -55,6 +55,8 @@ class NvFuserRegion:
         self.name, self.prims = name, prims_
         self.tensor_inputs, self.number_inputs, self.outputs = tensor_inputs, number_inputs, outputs
         self.spec = translate.result_spec(prims_, tensor_inputs, outputs)
+        # the device the trace computes on (a region of creation ops alone has no input to tell nvFuser)
+        self.device = next(p.device.index for b in prims_ for p in b.flat_proxy_outs if hasattr(p, "device"))
         self.definitions: dict = {}  # key -> FusionDefinition
 
     def __repr__(self) -> str:
@@ -118,7 +120,7 @@ class NvFuserRegion:
         else:
             _stats["hits"] += 1
         try:
-            results = fd.execute([*tensors, *numbers])
+            results = fd.execute([*tensors, *numbers], device=self.device)
         except Exception as e:
             raise self._failure("running", key, e) from e
         return tuple(results[i] if kind == "new" else tensors[i] for kind, i in self.spec.results)
