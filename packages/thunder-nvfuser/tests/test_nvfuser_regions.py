@@ -140,3 +140,15 @@ def test_rematerialization_saves_less_where_nvfuser_recomputes(nvfuser_claims):
         saved[name] = _saved_for_backward(forward)
     numel = {k: sum(int(torch.Size(p.shape).numel()) for p in v) for k, v in saved.items()}
     assert len(saved["nvfuser"]) < len(saved["torch"]) and numel["nvfuser"] < numel["torch"], numel
+
+
+def test_region_of_creation_ops(nvfuser_claims):
+    def f(x):  # the matmul splits the region: arange * 2 is a fusion without tensor inputs
+        return x @ (torch.arange(8, device=x.device) * 2).float()
+
+    with fake_cuda():
+        forward, _ = compile_traces(f, torch.empty(3, 8, device="cuda"), executors=[nvfuser_claims])
+    (region,) = [r for r in _regions(forward) if not r.tensor_inputs]
+    assert region.device == 0
+    program = region.contiguous_program()
+    assert "fd.ops.iota(" in program and "define_tensor" not in program, program
