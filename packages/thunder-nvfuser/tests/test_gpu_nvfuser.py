@@ -23,8 +23,10 @@ OPS = [
     "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "where", "eq", "ne", "lt", "ge", "clamp", "lerp",
     "addcmul", "addcdiv", "nn.functional.relu", "nn.functional.gelu", "nn.functional.silu", "sum", "mean", "amax",
     "amin", "prod", "var", "std", "softmax", "log_softmax", "nn.functional.layer_norm", "nn.functional.rms_norm",
-    "reshape", "permute", "transpose", "squeeze", "unsqueeze", "cat", "expand", "nn.functional.pad",
+    "cat", "nn.functional.pad",
 ]
+# views alone are PyTorch's (no fusion for them): checked for correctness, not for fusing
+VIEWS = ["reshape", "permute", "transpose", "squeeze", "unsqueeze", "expand"]
 TOLERANCES = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.bfloat16: dict(atol=2e-2, rtol=2e-2)}
 
 
@@ -38,7 +40,7 @@ def _op_db():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("name", OPS + VIEWS)
 def test_opinfo_forward_and_gradients_match_eager(name, dtype):
     op = _op_db()[name]
     if dtype not in op.supported_dtypes("cuda"):
@@ -62,7 +64,7 @@ def test_opinfo_forward_and_gradients_match_eager(name, dtype):
             for a, e in zip(actual_grads, expected_grads):
                 if e is not None:
                     torch.testing.assert_close(a, e, equal_nan=True, **TOLERANCES[dtype])
-    assert fused, f"no sample of {name} ran in an nvFuser fusion"
+    assert fused or name in VIEWS, f"no sample of {name} ran in an nvFuser fusion"
 
 
 def _close_in_norm(actual, expected, dtype, msg=""):
