@@ -143,13 +143,7 @@ def sdpa_forward_with_stats(q, k, v, attn_mask, is_causal, scale):
     return _forward(q, k, v, attn_mask, is_causal, scale, True)
 
 
-def sdpa_backward(grad_out, q, k, v, out, softmax_stats, attn_mask, is_causal, scale):
-    """(grad of query, key, value)."""
-    q, k, v, out, grad_out = (_dense_last_dim(t) for t in (q, k, v, out, grad_out))
-    bias = _as_bias(attn_mask, q.dtype)
-    scale = _scale(q, scale)
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-
+def _backward_graph(q, k, v, out, grad_out, softmax_stats, bias, is_causal, scale, dq, dk, dv):
     def build():
         g = _new_graph(q)
         Q, K, V, O = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v), g.tensor_like(out)
@@ -162,24 +156,38 @@ def sdpa_backward(grad_out, q, k, v, out, softmax_stats, attn_mask, is_causal, s
         _finish(g)
         return g, (Q, K, V, O, dO, S, B, dQ, dK, dV)
 
-    key = ("backward", *map(_layout, (q, k, v, out, grad_out, softmax_stats, bias)), bool(is_causal), scale,
+    key = ("backward", *map(_layout, (q, k, v, out, grad_out, softmax_stats, bias)), bool(is_causal), float(scale),
            q.device)
-    graph, (Q, K, V, O, dO, S, B, dQ, dK, dV) = _graph("backward", key, build)
+    return _graph("backward", key, build)
+
+
+def sdpa_backward(grad_out, q, k, v, out, softmax_stats, attn_mask, is_causal, scale):
+    """(grad of query, key, value)."""
+    q, k, v, out, grad_out = (_dense_last_dim(t) for t in (q, k, v, out, grad_out))
+    bias = _as_bias(attn_mask, q.dtype)
+    scale = _scale(q, scale)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    graph, (Q, K, V, O, dO, S, B, dQ, dK, dV) = _backward_graph(q, k, v, out, grad_out, softmax_stats, bias,
+                                                                 is_causal, scale, dq, dk, dv)
     _run(graph, {Q: q, K: k, V: v, O: out, dO: grad_out, S: softmax_stats, B: bias, dQ: dq, dK: dk, dV: dv},
          q.device)
     return dq, dk, dv
 
 
 def check_support(shapes, dtype, mask_shape, mask_dtype, is_causal, scale, backward: bool) -> str | None:
-    """Builds (and caches) the graphs a call of these contiguous shapes needs on the current device; the reason
-    cuDNN gives when it cannot, else None. Used while tracing, where only shapes are known."""
+    """Builds (and caches) the graphs a call of these contiguous shapes needs on the current device, without running
+    them; the reason cuDNN gives when it cannot, else None. Used while tracing, where only shapes are known."""
     device = torch.device("cuda", torch.cuda.current_device())
     try:
         q, k, v = (torch.empty(s, dtype=dtype, device=device) for s in shapes)
         mask = torch.ones(mask_shape, dtype=mask_dtype, device=device) if mask_shape is not None else None
-        out, stats_ = _forward(q, k, v, mask, is_causal, scale, backward)
+        bias, scale = _as_bias(mask, dtype), _scale(q, scale)
+        out = torch.empty((*q.shape[:-1], v.shape[-1]), dtype=dtype, device=device)
+        stats_ = torch.empty((*q.shape[:-1], 1), dtype=torch.float32, device=device) if backward else None
+        _forward_graph(q, k, v, bias, is_causal, scale, backward, out, stats_)
         if backward:
-            sdpa_backward(torch.empty_like(out), q, k, v, out, stats_, mask, is_causal, scale)
+            _backward_graph(q, k, v, out, torch.empty_like(out), stats_, bias, is_causal, scale,
+                            torch.empty_like(q), torch.empty_like(k), torch.empty_like(v))
     except Exception as e:  # cuDNN's own verdict (cudnnGraphNotSupportedError, an unsupported layout, ...)
         return f"cuDNN cannot build this graph: {type(e).__name__}: {str(e)[:300]}"
     return None
