@@ -98,3 +98,13 @@ def test_symbolic_sequence_length_keeps_one_trace(cudnn_claims):
     forward, _ = compile_traces(_attention, *_qkv(), executors=[cudnn_claims], cache="symbolic values")
     assert "thunder_cudnn.runtime.sdpa_forward(" in str(forward), forward
     assert "bf16[s" in str(forward) or "bf16[2, 4, s" in str(forward), forward  # the sizes stayed symbolic
+
+
+def test_examine_reports_cudnns_reason(cudnn_claims):
+    import thunder
+
+    q = torch.randn(1, 2, 8, 16)
+    jfn = thunder.jit(_attention, executors=["torch"])  # traced on CPU: cuDNN takes nothing
+    jfn(q, q, q)
+    (claim,) = [c for c in thunder.examine.claims(jfn, cudnn_claims) if "attention" in c.symbol]
+    assert claim.reason == "cuDNN runs on CUDA tensors" and "test_cudnn_claims.py" in str(claim.source), claim

@@ -56,3 +56,16 @@ def test_why_not(make, reason):
     else:
         assert found is not None and reason in found, found
         assert not claims.claimable_prim(bsym)
+
+
+def test_examine_reports_nvfusers_reasons(nvfuser_claims):
+    import torch
+
+    import thunder
+
+    jfn = thunder.jit(lambda a, b: (a @ b).exp(), executors=["torch"])  # traced on CPU: nvFuser takes nothing
+    jfn(torch.randn(3, 3), torch.randn(3, 3))
+    reasons = {c.symbol: c.reason for c in thunder.examine.claims(jfn, nvfuser_claims)}
+    assert reasons["ltorch.matmul"] == "its decomposition has prims.matmul: matrix products run on cuBLAS through " \
+        "the torch executor (nvFuser's matmul scheduler is opt-in)", reasons
+    assert reasons["ltorch.exp"] == "its decomposition has prims.exp: a cpu tensor: nvFuser runs on CUDA tensors"

@@ -20,9 +20,19 @@ from thunder_cudnn import availability, support
 __all__ = ["CudnnExecutor", "ex", "sdpa_forward", "sdpa_forward_with_stats", "sdpa_backward"]
 
 
+# the attention symbols of the torch language: without dropout, and with (thunder.torch.randomness's)
+_ATTENTION = ("ltorch.scaled_dot_product_attention", "ltorch.scaled_dot_product_attention_dropout")
+
+
 class CudnnExecutor(OperatorExecutor):
     def availability(self) -> tuple[bool, str]:
         return availability.availability()
+
+    def why_not(self, bsym) -> str | None:
+        """The decision table's reason for an attention call (``thunder.examine.claims(jfn, "cudnn")``)."""
+        if bsym.sym.id not in _ATTENTION:
+            return super().why_not(bsym)
+        return _reason(*bsym.args, backward=False, **bsym.kwargs)
 
 
 def _frontend_version() -> str | None:
@@ -89,13 +99,18 @@ def _scale_value(query, scale):
     return 1.0 / math.sqrt(support._shape(query)[-1]) if scale is None else scale
 
 
-def _accepts(*args, backward: bool, **kwargs) -> bool:
+def _reason(*args, backward: bool, **kwargs) -> str | None:
+    """Why cuDNN does not take this attention call: the decision table, then (with a device) cuDNN itself."""
     bound = _bind(*args, **kwargs)
     reason = support.why_not(*bound, backward=backward, runtime=availability.runtime())
     if reason is None:
         q, k, v, mask, _, is_causal, scale, _ = bound
         reason = _device_verdict(q, k, v, mask, is_causal, scale, backward)
-    return reason is None
+    return reason
+
+
+def _accepts(*args, backward: bool, **kwargs) -> bool:
+    return _reason(*args, backward=backward, **kwargs) is None
 
 
 def _bind(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):

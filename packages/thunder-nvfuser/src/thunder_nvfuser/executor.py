@@ -21,6 +21,7 @@ class NvFuserExecutor(ClaimingFusionExecutor):
     # Fusions are invisible to PyTorch's autograd, which is fine: a trace that needs gradients is split by thunder's
     # autograd into forward and backward traces, both dispatched (and fused) here.
     claimable_prim = staticmethod(claims.claimable_prim)
+    why_not_prim = staticmethod(claims.why_not)  # thunder.examine.claims(jfn, "nvfuser") reports it
 
     def copy_ok(self, bsym) -> bool:
         out = bsym.kwargs["out"]

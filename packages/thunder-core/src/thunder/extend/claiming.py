@@ -101,6 +101,22 @@ class ClaimingFusionExecutor(FusionExecutor):
                 return False
         return found
 
+    def why_not_prim(self, bsym) -> str | None:
+        """Why the prim ``bsym`` is not claimed (None: it is); executors with reasons override it."""
+        return None if self.claimable_prim(bsym) else f"{self.name} does not fuse {bsym.sym.id} with these arguments"
+
+    def why_not(self, bsym) -> str | None:
+        if self.can_execute(bsym):
+            return None
+        if bsym.sym.id == COPY_TO_OUT:
+            return f"{self.name} leaves this copy to PyTorch"
+        if bsym.sym.is_prim:
+            return self.why_not_prim(bsym)
+        for leaf in leaves(bsym):  # the first prim of the decomposition it cannot fuse
+            if not is_number_prim(leaf) and not self.claimable_prim(leaf):
+                return f"its decomposition has {leaf.sym.id}: {self.why_not_prim(leaf)}"
+        return f"{self.name} claims nothing in its decomposition"
+
     def lower(self, bsym):
         if bsym.sym.id == COPY_TO_OUT:
             return [bsym.replace(sym=claim_symbol(bsym.sym, self), subsymbols=())]
