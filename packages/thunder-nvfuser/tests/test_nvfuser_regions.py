@@ -152,3 +152,52 @@ def test_region_of_creation_ops(nvfuser_claims):
     assert region.device == 0
     program = region.contiguous_program()
     assert "fd.ops.iota(" in program and "define_tensor" not in program, program
+
+
+# The whole translation of two small regions, as nvFuser's Python text: inputs by descriptor, a cast where a half
+# precision value is computed in float32, a Python number as a constant (then thunder's dtype pinned), the
+# transpose as a permute, and two in-place updates of one input as one output aliased to it.
+EXPECTED = {
+    "cast, constant, permute, reduction": '''def nvfuser_fusion(fd: FusionDefinition) -> None:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
+    T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T2 = fd.ops.cast(T0, dtype=DataType.Float)
+    S0 = fd.define_scalar(2, dtype=DataType.Int)
+    T3 = fd.ops.mul(T2, S0)
+    T4 = fd.ops.cast(T3, dtype=DataType.Float)
+    T5 = fd.ops.permute(T1, [1, 0])
+    T6 = fd.ops.add(T4, T5)
+    T7 = fd.ops.sum(T6, [1], keepdim=False)
+    fd.add_output(T7)
+''',
+    "chained in-place updates": '''def nvfuser_fusion(fd: FusionDefinition) -> None:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    S0 = fd.define_scalar(2, dtype=DataType.Int)
+    T2 = fd.ops.mul(T0, S0)
+    T3 = fd.ops.cast(T2, dtype=DataType.Float)
+    T4 = fd.ops.add(T3, T1)
+    fd.add_output(T4, alias_input=T0)
+''',
+}
+
+
+def _reduce(x, y):
+    return (x.float() * 2 + y.t()).sum(-1)
+
+
+def _update(x, y):
+    x.mul_(2).add_(y)
+
+
+@pytest.mark.parametrize("name, fn, dtype", [("cast, constant, permute, reduction", _reduce, torch.bfloat16),
+                                             ("chained in-place updates", _update, torch.float32)])
+def test_program_text(nvfuser_claims, name, fn, dtype):
+    with fake_cuda():
+        x, y = torch.empty(4, 8, device="cuda", dtype=dtype), torch.empty(4, 8, device="cuda")
+        if fn is _reduce:
+            y = torch.empty(8, 4, device="cuda")
+        forward, _ = compile_traces(fn, x, y, executors=[nvfuser_claims], cache="same input")
+    (region,) = _regions(forward)
+    program = region.contiguous_program().replace(region.name, "nvfuser_fusion")
+    assert program == EXPECTED[name], program
