@@ -185,7 +185,7 @@ def nvfuser(session: nox.Session) -> None:
     """The nvFuser executor (packages/thunder-nvfuser) without a GPU, where nvFuser cannot even be imported: its
     availability reasons, what it claims and why not, and the regions and nvFuser programs it forms on traces of fake
     CUDA tensors (a GPT block forward and backward, Adam steps, symbolic sizes). Its GPU tests skip with the reason;
-    on a GPU machine: benchmarks/gpu_session.sh nvfuser. Installed with --no-deps: no nvFuser wheel is needed."""
+    on a GPU machine: benchmarks/gpu_session.sh nvfuser-tests. Installed with --no-deps: no nvFuser wheel is needed."""
     _install_core(session)
     session.install("--no-deps", "-e", NVFUSER_PLUGIN)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-ra", f"{NVFUSER_PLUGIN}/tests", *session.posargs)

@@ -7,7 +7,7 @@
 #   for the nvfuser and cudnn modes of gpu_session.sh.
 # Then, in the GPU session: run(command="benchmarks/gpu_session.sh tests", carry=[".whl"], timeout_s=600) and
 # run(command="benchmarks/gpu_session.sh bench", carry=[".whl"], timeout_s=600); for issues 19 and 18:
-# run(command="benchmarks/gpu_session.sh nvfuser", carry=[".whl", ".gpu"]) and
+# run(command="benchmarks/gpu_session.sh nvfuser-tests", carry=[".whl", ".gpu"]), the same with nvfuser-bench, and
 # run(command="benchmarks/gpu_session.sh cudnn", carry=[".whl", ".gpu"]); copy the JSON files it returns into
 # benchmarks/results/.
 set -euo pipefail

@@ -7,9 +7,10 @@
 #                                     # Adam/AdamW step, litgpt Llama-style training step: eager vs torch.compile
 #                                     # vs thunder+triton, CUDA events, JSON with device, versions and date
 #   benchmarks/gpu_session.sh all     # both, with smaller time budgets (one device call of 10 minutes)
-#   benchmarks/gpu_session.sh nvfuser # issue 19: the nvFuser executor's tests (OpInfo subset, GPT block, Adam in
-#                                     # place, symbolic sizes) and benchmarks (nvfuser_block.py, nvfuser_adam.py)
-#   benchmarks/gpu_session.sh cudnn   # issue 18: the cuDNN executor's SDPA tests and benchmarks/cudnn_sdpa.py
+#   benchmarks/gpu_session.sh nvfuser-tests  # issue 19: the nvFuser executor's tests (OpInfo subset, GPT block, Adam
+#                                            # in place, symbolic sizes, layouts)
+#   benchmarks/gpu_session.sh nvfuser-bench  # nvfuser_block.py, nvfuser_adam.py, nvfuser_llama.py
+#   benchmarks/gpu_session.sh cudnn          # issue 18: the cuDNN executor's SDPA tests and cudnn_sdpa.py
 #
 # nvFuser and the cuDNN frontend are not on the GPU machine: benchmarks/gpu_prepare.sh packs them into .gpu/ (carry
 # it too); .gpu/setup.sh installs them there and sets THUNDER_NVFUSER_PRELOAD (../shared/gpu/README.md).
@@ -32,9 +33,10 @@ case "$MODE" in
   tests) T_TESTS=560 ;;
   bench) T_ROOF=110 T_BLOCK=110 T_ADAM=140 T_LLAMA=200 ;;
   all) T_TESTS=190 T_ROOF=60 T_BLOCK=70 T_ADAM=70 T_LLAMA=110 ;;  # ~520 s with setup: inside a 600 s call
-  nvfuser) T_NVF_TESTS=280 T_NVF_BLOCK=110 T_NVF_ADAM=120 ;;
-  cudnn) T_CUDNN_TESTS=200 T_CUDNN_SDPA=240 ;;
-  *) echo "usage: $0 [tests|bench|all|nvfuser|cudnn]"; exit 2 ;;
+  nvfuser-tests) T_NVF_TESTS=520 ;;
+  nvfuser-bench) T_NVF_BLOCK=140 T_NVF_ADAM=140 T_NVF_LLAMA=240 ;;
+  cudnn) T_CUDNN_TESTS=220 T_CUDNN_SDPA=260 ;;
+  *) echo "usage: $0 [tests|bench|all|nvfuser-tests|nvfuser-bench|cudnn]"; exit 2 ;;
 esac
 
 # --- setup: carried wheels, then our packages (their entry points are how thunder finds the triton executor)
@@ -120,9 +122,12 @@ run_bench() {  # script, timeout
 }
 if [[ -n "${T_NVF_TESTS:-}" ]]; then
   run_tests nvfuser "$T_NVF_TESTS" packages/thunder-nvfuser/tests
+fi
+if [[ -n "${T_NVF_BLOCK:-}" ]]; then
   run_bench nvfuser_block.py "$T_NVF_BLOCK"
   run_bench nvfuser_adam.py "$T_NVF_ADAM"
-  grep -E "speedups|error|unavailable|Error" "$OUT/bench.log" | head -20
+  run_bench nvfuser_llama.py "$T_NVF_LLAMA"
+  grep -E "speedups|over_floor|error|unavailable|Error" "$OUT/bench.log" | head -30
 fi
 if [[ -n "${T_CUDNN_TESTS:-}" ]]; then
   run_tests cudnn "$T_CUDNN_TESTS" packages/thunder-cudnn/tests

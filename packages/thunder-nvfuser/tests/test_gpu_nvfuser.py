@@ -1,7 +1,7 @@
 """The nvFuser executor on a GPU, against eager: PyTorch's OpInfo samples of the ops it claims (forward and
 gradients), a GPT block, Adam/AdamW steps with in-place outputs, symbolic sizes. Every test skips, with the
 executor's reason, where nvFuser cannot run (no GPU, no matching nvFuser build): CI runs none of them; a GPU session
-runs them (benchmarks/gpu_session.sh nvfuser)."""
+runs them (benchmarks/gpu_session.sh nvfuser-tests)."""
 
 import itertools
 
