@@ -26,6 +26,8 @@ def variants() -> dict:
         found["thunder+cudnn+nvfuser"] = lambda m: thunder.jit(m, executors=["cudnn", "nvfuser"])
     if gpu_common.available("triton"):
         found["thunder+triton"] = lambda m: thunder.jit(m, executors=["triton"])
+        if gpu_common.available("cudnn"):
+            found["thunder+cudnn+triton"] = lambda m: thunder.jit(m, executors=["cudnn", "triton"])
     found["torch.compile"] = torch.compile  # last: a slow compile must not cost the others their time
     return found
 

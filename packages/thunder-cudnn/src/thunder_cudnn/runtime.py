@@ -97,8 +97,8 @@ def _forward_graph(q, k, v, bias, is_causal, scale, with_stats, out, stats_out):
         g = _new_graph(q)
         Q, K, V = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
         B = g.tensor_like(bias) if bias is not None else None
-        O, S = g.sdpa(name="sdpa", q=Q, k=K, v=V, generate_stats=with_stats, attn_scale=scale, bias=B,
-                      use_causal_mask=is_causal)
+        O, S = g.sdpa(name="sdpa", q=Q, k=K, v=V, generate_stats=with_stats, attn_scale=scale,
+                      use_causal_mask=is_causal, **({} if B is None else {"bias": B}))
         O.set_output(True).set_dim(list(out.shape)).set_stride(list(out.stride()))
         if with_stats:
             S.set_output(True).set_data_type(_cudnn().data_type.FLOAT)
@@ -150,7 +150,7 @@ def _backward_graph(q, k, v, out, grad_out, softmax_stats, bias, is_causal, scal
         dO, S = g.tensor_like(grad_out), g.tensor_like(softmax_stats)
         B = g.tensor_like(bias) if bias is not None else None
         dQ, dK, dV = g.sdpa_backward(name="sdpa_backward", q=Q, k=K, v=V, o=O, dO=dO, stats=S, attn_scale=scale,
-                                     bias=B, use_causal_mask=is_causal)
+                                     use_causal_mask=is_causal, **({} if B is None else {"bias": B}))
         for port, t in ((dQ, dq), (dK, dk), (dV, dv)):
             port.set_output(True).set_dim(list(t.shape)).set_stride(list(t.stride()))
         _finish(g)
