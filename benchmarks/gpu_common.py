@@ -74,6 +74,37 @@ def available(name: str) -> bool:
     return ex is not None and ex.is_available()
 
 
+def fuser_variants(fuser: str) -> dict:
+    """name -> (module -> what to time): eager; thunder.jit with ``fuser``, with cuDNN attention before it and
+    with Triton, where those are available; torch.compile last (a slow compile must not cost the others their
+    time)."""
+    import thunder
+
+    executor_lists = {f"thunder+{fuser}": [fuser]}
+    if available("cudnn"):
+        executor_lists[f"thunder+cudnn+{fuser}"] = ["cudnn", fuser]
+    if fuser != "triton" and available("triton"):
+        executor_lists["thunder+triton"] = ["triton"]
+        if available("cudnn"):
+            executor_lists["thunder+cudnn+triton"] = ["cudnn", "triton"]
+    found = {"eager": lambda m: m}
+    found.update({name: lambda m, ex=ex: thunder.jit(m, executors=ex) for name, ex in executor_lists.items()})
+    found["torch.compile"] = torch.compile
+    return found
+
+
+def speedups(cases: dict, metric: str, bases=("eager", "torch.compile")) -> dict:
+    """'<thunder variant> over <base>' -> base time / thunder time, for the median of ``metric``."""
+    found = {}
+    for name, case in cases.items():
+        ms = case.get(metric, {}).get("median_ms") if name.startswith("thunder") else None
+        for base in bases:
+            base_ms = cases.get(base, {}).get(metric, {}).get("median_ms")
+            if ms and base_ms:
+                found[f"{name} over {base}"] = round(base_ms / ms, 3)
+    return found
+
+
 def compile_variants(variants: dict) -> dict:
     """``variants`` without torch.compile under --smoke (on CPU it would time C++ builds, not check the script)."""
     return {k: v for k, v in variants.items() if DEVICE == "cuda" or k != "torch.compile"}

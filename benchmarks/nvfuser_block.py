@@ -18,20 +18,6 @@ import torch
 from triton_block import block_arguments, case
 
 
-def variants() -> dict:
-    import thunder
-
-    found = {"eager": lambda m: m, "thunder+nvfuser": lambda m: thunder.jit(m, executors=["nvfuser"])}
-    if gpu_common.available("cudnn"):
-        found["thunder+cudnn+nvfuser"] = lambda m: thunder.jit(m, executors=["cudnn", "nvfuser"])
-    if gpu_common.available("triton"):
-        found["thunder+triton"] = lambda m: thunder.jit(m, executors=["triton"])
-        if gpu_common.available("cudnn"):
-            found["thunder+cudnn+triton"] = lambda m: thunder.jit(m, executors=["cudnn", "triton"])
-    found["torch.compile"] = torch.compile  # last: a slow compile must not cost the others their time
-    return found
-
-
 def main() -> int:
     args = block_arguments(__doc__)
     if not gpu_common.setup(args, executors=("nvfuser",)):
@@ -41,14 +27,9 @@ def main() -> int:
     record = {"benchmark": "GPT-2-small-sized block forward+backward (scaled_dot_product_attention, tanh GELU)",
               "config": {k: v for k, v in vars(args).items() if k != "out"}, "cases": cases, "speedups": {}}
     reference: dict = {}  # eager's output and gradients
-    for name, make in variants().items():
+    for name, make in gpu_common.fuser_variants("nvfuser").items():
         gpu_common.run_case(cases, name, lambda: case(make, args, dtype, reference))
-        for thunder_name in [n for n in cases if n.startswith("thunder")]:
-            thunder_ms = cases[thunder_name].get("forward_backward", {}).get("median_ms")
-            for base in ("eager", "torch.compile"):
-                base_ms = cases.get(base, {}).get("forward_backward", {}).get("median_ms")
-                if thunder_ms and base_ms:
-                    record["speedups"][f"{thunder_name} over {base}"] = round(base_ms / thunder_ms, 3)
+        record["speedups"] = gpu_common.speedups(cases, "forward_backward")
         gpu_common.write(args.out, "nvfuser-block", record)
     print("forward+backward speedups:", record["speedups"])
     return 0

@@ -10,28 +10,11 @@ from __future__ import annotations
 import sys
 
 import gpu_common
-import torch
-from triton_llama import case
-
-
-def variants() -> dict:
-    import thunder
-
-    found = {"eager": lambda m: m, "thunder+nvfuser": lambda m: thunder.jit(m, executors=["nvfuser"])}
-    if gpu_common.available("cudnn"):
-        found["thunder+cudnn+nvfuser"] = lambda m: thunder.jit(m, executors=["cudnn", "nvfuser"])
-    if gpu_common.available("triton"):
-        found["thunder+triton"] = lambda m: thunder.jit(m, executors=["triton"])
-    found["torch.compile"] = torch.compile  # last: a slow compile must not cost the others their time
-    return found
+from triton_llama import case, llama_parser
 
 
 def main() -> int:
-    p = gpu_common.parser(__doc__)
-    p.add_argument("--layers", type=int, default=6)
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--seq", type=int, default=1024)
-    args = p.parse_args()
+    args = llama_parser(__doc__).parse_args()
     if not gpu_common.setup(args, executors=("nvfuser",)):
         return 0
     try:
@@ -43,13 +26,9 @@ def main() -> int:
     record = {"benchmark": "litgpt Llama-style training step (forward, cross-entropy, backward), bfloat16",
               "config": {k: v for k, v in vars(args).items() if k != "out"}, "cases": cases, "speedups": {}}
     reference: dict = {}  # eager's loss and gradients
-    for name, make in variants().items():
+    for name, make in gpu_common.fuser_variants("nvfuser").items():
         gpu_common.run_case(cases, name, lambda: case(make, args, reference))
-        eager_ms = cases.get("eager", {}).get("train_step", {}).get("median_ms")
-        for thunder_name in [n for n in cases if n.startswith("thunder")]:
-            ms = cases[thunder_name].get("train_step", {}).get("median_ms")
-            if ms and eager_ms:
-                record["speedups"][f"{thunder_name} over eager"] = round(eager_ms / ms, 3)
+        record["speedups"] = gpu_common.speedups(cases, "train_step")
         gpu_common.write(args.out, "nvfuser-llama", record)
     print("training-step speedups:", record["speedups"])
     return 0
