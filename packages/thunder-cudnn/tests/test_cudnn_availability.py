@@ -1,15 +1,13 @@
 """The executor is found through the plugin hooks and says whether, and why not, it can run; ``import thunder``
 and jitted attention work without it."""
 
-import importlib.metadata
 import subprocess
 import sys
 
 import pytest
 from thunder_cudnn.availability import Runtime, decide
 
-import thunder
-from thunder.extend import get_executor
+from thunder.testing.executors import assert_listed_with_availability, assert_registered
 
 # (torch, cuda, devices, frontend error, library error, runtime) -> (available, words the reason must contain)
 DECISIONS = [
@@ -35,11 +33,7 @@ def test_decide(inputs, expected):
 
 
 def test_registered_through_the_entry_point():
-    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="thunder")}
-    assert eps.get("cudnn") == "thunder_cudnn.plugin"
-    ex = get_executor("cudnn")
-    assert ex is not None and ex.kind == "operator"
-    assert ex in thunder.get_all_executors()
+    assert_registered("cudnn", "thunder_cudnn.plugin", "operator")
 
 
 def test_unavailable_here_says_why_and_thunder_still_runs():
@@ -57,8 +51,4 @@ def test_unavailable_here_says_why_and_thunder_still_runs():
 
 
 def test_listed_by_python_m_thunder_executors():
-    result = subprocess.run([sys.executable, "-m", "thunder", "executors"], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("cudnn"))
-    ok, reason = get_executor("cudnn").availability()
-    assert ("available" if ok else reason) in line
+    assert_listed_with_availability("cudnn")

@@ -1,7 +1,6 @@
 """The executor is found through the plugin hooks and says whether, and why not, it can run; ``import thunder``
 and jitted programs work without nvFuser."""
 
-import importlib.metadata
 import os
 import subprocess
 import sys
@@ -10,16 +9,11 @@ import pytest
 from thunder_nvfuser import availability
 from thunder_nvfuser.availability import decide, wheel_name
 
-import thunder
-from thunder.extend import get_executor
+from thunder.testing.executors import assert_listed_with_availability, assert_registered
 
 
 def test_registered_through_the_entry_point():
-    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="thunder")}
-    assert eps.get("nvfuser") == "thunder_nvfuser.plugin"
-    ex = get_executor("nvfuser")
-    assert ex is not None and ex.kind == "fusion"
-    assert ex in thunder.get_all_executors()
+    assert_registered("nvfuser", "thunder_nvfuser.plugin", "fusion")
 
 
 @pytest.mark.parametrize("torch_version, cuda_version, wheel", [
@@ -84,8 +78,4 @@ def test_unavailable_here_says_why_and_thunder_still_runs():
 
 
 def test_listed_by_python_m_thunder_executors():
-    result = subprocess.run([sys.executable, "-m", "thunder", "executors"], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("nvfuser"))
-    ok, reason = get_executor("nvfuser").availability()
-    assert ("available" if ok else reason) in line
+    assert_listed_with_availability("nvfuser")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["installed_executor", "available_executor"]
+__all__ = ["installed_executor", "available_executor", "assert_registered", "assert_listed_with_availability"]
 
 
 def installed_executor(name: str):
@@ -24,3 +24,28 @@ def available_executor(name: str):
     if not ok:
         pytest.skip(f"{name} executor unavailable: {reason}")
     return ex
+
+
+def assert_registered(name: str, module: str, kind: str) -> None:
+    """The executor ``name`` is found through the entry-point group ``thunder`` (pointing at ``module``), is of
+    ``kind`` ("fusion", "operator") and among thunder's executors."""
+    import importlib.metadata
+
+    import thunder
+
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="thunder")}
+    assert eps.get(name) == module, eps
+    ex = installed_executor(name)
+    assert ex.kind == kind and ex in thunder.get_all_executors()
+
+
+def assert_listed_with_availability(name: str) -> None:
+    """``python -m thunder executors`` lists ``name`` as available, or with the reason it is not."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "thunder", "executors"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith(name))
+    ok, reason = installed_executor(name).availability()
+    assert ("available" if ok else reason) in line, line
