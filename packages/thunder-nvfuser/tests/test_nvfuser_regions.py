@@ -101,7 +101,9 @@ def test_symbolic_sizes_and_numbers_are_fusion_inputs(nvfuser_claims):
     ((4, 8), (1, 4), ((-1, -1), (True, True), (0, 1))),  # a transpose
     ((4, 1, 8), (8, 8, 1), ((-1, 1, -1), (True, None, True), ())),  # a broadcast dim
     ((4, 8), (16, 1), ((-1, -1), (False, True), ())),  # every other row
-    ((4, 8), (0, 1), ((-1, -1), (False, False), (0, 1))),  # expanded along the rows: stride 0, innermost
+    ((4, 8), (0, 1), ((-1, -1), (None, True), ())),  # expanded along the rows: a broadcast of extent 4
+    ((2, 3, 4), (1, 8, 2), ((-1, -1, -1), (True, True, True), (0, 2, 1))),  # permuted: contiguity in memory order
+    ((2, 3, 4), (1, 16, 2), ((-1, -1, -1), (False, True, True), (0, 2, 1))),  # gap after the outermost dim in memory
 ])
 def test_descriptor(sizes, strides, descriptor):
     d = translate.describe(sizes, strides, "f32")

@@ -36,9 +36,10 @@ _PROXY_TYPES = {BoolProxy: "Bool", IntegerProxy: "Int", FloatProxy: "Double"}
 
 @dataclass(frozen=True)
 class TensorDescriptor:
-    """What a definition assumes of an input tensor: ``shape`` has 1 for broadcast dims and -1 for the others;
-    ``contiguity`` None for broadcast dims, else whether the dim is dense with the next inner one; ``stride_order``
-    the rank of each dim's stride (0 innermost), empty when row-major."""
+    """What a definition assumes of an input tensor, in nvFuser's terms: ``shape`` has 1 for size-1 dims and -1 for
+    the others; ``contiguity`` is given per dim *in memory order* (outermost first): None for a broadcast dim (size
+    1, or stride 0: an expanded dim), else whether the dim is dense with the next inner non-broadcast one;
+    ``stride_order`` is each logical dim's rank in memory (0 innermost), empty when row-major."""
 
     dtype: object
     shape: tuple
@@ -47,22 +48,30 @@ class TensorDescriptor:
 
 
 def describe(sizes, strides, dtype) -> TensorDescriptor:
-    """The descriptor of a tensor with these sizes and strides (nvFuser's own rule: dims ordered by stride,
-    outer first on ties)."""
+    """The descriptor nvFuser derives from a tensor's sizes and strides: dims ordered by decreasing stride (ties keep
+    their logical order), with stride-0 dims kept at their logical position."""
     n = len(sizes)
-    order = sorted(range(n), key=lambda d: (-strides[d], d))  # outermost first
-    rank = {d: n - 1 - k for k, d in enumerate(order)}
-    contiguity: list = [None] * n
-    expected = 1  # the stride a dense dim has, walking from the innermost
-    for d in reversed(order):
-        if sizes[d] == 1:
+    order = sorted((d for d in range(n) if strides[d] != 0), key=lambda d: -strides[d])  # outermost first
+    for d in range(n):
+        if strides[d] == 0:
+            order.insert(d, d)
+
+    def broadcast(d) -> bool:
+        return strides[d] == 0 or sizes[d] == 1
+
+    contiguity = []
+    for k, d in enumerate(order):
+        if broadcast(d):
+            contiguity.append(None)
             continue
-        contiguity[d] = strides[d] == expected
-        expected = strides[d] * sizes[d]
-    stride_order = tuple(rank[d] for d in range(n))
-    row_major = stride_order == tuple(range(n - 1, -1, -1))
+        inner = next((e for e in order[k + 1:] if not broadcast(e)), None)
+        contiguity.append(strides[d] == (1 if inner is None else strides[inner] * sizes[inner]))
+    stride_order = [0] * n
+    for k, d in enumerate(order):
+        stride_order[d] = n - 1 - k
+    row_major = stride_order == list(range(n - 1, -1, -1))
     return TensorDescriptor(dtype, tuple(1 if s == 1 else -1 for s in sizes), tuple(contiguity),
-                            () if row_major else stride_order)
+                            () if row_major else tuple(stride_order))
 
 
 # ---------------------------------------------------------------------------------------------
