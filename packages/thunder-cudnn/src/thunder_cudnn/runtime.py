@@ -68,7 +68,7 @@ def _dense_last_dim(t: torch.Tensor) -> torch.Tensor:
     return t if t.stride(-1) == 1 and 0 not in t.stride() else t.contiguous()
 
 
-def _graph(kind: str, key: tuple, build):
+def _graph(key: tuple, build):
     entry = _graphs.get(key)
     if entry is not None:
         _stats["hits"] += 1
@@ -107,7 +107,7 @@ def _forward_graph(q, k, v, bias, is_causal, scale, with_stats, out, stats_out):
 
     key = ("forward", _layout(q), _layout(k), _layout(v), _layout(bias), bool(is_causal), float(scale), with_stats,
            q.device)
-    return _graph("forward", key, build)
+    return _graph(key, build)
 
 
 def _run(graph, bindings: dict, device) -> None:
@@ -158,7 +158,7 @@ def _backward_graph(q, k, v, out, grad_out, softmax_stats, bias, is_causal, scal
 
     key = ("backward", *map(_layout, (q, k, v, out, grad_out, softmax_stats, bias)), bool(is_causal), float(scale),
            q.device)
-    return _graph("backward", key, build)
+    return _graph(key, build)
 
 
 def sdpa_backward(grad_out, q, k, v, out, softmax_stats, attn_mask, is_causal, scale):
