@@ -99,9 +99,10 @@ def _forward_graph(q, k, v, bias, is_causal, scale, with_stats, out, stats_out):
         B = g.tensor_like(bias) if bias is not None else None
         O, S = g.sdpa(name="sdpa", q=Q, k=K, v=V, generate_stats=with_stats, attn_scale=scale,
                       use_causal_mask=is_causal, **({} if B is None else {"bias": B}))
-        O.set_output(True).set_dim(list(out.shape)).set_stride(list(out.stride()))
+        O.set_output(True).set_dim(list(out.shape)).set_stride(list(out.stride())).set_data_type(_data_type(q.dtype))
         if with_stats:
-            S.set_output(True).set_data_type(_cudnn().data_type.FLOAT)
+            S.set_output(True).set_dim(list(stats_out.shape)).set_stride(list(stats_out.stride())).set_data_type(
+                _cudnn().data_type.FLOAT)
         _finish(g)
         return g, (Q, K, V, B, O, S)
 
@@ -152,7 +153,7 @@ def _backward_graph(q, k, v, out, grad_out, softmax_stats, bias, is_causal, scal
         dQ, dK, dV = g.sdpa_backward(name="sdpa_backward", q=Q, k=K, v=V, o=O, dO=dO, stats=S, attn_scale=scale,
                                      use_causal_mask=is_causal, **({} if B is None else {"bias": B}))
         for port, t in ((dQ, dq), (dK, dk), (dV, dv)):
-            port.set_output(True).set_dim(list(t.shape)).set_stride(list(t.stride()))
+            port.set_output(True).set_dim(list(t.shape)).set_stride(list(t.stride())).set_data_type(_data_type(q.dtype))
         _finish(g)
         return g, (Q, K, V, O, dO, S, B, dQ, dK, dV)
 
