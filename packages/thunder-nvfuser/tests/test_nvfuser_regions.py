@@ -110,6 +110,22 @@ def test_descriptor(sizes, strides, descriptor):
     assert (d.shape, d.contiguity, d.stride_order) == descriptor
 
 
+def test_definitions_are_built_once_per_descriptor(nvfuser_claims, monkeypatch):
+    with fake_cuda():
+        forward, _ = compile_traces(lambda x, y: (x * y).sin(), torch.empty(4, 8, device="cuda"),
+                                    torch.empty(4, 8, device="cuda"), executors=[nvfuser_claims])
+    (region,) = _regions(forward)
+    built = []
+    # what is under test is the lookup, not nvFuser: a definition is any object, counted when built
+    monkeypatch.setattr(NvFuserRegion, "_build", lambda self, key: built.append(key) or object())
+    small, big = torch.randn(4, 8), torch.randn(40, 80)
+    first = region.definition((small, small), ())
+    assert region.definition((small, small), ()) is first  # the same layout
+    assert region.definition((big, big), ()) is first  # a new size, the same descriptor
+    transposed = region.definition((small.t().contiguous().t(), small), ())
+    assert transposed is not first and len(built) == 2 == len(region.definitions)
+
+
 def test_new_sizes_reuse_a_definition_new_layouts_do_not(nvfuser_claims):
     with fake_cuda():
         forward, _ = compile_traces(lambda x, y: (x * y).sin(), torch.empty(4, 8, device="cuda"),

@@ -23,12 +23,14 @@ __all__ = ["fuse", "NvFuserRegion", "VIEW_PRIMS", "stats"]
 VIEW_PRIMS = frozenset({"broadcast_in_dim", "reshape", "transpose", "squeeze", "slice"})
 
 _counter = itertools.count()
+_MAX_LAYOUTS = 256  # per region
 _lock = threading.Lock()
 _stats = {"definitions": 0, "hits": 0}
 
 
 def stats() -> dict:
-    """{'definitions': FusionDefinitions built in this process, 'hits': region calls that reused one}."""
+    """{'definitions': FusionDefinitions built in this process, 'hits': region calls that reused one (the same
+    layout, or a new size with the same descriptor)}."""
     return dict(_stats)
 
 
@@ -58,6 +60,9 @@ class NvFuserRegion:
         # the device the trace computes on (a region of creation ops alone has no input to tell nvFuser)
         self.device = next(p.device.index for b in prims_ for p in b.flat_proxy_outs if hasattr(p, "device"))
         self.definitions: dict = {}  # key -> FusionDefinition
+        # (dtype, shape, strides) of each tensor and number types -> its definition: the per-call lookup, which
+        # computes no descriptor (bounded: sizes under symbolic values are unbounded)
+        self._by_layout: dict = {}
 
     def __repr__(self) -> str:
         return f"<nvFuser region {self.name}>"
@@ -107,20 +112,31 @@ class NvFuserRegion:
         return RuntimeError(f"nvFuser failed {what} {self.name} ({type(e).__name__}: {e})\n"
                             f"its nvFuser program:\n{self.program(key[0])}its thunder prims:\n{prims_text}")
 
+    def definition(self, tensors, numbers):
+        """The FusionDefinition for these inputs: found by their layout, else by their descriptor, else built."""
+        layout = (*((t.dtype, t.shape, t.stride()) for t in tensors), *map(type, numbers))
+        fd = self._by_layout.get(layout)
+        if fd is not None:
+            _stats["hits"] += 1
+            return fd
+        key = self.key(tensors, numbers)
+        with _lock:
+            fd = self.definitions.get(key)
+            if fd is None:
+                fd = self.definitions[key] = self._build(key)
+            else:
+                _stats["hits"] += 1
+            if len(self._by_layout) >= _MAX_LAYOUTS:
+                self._by_layout.clear()
+            self._by_layout[layout] = fd
+        return fd
+
     def __call__(self, *args):
         n = len(self.tensor_inputs)
         tensors, numbers = args[:n], args[n:]
-        key = self.key(tensors, numbers)
-        fd = self.definitions.get(key)
-        if fd is None:
-            with _lock:
-                fd = self.definitions.get(key)
-                if fd is None:
-                    fd = self.definitions[key] = self._build(key)
-        else:
-            _stats["hits"] += 1
+        fd = self.definition(tensors, numbers)
         try:
             results = fd.execute([*tensors, *numbers], device=self.device)
         except Exception as e:
-            raise self._failure("running", key, e) from e
+            raise self._failure("running", self.key(tensors, numbers), e) from e
         return tuple(results[i] if kind == "new" else tensors[i] for kind, i in self.spec.results)
