@@ -8,10 +8,9 @@ import itertools
 import pytest
 import thunder_nvfuser
 import torch
-from models import SHAPES, parameters
+from models import SHAPES, Block, LlamaBlock, parameters
 
 import thunder
-from thunder.testing.models import Block
 
 pytestmark = pytest.mark.usefixtures("nvfuser_ex")
 
@@ -73,15 +72,16 @@ def _close_in_norm(actual, expected, dtype, msg=""):
     assert torch.isfinite(actual).all() and error <= bound, f"{msg} relative error {error:.2e} > {bound:.0e}"
 
 
+@pytest.mark.parametrize("model", [Block, LlamaBlock], ids=["gpt", "llama"])
 @pytest.mark.parametrize("executors", [["nvfuser"], ["cudnn", "nvfuser"]], ids=["nvfuser", "cudnn+nvfuser"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_gpt_block_forward_and_backward(dtype, executors):
+def test_block_forward_and_backward(dtype, executors, model):
     if "cudnn" in executors:
         ex = thunder.extend.get_executor("cudnn")
         if ex is None or not ex.is_available() or dtype is torch.float32:
             pytest.skip("cuDNN attention is not available here (or not for float32)")
     torch.manual_seed(0)
-    block, ref = Block(64, 4).cuda().to(dtype), Block(64, 4).cuda().to(dtype)
+    block, ref = model(64, 4).cuda().to(dtype), model(64, 4).cuda().to(dtype)
     ref.load_state_dict(block.state_dict())
     x = torch.randn(2, 16, 64, device="cuda", dtype=dtype, requires_grad=True)
     x_ref = x.detach().clone().requires_grad_()

@@ -6,11 +6,11 @@ how symbolic sizes and numbers become fusion inputs, and which inputs share a de
 import pytest
 import thunder_nvfuser
 import torch
+from models import Block, LlamaBlock
 from thunder_nvfuser import translate
 from thunder_nvfuser.fusion import NvFuserRegion
 
 from thunder.testing.fake_cuda import compile_traces, fake_cuda, to_fake_cuda
-from thunder.testing.models import Block
 
 
 def _regions(trace) -> list[NvFuserRegion]:
@@ -219,3 +219,29 @@ def test_program_text(nvfuser_claims, name, fn, dtype):
     (region,) = _regions(forward)
     program = region.contiguous_program().replace(region.name, "nvfuser_fusion")
     assert program == EXPECTED[name], program
+
+
+def test_llama_block_with_cudnn_attention_first(nvfuser_claims):
+    # RMSNorm, rotary embeddings (slices, cat), SwiGLU and residuals in fusions; grouped-query attention forward and
+    # backward on cuDNN where thunder-cudnn is installed (its decisions are the cuDNN tests'), else on PyTorch
+    from thunder.extend import get_executor
+
+    cudnn = get_executor("cudnn")
+    executors = [e for e in (cudnn, nvfuser_claims) if e is not None]
+    block = LlamaBlock()
+    with fake_cuda():
+        to_fake_cuda(block, torch.bfloat16)
+        x = torch.empty(2, 16, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        forward, backward = compile_traces(block, x, executors=executors)
+    for trace in (forward, backward):
+        calls = _calls(trace)
+        for composite in ("rms_norm", "silu", "torch.cat", "torch.rsqrt"):
+            assert composite not in calls, (composite, trace)
+        for r in _regions(trace):
+            assert len({o.name for o in r.outputs}) == len(r.outputs)  # each value returned once
+            assert r.contiguous_program().count("fd.add_output(") == len(r.outputs)
+    fused = {b.sym.name for r in _regions(forward) for b in r.prims}
+    assert {"rsqrt", "cat", "slice", "exp"} <= fused, fused
+    if cudnn is not None:
+        assert "thunder_cudnn.runtime.sdpa_forward_with_stats" in str(forward)
+        assert "thunder_cudnn.runtime.sdpa_backward" in str(backward)

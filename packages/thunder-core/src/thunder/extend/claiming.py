@@ -161,8 +161,9 @@ def fuse_regions(trace, regions, region_bsym):
             new.bound_symbols.extend(_give_back(b) if claimed_prim(b) is not None else [b])
         elif i == r.members[-1]:
             members, member_set = [bsyms[j] for j in r.members], set(r.members)
-            outputs = [o for b in members for o in b.flat_proxy_outs
-                       if o.name in returned or any(k not in member_set for k in consumers.get(o.name, ()))]
+            # by name: a value rematerialization recomputes twice into one trace is defined twice, output once
+            outputs = list({o.name: o for b in members for o in b.flat_proxy_outs
+                            if o.name in returned or any(k not in member_set for k in consumers.get(o.name, ()))}.values())
             prims = [b.replace(sym=claimed_prim(b)) for b in members]
             new.bound_symbols.append(region_bsym(r, prims, outputs))
     return new
