@@ -105,6 +105,15 @@ class Executor:
             return False
         return impl.checker is None or bool(impl.checker(*bsym.args, **bsym.kwargs))
 
+    def why_not(self, bsym: BoundSymbol) -> str | None:
+        """Why this executor does not run ``bsym`` (None: it does), as ``thunder.examine.claims`` reports it.
+        Executors whose checkers have reasons override it to say them."""
+        if self.can_execute(bsym):
+            return None
+        if bsym.sym.id not in self.implmap:
+            return f"{self.name} has no implementation of {bsym.sym.id}"
+        return f"{self.name}'s checker refuses these arguments"
+
     def after_dispatch(self, trace):
         """A chance to rewrite the trace once every symbol has an executor (e.g. lower copies into the op
         that computed them). Returns a trace; the default returns it unchanged."""
