@@ -148,8 +148,12 @@ class FusionExecutor(Executor):
 
 
 def _split_importable(path: str) -> tuple[str, str]:
-    """'torch.nn.functional.gelu' -> ('torch', 'nn.functional.gelu'): the shortest importable module prefix."""
+    """'torch.nn.functional.gelu' -> ('torch.nn.functional', 'gelu'); 'torch.Tensor.add_' -> ('torch', 'Tensor.add_'):
+    the module to import and the attribute path from it. The attribute path crosses no submodule: whether
+    ``import pkg`` also imports ``pkg.sub`` depends on the package, so a printed trace that imports ``pkg`` and
+    calls ``pkg.sub.f`` may only work in a process that happened to import ``pkg.sub`` first."""
     import importlib
+    import types
 
     parts = path.split(".")
     for i in range(1, len(parts)):
@@ -161,6 +165,8 @@ def _split_importable(path: str) -> tuple[str, str]:
         try:
             for attr in parts[i:]:
                 obj = getattr(obj, attr)
+                if isinstance(obj, types.ModuleType) and getattr(obj, "__spec__", None) is not None:
+                    raise AttributeError(attr)  # a submodule file: import it by name instead (a longer prefix)
         except AttributeError:
             continue
         return module, ".".join(parts[i:])
