@@ -8,6 +8,8 @@
                           # they launch compiled ahead of time for sm_90 (H100/H200)
     nox -s transformers   # the real-model tests against older transformers releases (4.x and an early 5.x)
     nox -s inductor       # the TorchInductor fusion executor's tests on CPU (C++ kernels; needs g++)
+    nox -s nvfuser        # the nvFuser executor without a GPU: availability, claims, regions and nvFuser programs
+    nox -s cudnn          # the cuDNN attention executor without a GPU: availability and claim decisions
     nox -s fuzz -- --programs N --seed S [--cache ...] [--executors ...]   # differential fuzzer, thunder vs eager
     nox -s fuzz_triton -- --programs N --seed S                           # the same with the Triton executor first
     nox -s distributed    # DDP and FSDP2 models under thunder.jit on gloo process groups (2 and 4 CPU processes)
@@ -22,7 +24,7 @@ import subprocess
 
 import nox
 
-nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "distributed", "docs"]
+nox.options.sessions = ["interpreter", "tests", "triton", "transformers", "inductor", "nvfuser", "cudnn", "distributed", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
@@ -33,6 +35,8 @@ CORE = "packages/thunder-core"
 EXAMPLE_PLUGIN = "examples/thunder-example-executor"
 TRITON_PLUGIN = "packages/thunder-triton"
 INDUCTOR_PLUGIN = "packages/thunder-inductor"
+NVFUSER_PLUGIN = "packages/thunder-nvfuser"
+CUDNN_PLUGIN = "packages/thunder-cudnn"
 TRITON = os.environ.get("THUNDER_TRITON_REQUIREMENT", "triton==3.9.0")  # requires no torch: cannot replace the pin
 # torch's OpInfo database (torch.testing._internal) imports these
 OPINFO_REQUIREMENTS = ("expecttest", "numpy")
@@ -185,6 +189,27 @@ def inductor(session: nox.Session) -> None:
     _install_core(session)
     session.install("--no-deps", "-e", INDUCTOR_PLUGIN)
     session.run("pytest", "-q", "-p", "no:cacheprovider", f"{INDUCTOR_PLUGIN}/tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def nvfuser(session: nox.Session) -> None:
+    """The nvFuser executor (packages/thunder-nvfuser) without a GPU, where nvFuser cannot even be imported: its
+    availability reasons, what it claims and why not, and the regions and nvFuser programs it forms on traces of fake
+    CUDA tensors (a GPT block forward and backward, Adam steps, symbolic sizes). Its GPU tests skip with the reason;
+    on a GPU machine: benchmarks/gpu_session.sh nvfuser-tests. Installed with --no-deps: no nvFuser wheel is needed."""
+    _install_core(session)
+    session.install("--no-deps", "-e", NVFUSER_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-ra", f"{NVFUSER_PLUGIN}/tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def cudnn(session: nox.Session) -> None:
+    """The cuDNN attention executor (packages/thunder-cudnn) without a GPU: its availability reasons and its claim
+    decisions (the table, and traces of fake CUDA tensors). Its GPU tests skip with the reason; on a GPU machine:
+    benchmarks/gpu_session.sh cudnn. Installed with --no-deps: neither the cuDNN frontend nor cuda-python is needed."""
+    _install_core(session)
+    session.install("--no-deps", "-e", CUDNN_PLUGIN)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-ra", f"{CUDNN_PLUGIN}/tests", *session.posargs)
 
 
 @nox.session(python="3.11")

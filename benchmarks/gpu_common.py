@@ -39,24 +39,70 @@ def parser(doc: str) -> argparse.ArgumentParser:
 DEVICE = "cuda"  # "cpu" under --smoke
 
 
-def setup(args) -> bool:
-    """Applies --smoke; False, after saying why, where the benchmark cannot run (no CUDA device, no executor)."""
+def setup(args, executors=("triton",)) -> bool:
+    """Applies --smoke; False, after saying why, where the benchmark cannot run (no CUDA device, an executor it
+    measures unavailable). Only Triton has a --smoke mode (its interpreter runs on CPU)."""
     global DEVICE
     if args.smoke:
         DEVICE, args.repeat = "cpu", 2
+        if executors != ("triton",):
+            print(f"--smoke needs Triton's interpreter; {', '.join(executors)} run on GPUs only")
+            return False
         if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
             print("--smoke runs kernels with Triton's interpreter: set TRITON_INTERPRET=1")
             return False
     elif not torch.cuda.is_available():
-        print("this benchmark needs a CUDA device (Triton kernels run on GPUs); nothing measured.")
+        print("this benchmark needs a CUDA device; nothing measured.")
         return False
     from thunder.extend import get_executor
 
-    ex = get_executor("triton")
-    ok, reason = (False, "thunder-triton is not installed (no 'triton' executor)") if ex is None else ex.availability()
-    if not ok:
-        print(f"the triton executor is unavailable: {reason}; nothing measured.")
-    return ok
+    for name in executors:
+        ex = get_executor(name)
+        ok, reason = (False, f"thunder-{name} is not installed (no '{name}' executor)") if ex is None else \
+            ex.availability()
+        if not ok:
+            print(f"the {name} executor is unavailable: {reason}; nothing measured.")
+            return False
+    return True
+
+
+def available(name: str) -> bool:
+    """Whether the executor ``name`` is installed and can run here (variants of optional executors ask it)."""
+    from thunder.extend import get_executor
+
+    ex = get_executor(name)
+    return ex is not None and ex.is_available()
+
+
+def fuser_variants(fuser: str) -> dict:
+    """name -> (module -> what to time): eager; thunder.jit with ``fuser``, with cuDNN attention before it and
+    with Triton, where those are available; torch.compile last (a slow compile must not cost the others their
+    time)."""
+    import thunder
+
+    executor_lists = {f"thunder+{fuser}": [fuser]}
+    if available("cudnn"):
+        executor_lists[f"thunder+cudnn+{fuser}"] = ["cudnn", fuser]
+    if fuser != "triton" and available("triton"):
+        executor_lists["thunder+triton"] = ["triton"]
+        if available("cudnn"):
+            executor_lists["thunder+cudnn+triton"] = ["cudnn", "triton"]
+    found = {"eager": lambda m: m}
+    found.update({name: lambda m, ex=ex: thunder.jit(m, executors=ex) for name, ex in executor_lists.items()})
+    found["torch.compile"] = torch.compile
+    return found
+
+
+def speedups(cases: dict, metric: str, bases=("eager", "torch.compile")) -> dict:
+    """'<thunder variant> over <base>' -> base time / thunder time, for the median of ``metric``."""
+    found = {}
+    for name, case in cases.items():
+        ms = case.get(metric, {}).get("median_ms") if name.startswith("thunder") else None
+        for base in bases:
+            base_ms = cases.get(base, {}).get(metric, {}).get("median_ms")
+            if ms and base_ms:
+                found[f"{name} over {base}"] = round(base_ms / ms, 3)
+    return found
 
 
 def compile_variants(variants: dict) -> dict:
@@ -124,11 +170,17 @@ def run_case(cases: dict, name: str, fn, label: str = "") -> None:
 
 def versions() -> dict:
     found = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda}
-    for module in ("triton", "thunder", "thunder_triton", "litgpt"):
+    for module in ("triton", "thunder", "thunder_triton", "thunder_nvfuser", "thunder_cudnn", "cudnn", "litgpt"):
         try:
             found[module] = getattr(__import__(module), "__version__", "?")
         except Exception as e:
             found[module] = f"not importable: {type(e).__name__}"
+    try:  # nvFuser's own build (imported by the executor, after the test machine's preload when there is one)
+        from thunder.extend import get_executor
+
+        found["nvfuser"] = get_executor("nvfuser").version if get_executor("nvfuser") is not None else None
+    except Exception as e:
+        found["nvfuser"] = f"unknown: {type(e).__name__}"
     try:
         found["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                                          capture_output=True, text=True, timeout=30).stdout.strip()

@@ -77,29 +77,30 @@ def case(opt_cls, kwargs, make_step, repeat, reference: dict) -> dict:
     return result
 
 
-def main() -> int:
-    p = gpu_common.parser(__doc__)
+def main(doc=__doc__, make_variants=variants, stem="triton-adam", executor="triton") -> int:
+    """Measures every variant ``make_variants(opt_cls)`` gives (also nvfuser_adam.py's, with ``executor``)."""
+    p = gpu_common.parser(doc)
     args = p.parse_args()
-    if not gpu_common.setup(args):
+    if not gpu_common.setup(args, executors=(executor,)):
         return 0
     n = sum(torch.Size(s).numel() for s in shapes())
     copy = gpu_common.copy_rate_gbs()
     floor_ms = 28 * n / (copy * 1e9) * 1e3
     record = {"benchmark": "Adam/AdamW step over GPT-2-small parameters (float32)", "parameters": n,
               "tensors": len(shapes()), "copy_rate_gbs": copy, "floor_ms": round(floor_ms, 4),
-              "goal": {"thunder+triton over floor": "<= 1.3", "thunder+triton": "faster than eager fused"},
+              "goal": {f"thunder+{executor} over floor": "<= 1.3", f"thunder+{executor}": "faster than eager fused"},
               "optimizers": {}}
     for opt_cls in (torch.optim.Adam, torch.optim.AdamW):
         cases: dict = {}
         reference: dict = {}  # eager for-loop's parameters and state after CHECK_STEPS steps
-        for name, (kwargs, make_step) in variants(opt_cls).items():
+        for name, (kwargs, make_step) in make_variants(opt_cls).items():
             gpu_common.run_case(cases, name, lambda: case(opt_cls, kwargs, make_step, args.repeat, reference))
             ms = cases[name].get("step", {}).get("median_ms")
             if ms:
                 cases[name]["over_floor"] = round(ms / floor_ms, 3)
                 cases[name]["effective_gbs"] = round(28 * n / (ms * 1e-3) / 1e9, 1)
             record["optimizers"][opt_cls.__name__] = cases
-            gpu_common.write(args.out, "triton-adam", record)
+            gpu_common.write(args.out, stem, record)
         reference.clear()
     return 0
 

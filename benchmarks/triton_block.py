@@ -78,14 +78,19 @@ def case(make, args, dtype, reference: dict) -> dict:
     return result
 
 
-def main() -> int:
-    p = gpu_common.parser(__doc__)
+def block_arguments(doc: str):
+    """The command line of the block benchmarks (this one and nvfuser_block.py)."""
+    p = gpu_common.parser(doc)
     p.add_argument("--dtype", default="bfloat16", choices=["float32", "float16", "bfloat16"])
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--embd", type=int, default=768)
     p.add_argument("--heads", type=int, default=12)
-    args = p.parse_args()
+    return p.parse_args()
+
+
+def main() -> int:
+    args = block_arguments(__doc__)
     if not gpu_common.setup(args):
         return 0
     if args.smoke:

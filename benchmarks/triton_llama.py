@@ -131,11 +131,17 @@ def first_calls(args) -> dict:
     return found
 
 
-def main() -> int:
-    p = gpu_common.parser(__doc__)
+def llama_parser(doc: str):
+    """The command line of the Llama training-step benchmarks (this one and nvfuser_llama.py)."""
+    p = gpu_common.parser(doc)
     p.add_argument("--layers", type=int, default=6)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=1024)
+    return p
+
+
+def main() -> int:
+    p = llama_parser(__doc__)
     p.add_argument("--first-call", action="store_true", help="(internal) time thunder's first call, print JSON")
     args = p.parse_args()
     if not gpu_common.setup(args):

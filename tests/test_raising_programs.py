@@ -363,3 +363,14 @@ def test_broadcast_errors_name_the_sizes_and_dimension_eager_names(shapes):
 
     a_shape, b_shape = shapes
     check_like_eager(f, [lambda: (torch.ones(a_shape), torch.ones(b_shape))] * 2)
+
+
+def test_linear_with_a_bias_that_does_not_fit_raises_eagers_error():
+    # a weight replaced by one with more rows: eager's error from expanding the bias, not an internal one
+    def f(x, w, b):
+        return torch.nn.functional.linear(x, w, b)
+
+    good = lambda: (torch.ones(3, 4), torch.ones(4, 4), torch.ones(4))  # noqa: E731
+    bad = lambda: (torch.ones(3, 4), torch.ones(5, 4), torch.ones(4))  # noqa: E731
+    broadcast = lambda: (torch.ones(3, 4), torch.ones(5, 4), torch.ones(1))  # noqa: E731
+    check_like_eager(f, [good, bad, broadcast, bad])

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.proxies import NumberProxy, TensorProxy
 from thunder.core.symbol import BoundSymbol
 from thunder.extend import fuse_regions
 from thunder.extend.claiming import claimed_prim
+from thunder.extend.regions import count_uses
 from thunder_triton import rules
 
 __all__ = ["fuse", "Region", "same_shape", "level_of"]
@@ -109,19 +109,8 @@ def _new_region(bsym, prim: str) -> Region:
     return Region(bsym.flat_proxy_outs[0].shape, None)
 
 
-def _count_uses(bsyms, output) -> dict[str, int]:
-    uses: dict[str, int] = {}
-    for b in bsyms:
-        for p in b.flat_proxy_args:
-            uses[p.name] = uses.get(p.name, 0) + 1
-    for p in tree_flatten(output)[0]:
-        if isinstance(p, Proxy):
-            uses[p.name] = uses.get(p.name, 0) + 1
-    return uses
-
-
 def form_regions(bsyms, output) -> list[Region]:
-    uses = _count_uses(bsyms, output)
+    uses = count_uses(bsyms, output)
     regions: list[Region] = []
     region_of_value: dict[str, Region] = {}
 

@@ -1,13 +1,14 @@
-"""Tools that explain what thunder did: what a call saved for backward, why calls recompiled
-(``cache_report``), whether a program is supported (``examine``), its fusions (``get_fusions``,
-``get_fusion_symbols``) and a picture of a trace (``make_trace_dot``). The last three are loaded on first use,
-so that ``import thunder`` stays fast."""
+"""Tools that explain what thunder did: what a call saved for backward, why calls recompiled (``cache_report``),
+which executor took each operation and why another did not (``claims``), whether a program is supported
+(``examine``), its fusions (``get_fusions``, ``get_fusion_symbols``) and a picture of a trace
+(``make_trace_dot``). The last three are loaded on first use, so that ``import thunder`` stays fast."""
 
 from thunder.examine.cache_report import CacheReport, cache_report
+from thunder.examine.claims import Claim, claims
 from thunder.examine.saved import SavedForBackward, saved_for_backward
 
-__all__ = ["saved_for_backward", "SavedForBackward", "cache_report", "CacheReport", "examine", "ExamineReport", "get_fusions",
-           "get_fusion_symbols", "make_trace_dot", "trace_dot_source"]
+__all__ = ["saved_for_backward", "SavedForBackward", "cache_report", "CacheReport", "claims", "Claim", "examine",
+           "ExamineReport", "get_fusions", "get_fusion_symbols", "make_trace_dot", "trace_dot_source"]
 
 _LAZY = {
     "examine": "thunder.examine.support",

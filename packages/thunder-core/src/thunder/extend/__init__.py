@@ -105,6 +105,15 @@ class Executor:
             return False
         return impl.checker is None or bool(impl.checker(*bsym.args, **bsym.kwargs))
 
+    def why_not(self, bsym: BoundSymbol) -> str | None:
+        """Why this executor does not run ``bsym`` (None: it does), as ``thunder.examine.claims`` reports it.
+        Executors whose checkers have reasons override it to say them."""
+        if self.can_execute(bsym):
+            return None
+        if bsym.sym.id not in self.implmap:
+            return f"{self.name} has no implementation of {bsym.sym.id}"
+        return f"{self.name}'s checker refuses these arguments"
+
     def after_dispatch(self, trace):
         """A chance to rewrite the trace once every symbol has an executor (e.g. lower copies into the op
         that computed them). Returns a trace; the default returns it unchanged."""
@@ -139,8 +148,12 @@ class FusionExecutor(Executor):
 
 
 def _split_importable(path: str) -> tuple[str, str]:
-    """'torch.nn.functional.gelu' -> ('torch', 'nn.functional.gelu'): the shortest importable module prefix."""
+    """'torch.nn.functional.gelu' -> ('torch.nn.functional', 'gelu'); 'torch.Tensor.add_' -> ('torch', 'Tensor.add_'):
+    the module to import and the attribute path from it. The attribute path crosses no submodule: whether
+    ``import pkg`` also imports ``pkg.sub`` depends on the package, so a printed trace that imports ``pkg`` and
+    calls ``pkg.sub.f`` may only work in a process that happened to import ``pkg.sub`` first."""
     import importlib
+    import types
 
     parts = path.split(".")
     for i in range(1, len(parts)):
@@ -152,6 +165,8 @@ def _split_importable(path: str) -> tuple[str, str]:
         try:
             for attr in parts[i:]:
                 obj = getattr(obj, attr)
+                if isinstance(obj, types.ModuleType) and getattr(obj, "__spec__", None) is not None:
+                    raise AttributeError(attr)  # a submodule file: import it by name instead (a longer prefix)
         except AttributeError:
             continue
         return module, ".".join(parts[i:])

@@ -101,6 +101,22 @@ class ClaimingFusionExecutor(FusionExecutor):
                 return False
         return found
 
+    def why_not_prim(self, bsym) -> str | None:
+        """Why the prim ``bsym`` is not claimed (None: it is); executors with reasons override it."""
+        return None if self.claimable_prim(bsym) else f"{self.name} does not fuse {bsym.sym.id} with these arguments"
+
+    def why_not(self, bsym) -> str | None:
+        if self.can_execute(bsym):
+            return None
+        if bsym.sym.id == COPY_TO_OUT:
+            return f"{self.name} leaves this copy to PyTorch"
+        if bsym.sym.is_prim:
+            return self.why_not_prim(bsym)
+        for leaf in leaves(bsym):  # the first prim of the decomposition it cannot fuse
+            if not is_number_prim(leaf) and not self.claimable_prim(leaf):
+                return f"its decomposition has {leaf.sym.id}: {self.why_not_prim(leaf)}"
+        return f"{self.name} claims nothing in its decomposition"
+
     def lower(self, bsym):
         if bsym.sym.id == COPY_TO_OUT:
             return [bsym.replace(sym=claim_symbol(bsym.sym, self), subsymbols=())]
@@ -145,8 +161,9 @@ def fuse_regions(trace, regions, region_bsym):
             new.bound_symbols.extend(_give_back(b) if claimed_prim(b) is not None else [b])
         elif i == r.members[-1]:
             members, member_set = [bsyms[j] for j in r.members], set(r.members)
-            outputs = [o for b in members for o in b.flat_proxy_outs
-                       if o.name in returned or any(k not in member_set for k in consumers.get(o.name, ()))]
+            # by name: a value rematerialization recomputes twice into one trace is defined twice, output once
+            outputs = list({o.name: o for b in members for o in b.flat_proxy_outs
+                            if o.name in returned or any(k not in member_set for k in consumers.get(o.name, ()))}.values())
             prims = [b.replace(sym=claimed_prim(b)) for b in members]
             new.bound_symbols.append(region_bsym(r, prims, outputs))
     return new

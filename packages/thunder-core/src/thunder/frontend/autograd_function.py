@@ -79,7 +79,7 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
 
-    if not compiled.differentiable_outputs:
+    if not compiled.differentiable_outputs and not passthrough:
         # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
         # forward runs as the node's would, with grad mode off, but without the node's cost on every call
         def computation(*args):

@@ -357,8 +357,9 @@ def _refuse_aliased_updates(hooks, updated: set[str]) -> None:
     real = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor" and r.proxy.name not in hooks.aliases}
     by_storage: dict = {}
     for name, t in real.items():
-        if isinstance(t, torch.Tensor) and t.numel():
-            by_storage.setdefault(t.untyped_storage().data_ptr(), []).append(name)
+        pointer = t.untyped_storage().data_ptr() if isinstance(t, torch.Tensor) and t.numel() else 0
+        if pointer:  # tensors without memory (meta, fake) alias nothing
+            by_storage.setdefault(pointer, []).append(name)
     for names in by_storage.values():
         if len(names) > 1 and updated.intersection(names):
             raise UnsupportedError(

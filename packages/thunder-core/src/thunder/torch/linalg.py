@@ -69,6 +69,8 @@ def linear(input, weight, bias=None):
     if bias is not None:
         check(bias.dtype is input.dtype, lambda: f"linear(): bias dtype {bias.dtype} does not match input dtype "
               f"{input.dtype}")
+        # eager adds the bias expanded to the output's shape: its error for a bias that does not fit
+        shape_ops.expand_shape(bias, (*input.shape[:-1], *weight.shape[:-1]))
     return prims.linear(input, weight, bias)
 
 

@@ -1,0 +1,51 @@
+"""Executors in tests: the one a test needs, or a skip that says why it cannot run here."""
+
+from __future__ import annotations
+
+__all__ = ["installed_executor", "available_executor", "assert_registered", "assert_listed_with_availability"]
+
+
+def installed_executor(name: str):
+    """The executor ``name``, whatever its availability (for compiling traces without running them); fails when
+    its package is not installed (no entry point of that name)."""
+    from thunder.extend import get_executor
+
+    ex = get_executor(name)
+    assert ex is not None, f"thunder-{name} is not installed (no '{name}' entry point in the group 'thunder')"
+    return ex
+
+
+def available_executor(name: str):
+    """The executor ``name``, or a pytest skip with the reason it cannot run here (no GPU, a missing library)."""
+    import pytest
+
+    ex = installed_executor(name)
+    ok, reason = ex.availability()
+    if not ok:
+        pytest.skip(f"{name} executor unavailable: {reason}")
+    return ex
+
+
+def assert_registered(name: str, module: str, kind: str) -> None:
+    """The executor ``name`` is found through the entry-point group ``thunder`` (pointing at ``module``), is of
+    ``kind`` ("fusion", "operator") and among thunder's executors."""
+    import importlib.metadata
+
+    import thunder
+
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="thunder")}
+    assert eps.get(name) == module, eps
+    ex = installed_executor(name)
+    assert ex.kind == kind and ex in thunder.get_all_executors()
+
+
+def assert_listed_with_availability(name: str) -> None:
+    """``python -m thunder executors`` lists ``name`` as available, or with the reason it is not."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "thunder", "executors"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith(name))
+    ok, reason = installed_executor(name).availability()
+    assert ("available" if ok else reason) in line, line
