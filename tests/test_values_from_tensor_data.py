@@ -1,0 +1,246 @@
+"""Python values read from tensor data (docs/values-from-tensor-data.md): the program is split at the read, each
+segment an ordinary trace, gradients and in-place updates as in eager, a new value a new continuation."""
+
+import warnings
+
+import pytest
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+from thunder.frontend.segments import ContinuationLimitWarning
+
+
+def _leaves(xs):
+    return [x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def check_like_eager(fn, *args, jfn=None):
+    """Runs ``fn`` eagerly and jitted on copies of ``args``: outputs, gradients of the float inputs that require
+    grad, and the inputs (updated in place or not) must be equal."""
+    jfn = jfn or thunder.jit(fn)
+    eager_args, jit_args = _leaves(args), _leaves(args)
+    expected, actual = fn(*eager_args), jfn(*jit_args)
+    torch.testing.assert_close(actual, expected)
+    for a, e in zip(jit_args, eager_args):
+        if isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, e)
+    wants = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    if wants:
+        flat_e = [t for t in (expected if isinstance(expected, (tuple, list)) else (expected,)) if t.requires_grad]
+        flat_a = [t for t in (actual if isinstance(actual, (tuple, list)) else (actual,)) if t.requires_grad]
+        ge = torch.autograd.grad(sum(t.sum() for t in flat_e), [eager_args[i] for i in wants], allow_unused=True)
+        ga = torch.autograd.grad(sum(t.sum() for t in flat_a), [jit_args[i] for i in wants], allow_unused=True)
+        for a, e in zip(ga, ge):
+            if e is None:
+                assert a is None or not a.any()
+            else:
+                torch.testing.assert_close(a, e)
+    return jfn
+
+
+def test_bool_of_a_tensor_splits_and_both_branches_run_like_eager():
+    def f(x, y):
+        a = x * 2
+        if (a > 0).any():
+            return a + y
+        return a - y
+
+    x = torch.randn(4, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.randn(4))
+    check_like_eager(f, -x.detach().abs().requires_grad_(), torch.randn(4), jfn=jfn)
+    check_like_eager(f, x.detach().abs().requires_grad_(), torch.randn(4), jfn=jfn)
+    assert thunder.cache_misses(jfn) == 1
+    assert thunder.compile_stats(jfn).continuations == 1  # the other branch, traced once, then reused
+
+
+def test_each_segment_is_an_ordinary_trace_in_last_traces():
+    def f(x):
+        y = x.sin()
+        n = int(y.sum() > 0)
+        return y * (n + 1)
+
+    jfn = thunder.jit(f)
+    jfn(torch.ones(3))
+    names = [t.fn_name for t in thunder.last_traces(jfn)]
+    assert "segment0" in names and "segment1" in names
+    assert names.index("segment0") < names.index("segment1")
+    final = thunder.last_traces(jfn)[-1]
+    assert final.fn_name == "segment1"
+    assert "Segment 1 of the program" in str(thunder.last_traces(jfn)[names.index("segment1")])
+
+
+@pytest.mark.parametrize("read", ["int", "float", "index", "item_compare", "bool"])
+def test_each_read_kind_like_eager_with_gradients(read):
+    def f(x, n):
+        if read == "int":
+            k = int(n)
+        elif read == "float":
+            k = float(n) * 0.5
+        elif read == "index":
+            k = [1.0, 2.0, 3.0, 4.0][n]
+        elif read == "item_compare":
+            k = 3 if n.item() > 1 else -1
+        else:
+            k = 2 if bool(n == 2) else 5
+        return x * k
+
+    x = torch.randn(3, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.tensor(2))
+    check_like_eager(f, x, torch.tensor(1), jfn=jfn)
+    check_like_eager(f, x, torch.tensor(2), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 1
+
+
+def test_range_of_a_tensor_value_and_tolist_loop_with_gradients():
+    def f(x, n, picks):
+        for _ in range(int(n)):
+            x = x * 1.5
+        out = torch.zeros_like(x)
+        for i in picks.tolist():
+            out[i] += x[i] * (i + 1)
+        return out
+
+    x = torch.randn(5, 2, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.tensor(2), torch.tensor([0, 3]))
+    check_like_eager(f, x, torch.tensor(3), torch.tensor([4, 1]), jfn=jfn)
+    check_like_eager(f, x, torch.tensor(2), torch.tensor([0, 3]), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 1  # n=3 traced the rest of the program, tolist included
+
+
+def test_number_arithmetic_on_item_stays_in_the_trace_until_control_flow_needs_it():
+    def f(x):
+        s = x.sum().item() * 2 + 1
+        y = x * s
+        if s > 0:
+            return y
+        return -y
+
+    x = torch.randn(4, requires_grad=True)
+    jfn = check_like_eager(f, x)
+    check_like_eager(f, (-x.detach().abs() - 1).requires_grad_(), jfn=jfn)
+
+
+def test_in_place_updates_of_inputs_across_segments():
+    def f(x, y):
+        x.add_(1)
+        if x.sum() > 0:
+            x.mul_(2)
+        else:
+            x.sub_(3)
+        y[0] = x[0]
+        return x + y
+
+    jfn = check_like_eager(f, torch.randn(4), torch.randn(4))
+    check_like_eager(f, torch.full((4,), -5.0), torch.randn(4), jfn=jfn)
+    check_like_eager(f, torch.full((4,), 5.0), torch.randn(4), jfn=jfn)
+
+
+def test_in_place_updates_of_intermediates_across_segments_with_gradients():
+    def f(h, w, picks):
+        out = torch.zeros_like(h) + 0 * h
+        view = out[1:]  # a view taken before the split, updated after it
+        for i in picks.tolist():
+            out.index_add_(0, torch.tensor([i]), h[i:i + 1] * w[i])
+        view.mul_(2)
+        return out
+
+    h, w = torch.randn(5, 3, requires_grad=True), torch.randn(5, 3, requires_grad=True)
+    jfn = check_like_eager(f, h, w, torch.tensor([0, 2, 3]))
+    check_like_eager(f, h, w, torch.tensor([0, 4, 1]), jfn=jfn)
+
+
+def test_side_effects_across_segments():
+    log = []
+
+    class Box:
+        pass
+
+    box = Box()
+
+    def f(x):
+        box.first = x * 2
+        if x.sum() > 0:
+            log.append(1)
+        box.second = x + 1
+        return x
+
+    jfn = thunder.jit(f)
+    jfn(torch.ones(2))
+    assert log == [1] and torch.equal(box.first, torch.full((2,), 2.0)) and torch.equal(box.second, torch.full((2,), 2.0))
+    jfn(-torch.ones(2))
+    assert log == [1] and torch.equal(box.first, torch.full((2,), -2.0))
+    jfn(torch.ones(2))
+    assert log == [1, 1]
+
+
+def test_random_numbers_drawn_before_a_read_are_eagers():
+    def f(x):
+        noise = torch.rand(3)
+        if (noise > 0.5).any():
+            return x + noise
+        return x - noise
+
+    torch.manual_seed(0)
+    expected = f(torch.ones(3))
+    jfn = thunder.jit(f)
+    torch.manual_seed(0)
+    torch.testing.assert_close(jfn(torch.ones(3)), expected)
+    torch.manual_seed(0)
+    torch.testing.assert_close(jfn(torch.ones(3)), expected)
+
+
+def test_continuations_are_bounded_with_a_warning():
+    def f(x, n):
+        return x * int(n)
+
+    jfn = thunder.jit(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(20):
+            torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(k)), torch.full((2,), float(k)))
+    messages = [str(w.message) for w in caught if issubclass(w.category, ContinuationLimitWarning)]
+    assert messages and "int() at" in messages[0] and "took more than 16 values" in messages[0]
+
+
+def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
+    from torch.utils.checkpoint import checkpoint
+
+    def body(x):
+        return x * 2 if x.sum() > 0 else x
+
+    def f(x):
+        return checkpoint(body, x, use_reentrant=False)
+
+    with pytest.raises(UnsupportedError, match="bool\\(\\) .* needed inside a region .* checkpoint.*x.sum\\(\\) > 0"):
+        thunder.jit(f)(torch.ones(2, requires_grad=True))
+
+
+def test_module_with_data_dependent_loop_trains_like_eager():
+    class Router(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+            self.gate = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            choice = self.gate(x).argmax(-1)
+            out = torch.zeros_like(x)
+            for e in range(3):
+                if (choice == e).any():
+                    out = out + self.experts[e](x) * (choice == e).unsqueeze(-1)
+            return out
+
+    torch.manual_seed(0)
+    model = Router()
+    jmodel = thunder.jit(model)
+    for x in (torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 4) * 5):
+        expected = model(x)
+        (expected ** 2).sum().backward()
+        eager_grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        actual = jmodel(x)
+        (actual ** 2).sum().backward()
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close([p.grad for p in model.parameters()], eager_grads)
+        model.zero_grad()
