@@ -44,9 +44,10 @@ def _segment_end_meta(value, *live):
 
 
 # Where a segment ends: the read value first, then what the rest of the program may use. Kept by dead-code
-# elimination (a side effect) and renamed by functionalization like any read.
+# elimination (a side effect) and renamed by functionalization like any read; CSE merges nothing across it (a
+# continuation traced later must not need a value the segments before it did not keep).
 segment_end = Symbol("segment_end", _segment_end_meta, id="segment_end", is_prim=True,
-                     module="thunder.frontend.segments", tags=("side_effect",))
+                     module="thunder.frontend.segments", tags=("side_effect", "cse_barrier"))
 
 # how a read turns the segment's first output into the Python value the program sees (eager's conversions)
 _CONVERSIONS = {
