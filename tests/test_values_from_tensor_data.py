@@ -244,3 +244,22 @@ def test_module_with_data_dependent_loop_trains_like_eager():
         torch.testing.assert_close(actual, expected)
         torch.testing.assert_close([p.grad for p in model.parameters()], eager_grads)  # None where eager has None
         model.zero_grad(set_to_none=True)
+
+
+def test_gradients_flow_through_a_value_accumulated_across_segments_inside_no_grad_routing():
+    # transformers' eager experts: the routing under no_grad, then one index_add_ per expert hit into a tensor
+    # made without grad; each segment's node hands the accumulated value on with its gradient
+    def f(x, w):
+        out = torch.zeros_like(x)
+        with torch.no_grad():
+            hit = (x > 0).nonzero()
+        for i in hit:
+            i = i[0]
+            if i == 3:
+                continue
+            out.index_add_(0, i[None], x[i][None] * w)
+        return out
+
+    w = torch.randn(1, requires_grad=True)
+    jfn = check_like_eager(f, torch.tensor([1.0, 2.0, -1.0, 2.0, -1.0], requires_grad=True), w)
+    check_like_eager(f, torch.tensor([-1.0, 2.0, 1.0, 2.0, 1.0], requires_grad=True), w, jfn=jfn)

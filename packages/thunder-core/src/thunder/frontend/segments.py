@@ -24,6 +24,7 @@ import warnings
 
 import torch
 
+from thunder.core import prims
 from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
@@ -267,13 +268,15 @@ class _Segment:
     and ``path`` (what ``thunder.last_traces`` and friends show when the call ended there)."""
 
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "children", "epilogue", "path", "traces",
-                 "backward_traces", "saved")
+                 "backward_traces", "saved", "grad_mode", "carrying_grad")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
         self.children = {} if read is not None else None
         self.epilogue = self.path = None
         self.traces, self.backward_traces, self.saved = [], [], ()
+        self.grad_mode = None  # the grad mode to call the next segment in, when this one leaves another
+        self.carrying_grad = set()  # names of its outputs its autograd node hands over with a gradient
 
 
 class _Path:
@@ -337,8 +340,9 @@ class SegmentedProgram:
         self.shown = None
 
     # compiling ---------------------------------------------------------------------------------------------------
-    def compile_path(self, prepared, computation, first: int = 0, reads=None) -> _Path:
-        """Compiles the pieces of ``prepared`` (functional, with markers) from the ``first``-th on."""
+    def compile_path(self, prepared, computation, first: int = 0, reads=None, carrying_grad=()) -> _Path:
+        """Compiles the pieces of ``prepared`` (functional, with markers) from the ``first``-th on;
+        ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
         from thunder.core.trace import TraceProvenance
         from thunder.frontend.jit import _updated_inputs
 
@@ -350,13 +354,27 @@ class SegmentedProgram:
                                    "file an issue")
         flat_output = [p for p in tree_flatten(prepared.output)[0] if isinstance(p, Proxy)]
         uses = [_uses(bsyms, marker.args if marker is not None else flat_output) for bsyms, marker in pieces]
+        # grad mode where each piece starts: a split inside a no_grad region starts the next segment with grad off.
+        # Each segment is called in the program's grad mode (so its autograd node is recorded) and sets its own.
+        modes, mode = [], prepared.grad_enabled
+        for bsyms, _ in pieces:
+            modes.append(mode)
+            for b in bsyms:
+                if b.sym.id == "prims.set_grad_enabled":
+                    mode = bool(b.args[0])
         path = _Path()
+        carrying = set(carrying_grad)
         for k in range(first, len(pieces)):
             bsyms, marker = pieces[k]
             seg = from_trace(prepared)
             seg.fn_name = f"segment{k}"
-            seg.args = list(uses[k].values())
+            # a value an earlier segment's node hands over with a gradient requires grad here, whatever its
+            # metadata says (an op whose meta reads requires_grad from one argument only)
+            seg.args = [p.replace(p.name, requires_grad=True) if p.name in carrying and not p.requires_grad else p
+                        for p in uses[k].values()]
             seg.bound_symbols = list(bsyms)
+            if modes[k] != prepared.grad_enabled:
+                seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
             if marker is None:
                 out_names, pre_names = [], []
@@ -381,7 +399,13 @@ class SegmentedProgram:
             path.updated_inputs |= _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
                                reads[k] if marker is not None else None)
+            # the grad mode it leaves is not the program's: the next segment is called in the program's
+            segment.grad_mode = prepared.grad_enabled if k + 1 < len(modes) and modes[k + 1] != prepared.grad_enabled \
+                else None
             segment.traces, segment.backward_traces = [seg, *more], backward_traces
+            if split is not None and marker is not None:
+                segment.carrying_grad = {out_names[i] for i in split.differentiable_outputs if i < len(out_names)}
+                carrying |= segment.carrying_grad
             segment.saved = tuple(split.saved) if split is not None else ()
             path.segments.append(segment)
         return path
@@ -416,6 +440,8 @@ class SegmentedProgram:
         while node.children is not None:
             visited.append(node)
             outs = node.run(*[env[n] for n in node.arg_names])
+            if node.grad_mode is not None:
+                torch._C._set_grad_enabled(node.grad_mode)
             env.update(zip(node.pre_names, outs))
             env.update(zip(node.out_names, outs))
             value = _CONVERSIONS[node.read.kind](outs[0])
@@ -458,7 +484,8 @@ class SegmentedProgram:
         if len(reads) < first or any(_freeze(r.value) != _freeze(v) for r, v in zip(reads, values)):
             raise UnsupportedError("internal error: tracing the program again for the values it read took another "
                                    "path; please file an issue")
-        path = self.compile_path(traces[-1], computation, first, reads)
+        path = self.compile_path(traces[-1], computation, first, reads,
+                                 set().union(*(s.carrying_grad for s in visited)))
         checks = jfn.cache_option is not CACHE_OPTIONS.SAME_INPUT
         prologue_traces = jfn._build_prologue(hooks, computation, len(args), tuple(kwargs), checks,
                                               bool(path.updated_inputs))
