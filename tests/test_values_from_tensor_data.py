@@ -263,3 +263,98 @@ def test_gradients_flow_through_a_value_accumulated_across_segments_inside_no_gr
     w = torch.randn(1, requires_grad=True)
     jfn = check_like_eager(f, torch.tensor([1.0, 2.0, -1.0, 2.0, -1.0], requires_grad=True), w)
     check_like_eager(f, torch.tensor([-1.0, 2.0, 1.0, 2.0, 1.0], requires_grad=True), w, jfn=jfn)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Ops whose output size depends on data: the size is read at the call (a split), the op then has a fixed size
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _setitem_scalar(x, m):
+    y = x * 1
+    y[m] = 0.5
+    return y
+
+
+def _setitem_rows(x, r, v):
+    y = x * 1
+    y[r] = v * 2
+    return y
+
+
+def _getitem_rows_then_index_add(x, r):
+    # the selected rows, computed on, and added back: the gradient of the selection is an index_add
+    rows = x[r] * 3
+    return torch.zeros_like(x).index_add(0, r.nonzero()[:, 0], rows.sin())
+
+
+_MASK = torch.tensor([[True, False, True, True], [False, False, False, False], [True, True, False, True],
+                      [False, True, False, False], [True, False, False, True]])
+_ROWS = torch.tensor([True, False, True, True, False])
+_DATA_DEPENDENT_OPS = {
+    "nonzero": (lambda m: torch.nonzero(m), (_MASK,)),
+    "nonzero_as_tuple": (lambda m: torch.nonzero(m, as_tuple=True), (_MASK,)),
+    "nonzero_method_0d": (lambda t: t.nonzero(), (torch.tensor(3),)),
+    "argwhere": (lambda m: torch.argwhere(m), (_MASK,)),
+    "where_one_argument": (lambda m: torch.where(m), (_MASK,)),
+    "masked_select": (lambda x, m: torch.masked_select(x, m) * 2, ("x", _MASK)),
+    "masked_select_broadcast": (lambda x, m: x.masked_select(m[0]), ("x", _MASK)),
+    "mask_index": (lambda x, m: x[m] * 3, ("x", _MASK)),
+    "mask_index_rows": (lambda x, r: x[r] * 3, ("x", _ROWS)),
+    "mask_index_second_dim": (lambda x, r: x[:, r[:4]].sum(0), ("x", _ROWS)),
+    "mask_setitem_scalar": (_setitem_scalar, ("x", _MASK)),
+    "mask_setitem_rows": (_setitem_rows, ("x", _ROWS, "v")),
+    "rows_then_index_add": (_getitem_rows_then_index_add, ("x", _ROWS)),
+    "unique": (lambda i: torch.unique(i), (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "unique_inverse_counts": (lambda i: torch.unique(i, return_inverse=True, return_counts=True),
+                              (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "unique_method": (lambda i: i.unique(return_counts=True), (torch.tensor([2.0, 1.0, 2.0]),)),
+    "unique_consecutive": (lambda i: torch.unique_consecutive(i, return_counts=True, return_inverse=True),
+                           (torch.tensor([1, 1, 2, 2, 3, 1, 1]),)),
+    "bincount": (lambda i: torch.bincount(i), (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "bincount_weights_minlength": (lambda i, w: torch.bincount(i, w, minlength=7),
+                                   (torch.tensor([3, 1, 3, 0, 1, 1]), torch.arange(6.0))),
+    "repeat_interleave": (lambda x, r: torch.repeat_interleave(x, r, dim=0), ("x", torch.tensor([1, 0, 2, 3, 1]))),
+    "repeat_interleave_one_count": (lambda x, r: x.repeat_interleave(r, 1), ("x", torch.tensor([2]))),
+    "repeat_interleave_counts_only": (lambda r: torch.repeat_interleave(r), (torch.tensor([1, 0, 2]),)),
+    "split_sizes_read_with_tolist": (lambda x, s: x.split(s.tolist(), dim=1), ("x", torch.tensor([1, 3]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DATA_DEPENDENT_OPS))
+def test_data_dependent_size_op_like_eager_with_gradients(name):
+    fn, args = _DATA_DEPENDENT_OPS[name]
+    torch.manual_seed(0)
+    made = {"x": torch.randn(5, 4, requires_grad=True), "v": torch.randn(3, 4, requires_grad=True)}
+    args = [made[a] if isinstance(a, str) else a for a in args]
+    jfn = check_like_eager(fn, *args)
+    check_like_eager(fn, *args, jfn=jfn)  # the same sizes: the cached continuation
+    assert thunder.compile_stats(jfn).continuations == 0
+
+
+def test_data_dependent_size_changes_trace_a_continuation():
+    def f(x, m):
+        return x[m].sum(0) * 2
+
+    x = torch.randn(5, 3, requires_grad=True)
+    jfn = check_like_eager(f, x, _ROWS)
+    check_like_eager(f, x, ~_ROWS, jfn=jfn)
+    check_like_eager(f, x, _ROWS, jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 1 and thunder.cache_misses(jfn) == 1
+
+
+def test_split_with_sizes_in_a_tensor_raises_eagers_error():
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        torch.randn(5).split(torch.tensor([2, 3]))
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        thunder.jit(lambda x, s: x.split(s))(torch.randn(5), torch.tensor([2, 3]))
+
+
+def test_size_read_inside_a_decomposition_is_refused_with_the_line():
+    from torch.utils.checkpoint import checkpoint
+
+    def f(x):
+        return checkpoint(lambda x: x[x > 0].sum(), x, use_reentrant=False)
+
+    with pytest.raises(UnsupportedError, match="int\\(\\) .* needed inside a region .* checkpoint.*x\\[x > 0\\]"):
+        thunder.jit(f)(torch.randn(4, requires_grad=True))
