@@ -200,7 +200,7 @@ def test_continuations_are_bounded_with_a_warning():
         for k in range(20):
             torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(k)), torch.full((2,), float(k)))
     messages = [str(w.message) for w in caught if issubclass(w.category, ContinuationLimitWarning)]
-    assert messages and "int() at" in messages[0] and "took more than 16 values" in messages[0]
+    assert messages and "int() of a tensor at" in messages[0] and "took more than 16 values" in messages[0]
 
 
 def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
@@ -212,7 +212,7 @@ def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
     def f(x):
         return checkpoint(body, x, use_reentrant=False)
 
-    with pytest.raises(UnsupportedError, match="bool\\(\\) .* needed inside a region .* checkpoint.*x.sum\\(\\) > 0"):
+    with pytest.raises(UnsupportedError, match="bool\\(\\) of a tensor needs a value .* inside a region .* checkpoint.*x.sum\\(\\) > 0"):
         thunder.jit(f)(torch.ones(2, requires_grad=True))
 
 
@@ -332,15 +332,23 @@ def test_data_dependent_size_op_like_eager_with_gradients(name):
     assert thunder.compile_stats(jfn).continuations == 0
 
 
-def test_data_dependent_size_changes_trace_a_continuation():
+def test_a_new_size_reuses_the_continuation_unless_its_checks_differ():
+    # the size read at x[m] stays symbolic after the split; the continuation holds for every size passing the
+    # checks recorded on it (here: size > 0, size != 1 from broadcasting), each other size class traces its own
     def f(x, m):
         return x[m].sum(0) * 2
 
     x = torch.randn(5, 3, requires_grad=True)
     jfn = check_like_eager(f, x, _ROWS)
     check_like_eager(f, x, ~_ROWS, jfn=jfn)
+    check_like_eager(f, x, torch.tensor([True, True, True, True, True]), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 0 and thunder.cache_misses(jfn) == 1
+    one = torch.tensor([False, False, True, False, False])
+    check_like_eager(f, x, one, jfn=jfn)
+    check_like_eager(f, x, torch.zeros(5, dtype=torch.bool), jfn=jfn)
+    check_like_eager(f, x, one, jfn=jfn)
     check_like_eager(f, x, _ROWS, jfn=jfn)
-    assert thunder.compile_stats(jfn).continuations == 1 and thunder.cache_misses(jfn) == 1
+    assert thunder.compile_stats(jfn).continuations == 2
 
 
 def test_split_with_sizes_in_a_tensor_raises_eagers_error():
@@ -356,5 +364,6 @@ def test_size_read_inside_a_decomposition_is_refused_with_the_line():
     def f(x):
         return checkpoint(lambda x: x[x > 0].sum(), x, use_reentrant=False)
 
-    with pytest.raises(UnsupportedError, match="int\\(\\) .* needed inside a region .* checkpoint.*x\\[x > 0\\]"):
+    with pytest.raises(UnsupportedError, match="the output size of nonzero needs a value computed from tensor data inside a region .* "
+                       "checkpoint.*x\\[x > 0\\]"):
         thunder.jit(f)(torch.randn(4, requires_grad=True))

@@ -58,6 +58,7 @@ _CONVERSIONS = {
     "__index__": operator.index,
     "tolist": lambda t: t.tolist(),
     "number": lambda n: n,
+    "size": int,
 }
 _DESCRIPTIONS = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
                  "tolist": ".tolist()"}
@@ -72,13 +73,107 @@ def _freeze(value):
     return value
 
 
-class Read:
-    """One split: how the value is converted, the value seen while tracing, and the user's line."""
+# the key under which the continuations of a size read are kept with their guards (checks of its constraints)
+_ANY_SIZE = object()
 
-    __slots__ = ("kind", "value", "location", "what")
+
+class Read:
+    """One split: how the value is converted, the value seen while tracing, and the user's line. ``guard``: for a
+    size the rest of the program used symbolically, ``guard(size) -> bool`` checks the constraints recorded on
+    it (the continuation serves every size passing them); None: the continuation holds for this value only."""
+
+    __slots__ = ("kind", "value", "location", "what", "guard")
 
     def __init__(self, kind, value, location, what):
         self.kind, self.value, self.location, self.what = kind, value, location, what
+        self.guard = None
+
+    @property
+    def key(self):
+        return _freeze(self.value) if self.guard is None else _ANY_SIZE
+
+
+def _as_number(a, dtype):
+    return {bool: bool, int: int, float: float, complex: complex}[dtype](a) if dtype in (bool, int, float, complex) \
+        else None
+
+
+_NUMBER_FUNCTIONS = {**prims.number_functions, "convert_element_type": _as_number}
+
+
+def size_read_guards(computation, reads) -> None:
+    """Gives each size read whose constraints (the branches, indices and shape checks the rest of the program
+    took on it) are computed from that size alone a ``guard`` checking them; those constraints leave
+    ``computation.constraints``, whose prologue cannot compute them. Any other constraint on a read size keeps the
+    continuation for its exact value."""
+    from thunder.frontend.prologue import _tautology
+
+    markers = [b for b in computation.bound_symbols if b.sym is segment_end]
+    sizes = {m.args[0].name: read for m, read in zip(markers, reads) if read.kind == "size"}
+    if not sizes:
+        return
+    origin = {name: {name} for name in sizes}  # number name -> the size reads it was computed from
+    defs = {}  # number name -> the bound symbol computing it
+
+    def visit(bsyms):
+        for b in bsyms:
+            visit(b.subsymbols)
+            sources = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args if isinstance(a, NumberProxy)))
+            for o in b.flat_proxy_outs:
+                if isinstance(o, NumberProxy) and sources:
+                    origin.setdefault(o.name, set()).update(sources)
+                    defs.setdefault(o.name, b)
+
+    visit(computation.bound_symbols)
+    checks = {name: [] for name in sizes}
+    exact, kept, seen = set(), [], set()
+    for proxy, value in computation.constraints:
+        sources = origin.get(proxy.name)
+        if not sources:
+            kept.append((proxy, value))
+            continue
+        b = defs.get(proxy.name)
+        if b is not None and _tautology(b, value):
+            continue
+        if len(sources) > 1 or not _computable(proxy, defs, sizes):
+            exact.update(sources)
+            continue
+        key = (proxy.name, value)
+        if key not in seen:
+            seen.add(key)
+            checks[next(iter(sources))].append((proxy, value))
+    computation.constraints = kept
+    for name, read in sizes.items():
+        read.guard = None if name in exact else _guard(name, checks[name], defs)
+
+
+def _computable(proxy, defs, sizes) -> bool:
+    if proxy.name in sizes:
+        return True
+    b = defs.get(proxy.name)
+    if b is None or b.sym.name not in _NUMBER_FUNCTIONS or not b.sym.is_prim:
+        return False
+    return all(not isinstance(a, Proxy) or (isinstance(a, NumberProxy) and _computable(a, defs, sizes))
+               for a in b.args) and not b.kwargs
+
+
+def _guard(name, checks, defs):
+    """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``."""
+
+    def evaluate(p, env):
+        if not isinstance(p, NumberProxy):
+            return p
+        if p.name not in env:
+            b = defs[p.name]
+            env[p.name] = _NUMBER_FUNCTIONS[b.sym.name](*(evaluate(a, env) for a in b.args))
+        return env[p.name]
+
+    def guard(size) -> bool:
+        env = {name: size}
+        return all(evaluate(p, env) == value for p, value in checks)
+
+    guard.checks = checks
+    return guard
 
 
 @contextlib.contextmanager
@@ -108,20 +203,33 @@ class ValueReader:
 
     # what the program calls -----------------------------------------------------------------------------------
     def read_tensor(self, proxy: TensorProxy, kind: str):
-        return self._read(proxy, kind, _DESCRIPTIONS[kind])
+        return self._read(proxy, kind, f"{_DESCRIPTIONS[kind]} of a tensor")
 
     def read_number(self, proxy: NumberProxy, what: str):
-        return self._read(proxy, "number", what)
+        return self._read(proxy, "number", f"{what} of {proxy.name}")
 
-    def _read(self, proxy, kind, what):
-        trace = self.trace
-        if len(trace.scopes) > 1:
+    def read_size(self, count: TensorProxy, what: str) -> NumberProxy:
+        """The size an op's output will have, counted by the 0-d tensor ``count``: read here, but a symbolic
+        number for the rest of the program, so one continuation serves every size the program does not branch on
+        (its constraints decide, see ``size_reads_exact``)."""
+        self._check_top_level(what)
+        size = prims.item(count)  # recorded at the top level: the segment hands the size over
+        size.value = self._read(size, "size", what)
+        size.data_dependent = False
+        return size
+
+    def _check_top_level(self, what):
+        if len(self.trace.scopes) > 1:
             raise UnsupportedError(
-                f"{what} of a value computed from tensor data is needed inside a region thunder traces as one "
-                f"operation (a checkpoint, an autograd.Function, a torch operation's decomposition)"
+                f"{what} needs a value computed from tensor data inside a region thunder traces as one operation "
+                f"(a checkpoint, an autograd.Function, a torch operation's decomposition)"
                 f"{user_location_suffix()}: the program can only be split between operations; read the value before "
                 "the region and pass it in, or keep it a tensor (torch.where)"
             )
+
+    def _read(self, proxy, kind, what):
+        trace = self.trace
+        self._check_top_level(what)
         index = len(self.reads)
         if index < len(self.known):
             value = self.known[index]  # this segment already ran in the call being continued
@@ -347,6 +455,7 @@ class SegmentedProgram:
         from thunder.frontend.jit import _updated_inputs
 
         reads = reads if reads is not None else self.reads
+        size_read_guards(computation, reads)
         pieces = _pieces(prepared)
         pre_markers = [b for b in computation.bound_symbols if b.sym is segment_end]
         if len(pieces) - 1 != len(reads) or len(pre_markers) != len(reads):
@@ -420,7 +529,7 @@ class SegmentedProgram:
 
     def _link(self, path: _Path, epilogue, shown):
         for parent, child in zip(path.segments, path.segments[1:]):
-            parent.children[_freeze(parent.read.value)] = [(None, (), child)]
+            parent.children[parent.read.key] = [(parent.read.guard, None, (), child)]
         leaf = path.segments[-1]
         leaf.epilogue = epilogue
         leaf.path = shown
@@ -430,7 +539,7 @@ class SegmentedProgram:
         self.entry = entry
         leaf = self.root
         while leaf.children is not None:
-            leaf = next(iter(leaf.children.values()))[0][2]
+            leaf = next(iter(leaf.children.values()))[0][3]
         leaf.path = (list(entry.computation_traces), list(entry.backward_traces), entry.saved_for_backward)
         self.shown = leaf
 
@@ -453,7 +562,10 @@ class SegmentedProgram:
         return result if node.epilogue is None else node.epilogue(result, *args, **kwargs)
 
     def _child(self, node, value, values, env, args, kwargs, visited):
-        for prologue, names, child in node.children.get(_freeze(value), ()):
+        children = node.children
+        for guard, prologue, names, child in children.get(_freeze(value), ()) or children.get(_ANY_SIZE, ()):
+            if guard is not None and not guard(value):
+                continue
             if prologue is None:
                 return child
             inputs = prologue(*args, **kwargs)
@@ -507,12 +619,13 @@ class SegmentedProgram:
                  [t for s in visited for t in s.backward_traces] + path.backward_traces,
                  sum((s.saved for s in visited), ()) + path.saved)
         self._link(path, epilogue, shown)
-        self._add_child(node, values[-1], (prologue, names, path.segments[0]))
+        read = reads[first - 1]
+        self._add_child(node, read.key, (read.guard, prologue, names, path.segments[0]))
         jfn.stats.continuations += 1
         jfn.stats.last_compile_seconds = time.perf_counter() - start
         return path.segments[0]
 
-    def _add_child(self, node, value, variant):
+    def _add_child(self, node, key, variant):
         count = sum(len(v) for v in node.children.values())
         if count >= MAX_CONTINUATIONS:
             oldest = next(iter(node.children))
@@ -524,7 +637,7 @@ class SegmentedProgram:
                 f"{node.read.location}) took more than {MAX_CONTINUATIONS} values; each traces a new continuation "
                 "of the program (the oldest is dropped). Keep it a tensor (torch.where, masks) if it changes on "
                 "every call", ContinuationLimitWarning, stacklevel=4)
-        node.children.setdefault(_freeze(value), []).append(variant)
+        node.children.setdefault(key, []).append(variant)
 
 
 def _inputs_as_they_are(*inputs):

@@ -22,6 +22,7 @@ from thunder.core import dtypes
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import TensorProxy, torch_function_table
 from thunder.core.symbol import call_rewrites
+from thunder.core.trace import get_tracectx
 from thunder.grad.registry import register_nondifferentiable
 from thunder.torch import elementwise as ew
 from thunder.torch import reductions, shape_ops
@@ -31,9 +32,13 @@ from thunder.torch.registry import register_method, torchsymbol
 __all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"]
 
 
-def _read_size(count) -> int:
-    """The size an op's output will have: read from tensor data where the user called the op."""
-    return int(count)
+def _read_size(count, op: str):
+    """The size ``op``'s output will have, counted by the 0-d tensor ``count``: read from tensor data where the user
+    called the op, a symbolic number afterwards (frontend/segments.py)."""
+    reader = getattr(get_tracectx(), "value_reader", None)
+    if reader is None:
+        return int(count)  # refused, with the region that cannot be split
+    return reader.read_size(count, f"the output size of {op}")
 
 
 def _is_mask(k) -> bool:
@@ -94,7 +99,7 @@ def bincount_sized(a, weights, minlength, size):
 
 def nonzero(a, *, as_tuple=False):
     flat = a if a.ndim else shape_ops.reshape(a, (1,))
-    size = _read_size(reductions.sum(ew.ne(flat, 0)))
+    size = _read_size(reductions.sum(ew.ne(flat, 0)), "nonzero")
     indices = nonzero_static(flat, size=size)
     if not as_tuple:
         return indices if a.ndim else indices[:, :0]
@@ -119,7 +124,7 @@ def masked_select(a, mask):
     return shape_ops.reshape(a, (-1,))[index]
 
 
-def _unique_size(a, consecutive: bool) -> int:
+def _unique_size(a, consecutive: bool):
     flat = shape_ops.reshape(a, (-1,))
     if flat.shape[0] == 0:
         return 0
@@ -128,7 +133,7 @@ def _unique_size(a, consecutive: bool) -> int:
             warnings.simplefilter("ignore", OpaqueFallbackWarning)
             flat = torch.sort(flat)[0]
     changes = ew.ne(flat[1:], flat[:-1])
-    return _read_size(reductions.sum(changes)) + 1
+    return _read_size(reductions.sum(changes), "unique_consecutive" if consecutive else "unique") + 1
 
 
 def _refuse_dim(name, dim):
@@ -150,7 +155,7 @@ def unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
 def bincount(a, weights=None, minlength=0):
     check(a.ndim == 1 and dtypes.is_integer_dtype(a.dtype), "bincount only supports 1-d non-negative integral inputs.",
           RuntimeError)
-    size = minlength if a.shape[0] == 0 else max(_read_size(reductions.amax(a, 0)) + 1, minlength)
+    size = minlength if a.shape[0] == 0 else max(_read_size(reductions.amax(a, 0), "bincount") + 1, minlength)
     return bincount_sized(a, weights, minlength, size)
 
 
@@ -211,7 +216,7 @@ def _rewrite_repeat_interleave(sym, args, kwargs):
         total = reductions.sum(repeats)
         if repeats.numel() == 1 and a is not repeats:  # one count for every element along dim
             total = ew.mul(total, a.numel() if dim is None else a.shape[dim])
-        kwargs = {**kwargs, "output_size": _read_size(total)}
+        kwargs = {**kwargs, "output_size": _read_size(total, "repeat_interleave")}
     return args, kwargs
 
 
