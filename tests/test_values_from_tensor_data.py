@@ -367,3 +367,24 @@ def test_size_read_inside_a_decomposition_is_refused_with_the_line():
     with pytest.raises(UnsupportedError, match="the output size of nonzero needs a value computed from tensor data inside a region .* "
                        "checkpoint.*x\\[x > 0\\]"):
         thunder.jit(f)(torch.randn(4, requires_grad=True))
+
+
+def test_a_continuation_traced_later_checks_what_it_assumed_about_earlier_sizes():
+    # the first path never looks at the size of x[m]; the one traced for flag <= 0 branches on it, so reaching
+    # that continuation again with another size must not reuse it
+    def f(x, m, flag):
+        y = x[m]
+        if flag.item() > 0:
+            return y.sum()
+        if y.shape[0] == 3:
+            return y * 2
+        return y * 3
+
+    x = torch.randn(5, 2)
+    three, two = _ROWS, torch.tensor([True, False, False, True, False])
+    jfn = check_like_eager(f, x, three, torch.tensor(1))
+    check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
+    check_like_eager(f, x, two, torch.tensor(-1), jfn=jfn)
+    check_like_eager(f, x, two, torch.tensor(1), jfn=jfn)
+    check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 2

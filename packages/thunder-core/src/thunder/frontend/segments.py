@@ -157,6 +157,19 @@ def _computable(proxy, defs, sizes) -> bool:
                for a in b.args) and not b.kwargs
 
 
+def _sizes_check(reads):
+    """``check(values) -> bool`` for a continuation traced later: the sizes read before it (``values``, in order)
+    must pass what *its* segments assumed about them, which the splits before it did not check (None: no size)."""
+    sizes = [(i, r) for i, r in enumerate(reads) if r.kind == "size"]
+    if not sizes:
+        return None
+
+    def check(values) -> bool:
+        return all(values[i] == r.value if r.guard is None else r.guard(values[i]) for i, r in sizes)
+
+    return check
+
+
 def _guard(name, checks, defs):
     """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``."""
 
@@ -211,11 +224,16 @@ class ValueReader:
     def read_size(self, count: TensorProxy, what: str) -> NumberProxy:
         """The size an op's output will have, counted by the 0-d tensor ``count``: read here, but a symbolic
         number for the rest of the program, so one continuation serves every size the program does not branch on
-        (its constraints decide, see ``size_reads_exact``)."""
+        (its constraints decide, see ``size_read_guards``)."""
         self._check_top_level(what)
         size = prims.item(count)  # recorded at the top level: the segment hands the size over
         size.value = self._read(size, "size", what)
         size.data_dependent = False
+        if size.value in (0, 1):
+            # specialized, as PyTorch's symbolic shapes do: empty and broadcastable dims take other paths in
+            # the ops after (a softmax over no element), so their continuations are kept for the value itself
+            self.reads[-1].kind = "number"
+            return size.value
         return size
 
     def _check_top_level(self, what):
@@ -265,13 +283,8 @@ class ValueReader:
         self.evaluated = len(self.trace.bound_symbols)
         if not bsyms:
             return
-        defined, free = {}, {}
-        for bsym in bsyms:
-            for p in bsym.flat_proxy_args:
-                if p.name not in defined and isinstance(p, (TensorProxy, NumberProxy)):
-                    free.setdefault(p.name, p)
-            for p in bsym.flat_proxy_outs:
-                defined.setdefault(p.name, p)
+        free = _uses(bsyms, ())  # symbolic sizes of the tensors read included: decompositions compute with them
+        defined = {p.name: p for bsym in bsyms for p in bsym.flat_proxy_outs}
         probe = from_trace(self.trace)
         probe.fn_name = "probe"
         probe.args = list(free.values())
@@ -529,7 +542,9 @@ class SegmentedProgram:
 
     def _link(self, path: _Path, epilogue, shown):
         for parent, child in zip(path.segments, path.segments[1:]):
-            parent.children[parent.read.key] = [(parent.read.guard, None, (), child)]
+            guard = parent.read.guard
+            check = None if guard is None else (lambda values, guard=guard: guard(values[-1]))
+            parent.children[parent.read.key] = [(check, None, (), child)]
         leaf = path.segments[-1]
         leaf.epilogue = epilogue
         leaf.path = shown
@@ -563,8 +578,8 @@ class SegmentedProgram:
 
     def _child(self, node, value, values, env, args, kwargs, visited):
         children = node.children
-        for guard, prologue, names, child in children.get(_freeze(value), ()) or children.get(_ANY_SIZE, ()):
-            if guard is not None and not guard(value):
+        for check, prologue, names, child in children.get(_freeze(value), ()) or children.get(_ANY_SIZE, ()):
+            if check is not None and not check(values):
                 continue
             if prologue is None:
                 return child
@@ -620,7 +635,7 @@ class SegmentedProgram:
                  sum((s.saved for s in visited), ()) + path.saved)
         self._link(path, epilogue, shown)
         read = reads[first - 1]
-        self._add_child(node, read.key, (read.guard, prologue, names, path.segments[0]))
+        self._add_child(node, read.key, (_sizes_check(reads[:first]), prologue, names, path.segments[0]))
         jfn.stats.continuations += 1
         jfn.stats.last_compile_seconds = time.perf_counter() - start
         return path.segments[0]
