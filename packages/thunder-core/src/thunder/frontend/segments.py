@@ -171,21 +171,27 @@ def _sizes_check(reads):
 
 
 def _guard(name, checks, defs):
-    """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``."""
+    """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``, as one generated
+    expression (broadcasts ask the same question many times: each distinct one is asked once)."""
+    namespace: dict = {}
 
-    def evaluate(p, env):
+    def expr(p) -> str:
+        if isinstance(p, (bool, int, float)):
+            return repr(p)
         if not isinstance(p, NumberProxy):
-            return p
-        if p.name not in env:
-            b = defs[p.name]
-            env[p.name] = _NUMBER_FUNCTIONS[b.sym.name](*(evaluate(a, env) for a in b.args))
-        return env[p.name]
+            constant = f"_c{len(namespace)}"
+            namespace[constant] = p
+            return constant
+        if p.name == name:
+            return "size"
+        b = defs[p.name]
+        fn = f"_{b.sym.name}"
+        namespace[fn] = _NUMBER_FUNCTIONS[b.sym.name]
+        return f"{fn}({', '.join(expr(a) for a in b.args)})"
 
-    def guard(size) -> bool:
-        env = {name: size}
-        return all(evaluate(p, env) == value for p, value in checks)
-
-    guard.checks = checks
+    questions = dict.fromkeys(f"({expr(p)}) == {value!r}" for p, value in checks)
+    guard = eval(f"lambda size: {' and '.join(questions) or 'True'}", namespace)  # noqa: S307 (generated)
+    guard.checks = tuple(questions)
     return guard
 
 
