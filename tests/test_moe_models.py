@@ -57,25 +57,24 @@ def _tiny_hf(config_cls, model_cls, **kwargs):
     return model_cls(config)
 
 
-def test_transformers_mixtral_trains_like_eager():
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    model = _tiny_hf(transformers.MixtralConfig, transformers.MixtralForCausalLM, intermediate_size=64,
-                     num_local_experts=8, num_experts_per_tok=2)
-    batches = [torch.randint(0, 128, (2, 16)) for _ in range(2)]
-    report = train_like_eager(model, batches, _hf_loss)
-    print("mixtral", report)
+_HF_MOE = {
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(intermediate_size=64, num_local_experts=8,
+                                                            num_experts_per_tok=2)),
+    "qwen2-moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM", dict(intermediate_size=64, moe_intermediate_size=32,
+                                                                shared_expert_intermediate_size=32, num_experts=8,
+                                                                num_experts_per_tok=2)),
+}
 
 
-def test_transformers_qwen2_moe_trains_like_eager():
+@pytest.mark.parametrize("name", sorted(_HF_MOE))
+def test_transformers_moe_trains_like_eager(name):
     transformers = pytest.importorskip("transformers")
+    config_cls, model_cls, kwargs = _HF_MOE[name]
     torch.manual_seed(0)
-    model = _tiny_hf(transformers.Qwen2MoeConfig, transformers.Qwen2MoeForCausalLM, intermediate_size=64,
-                     moe_intermediate_size=32, shared_expert_intermediate_size=32, num_experts=8,
-                     num_experts_per_tok=2)
+    model = _tiny_hf(getattr(transformers, config_cls), getattr(transformers, model_cls), **kwargs)
     batches = [torch.randint(0, 128, (2, 16)) for _ in range(2)]
     report = train_like_eager(model, batches, _hf_loss)
-    print("qwen2-moe", report)
+    print(name, report)
 
 
 def test_litgpt_llama_moe_trains_like_eager():
