@@ -212,7 +212,8 @@ def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
     def f(x):
         return checkpoint(body, x, use_reentrant=False)
 
-    with pytest.raises(UnsupportedError, match="bool\\(\\) of a tensor needs a value .* inside a region .* checkpoint.*x.sum\\(\\) > 0"):
+    with pytest.raises(UnsupportedError,
+                       match="bool\\(\\) of a tensor needs a value .* inside a region .* checkpoint.*x.sum\\(\\) > 0"):
         thunder.jit(f)(torch.ones(2, requires_grad=True))
 
 
@@ -364,8 +365,8 @@ def test_size_read_inside_a_decomposition_is_refused_with_the_line():
     def f(x):
         return checkpoint(lambda x: x[x > 0].sum(), x, use_reentrant=False)
 
-    with pytest.raises(UnsupportedError, match="the output size of nonzero needs a value computed from tensor data inside a region .* "
-                       "checkpoint.*x\\[x > 0\\]"):
+    with pytest.raises(UnsupportedError, match="the output size of nonzero needs a value computed from tensor data "
+                       "inside a region .* checkpoint.*x\\[x > 0\\]"):
         thunder.jit(f)(torch.randn(4, requires_grad=True))
 
 

@@ -18,8 +18,8 @@ from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_opti
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
-from thunder.frontend.segments import SegmentedProgram, ValueReader
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
+from thunder.frontend.segments import SegmentedProgram, ValueReader
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -270,7 +270,8 @@ class ThunderFunction:
             trace.value_reader.finish()
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = None  # trace.layouts stays: transforms ask it
+        # trace.layouts stays: transforms ask it
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
