@@ -78,7 +78,10 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
 
-    if not passthrough:
+    if not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+        def computation(*args):  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
+            return apply(compiled, *args)
+    elif not passthrough:
         def computation(*args):
             return tree_unflatten(apply(compiled, *args), spec)
     else:
