@@ -19,7 +19,8 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
-from thunder.frontend.segments import SegmentedProgram, ValueReader
+from thunder.frontend.segments import SegmentedProgram
+from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse

@@ -3,7 +3,7 @@ indexing ``x[mask]`` / ``x[mask] = v``, unique, unique_consecutive, bincount, re
 torch.split with sizes in a tensor.
 
 Each reads its output size where the user calls it (``int(count)``: the program is split there, see
-``thunder/frontend/segments.py``), then records an op of that fixed size (``torch.nonzero_static``,
+``thunder/frontend/value_reads.py``), then records an op of that fixed size (``torch.nonzero_static``,
 ``repeat_interleave(output_size=)``, ...), so everything after it has ordinary static shapes and the segment after
 the read is cached behind a check of the size. Selections are index tensors read by ``index_select``/advanced
 indexing, whose gradients (``index_add``, ``index_put``) are eager's.
@@ -34,7 +34,7 @@ __all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive
 
 def _read_size(count, op: str):
     """The size ``op``'s output will have, counted by the 0-d tensor ``count``: read from tensor data where the user
-    called the op, a symbolic number afterwards (frontend/segments.py)."""
+    called the op, a symbolic number afterwards (frontend/value_reads.py, frontend/size_guards.py)."""
     reader = getattr(get_tracectx(), "value_reader", None)
     if reader is None:
         return int(count)  # refused, with the region that cannot be split
