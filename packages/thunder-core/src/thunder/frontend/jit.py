@@ -20,6 +20,8 @@ from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_lo
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
+from thunder.frontend.segments import SegmentedProgram
+from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -46,6 +48,8 @@ class CompileStats:
         self.recompiles = 0  # misses while entries existed
         self.misses: list = []  # the latest CacheMiss records (thunder.frontend.recompiles)
         self.warned_recompiles = False
+        # continuations traced for a new value read from tensor data (frontend/segments.py)
+        self.continuations = 0
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -150,6 +154,48 @@ class ThunderFunction:
         """(the entry, the computation's inputs for this call, the exception the program raised or None)."""
         start = time.perf_counter()
         computation, hooks, raised = self._trace(args, kwargs)
+        epilogue_traces, template = self._epilogue(computation, hooks, raised)
+        interpreted = time.perf_counter()
+        traces = [computation]
+        traces += prepare(computation)
+        if hooks.value_reader.reads:  # the program reads values from tensor data: it runs as segments
+            program = SegmentedProgram(self, hooks.value_reader.reads)
+            path = program.compile_path(traces[-1], computation)
+            traces += path.traces
+            backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
+        else:
+            more, backward_traces, split, computation_fn = self._compile_prepared(traces[-1])
+            traces += more
+            updated_inputs = _updated_inputs(traces[-1])
+        if updated_inputs:
+            _refuse_aliased_updates(hooks, updated_inputs)
+        kwnames = tuple(kwargs)
+        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        prologue_traces = self._build_prologue(hooks, computation, len(args), kwnames, checks, bool(updated_inputs))
+        prologue = prologue_traces[0]
+        prologue_fn = prologue_traces[-1].python_callable()
+        epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
+        saved = tuple(split.saved) if split is not None else ()
+        if hooks.value_reader.reads:
+            computation_fn, epilogue_fn = program.start(path, epilogue_fn, prologue_traces[-1], computation)
+            saved = path.saved
+        seconds = time.perf_counter() - start
+        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
+                           backward_traces, saved, reraises=template is not None)
+        self.stats.last_compile_seconds = seconds
+        self.stats.last_interpretation_seconds = interpreted - start
+        inputs = prologue_fn(*args, **kwargs)
+        if inputs is None:
+            raise AssertionError(
+                "internal error: the prologue rejected the arguments it was built from; please file an issue with "
+                f"this prologue:\n{prologue}"
+            )
+        if hooks.value_reader.reads:
+            program.attach(entry)
+        return entry, inputs, raised
+
+    def _epilogue(self, computation, hooks, raised):
+        """(the epilogue traces, empty when the program needs none; the copy of what it raised or None)."""
         template = exception_template(raised) if raised is not None else None
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
@@ -160,12 +206,14 @@ class ThunderFunction:
                                                    computation.names, raises)
             computation.output = tuple(handed_over)
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
-        interpreted = time.perf_counter()
-        traces = [computation]
-        traces += prepare(computation)
-        backward_traces, split = [], None
-        if requires_grad(traces[-1]):
-            split = rematerialize(split_forward_backward(traces[-1], self.executors), self.executors)
+        return epilogue_traces, template
+
+    def _compile_prepared(self, prepared):
+        """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
+        of a functional computation trace: autograd split when needed, rematerialization, executor dispatch."""
+        traces, backward_traces, split = [], [], None
+        if requires_grad(prepared):
+            split = rematerialize(split_forward_backward(prepared, self.executors), self.executors)
             traces.append(split.forward)
             forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
             if forward is not split.forward:
@@ -176,15 +224,18 @@ class ThunderFunction:
                             check_inplace=not self.disable_inplace_copy_check)
             backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
         else:
-            traces += lower(traces[-1], self.executors, self.transforms, check_inplace=not self.disable_inplace_copy_check)
+            traces += lower(prepared, self.executors, self.transforms, check_inplace=not self.disable_inplace_copy_check)
         final = traces[-1]
-        updated_inputs = _updated_inputs(final)
-        if updated_inputs:
-            _refuse_aliased_updates(hooks, updated_inputs)
-        kwnames = tuple(kwargs)
-        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
-        prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames, checks=checks,
-                                  computation=computation, distinct_storage=bool(updated_inputs),
+        if split is None:
+            computation_fn = final.python_callable()
+        else:
+            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
+                                                        split, len(final.args))
+        return traces, backward_traces, split, computation_fn
+
+    def _build_prologue(self, hooks, computation, nargs, kwnames, checks, distinct_storage) -> list:
+        prologue = build_prologue(hooks.records, list(computation.args), self.fn, nargs, kwnames, checks=checks,
+                                  computation=computation, distinct_storage=distinct_storage,
                                   aliases=hooks.aliases, strides=hooks.layouts.assumed)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
@@ -192,28 +243,9 @@ class ThunderFunction:
         if computation.constraints:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
         prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
-        prologue_fn = prologue_traces[-1].python_callable()
-        if split is None:
-            computation_fn = final.python_callable()
-        else:
-            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
-                                                        split, len(final.args))
-        seconds = time.perf_counter() - start
-        epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
-        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
-                           backward_traces, tuple(split.saved) if split is not None else (),
-                           reraises=template is not None)
-        self.stats.last_compile_seconds = seconds
-        self.stats.last_interpretation_seconds = interpreted - start
-        inputs = prologue_fn(*args, **kwargs)
-        if inputs is None:
-            raise AssertionError(
-                "internal error: the prologue rejected the arguments it was built from; please file an issue with "
-                f"this prologue:\n{prologue}"
-            )
-        return entry, inputs, raised
+        return prologue_traces
 
-    def _trace(self, args, kwargs):
+    def _trace(self, args, kwargs, known=(), env=None):
         trace = TraceCtx("computation")
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
@@ -221,6 +253,7 @@ class ThunderFunction:
                          checkpoint=self.checkpoint)
         trace.tensor_resolver = hooks.resolve_tensors
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
+        hooks.value_reader = trace.value_reader = ValueReader(trace, hooks, self.executors, known, env)
         import torch
 
         trace.layouts = hooks.layouts
@@ -247,9 +280,11 @@ class ThunderFunction:
             # does them on each call, including this one.
             hooks.side_effects.undo()
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
+            trace.value_reader.finish()
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = None  # trace.layouts stays: transforms ask it
+        # trace.layouts stays: transforms ask it
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
