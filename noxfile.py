@@ -156,6 +156,16 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/optimizer_step.py")
     session.run("python", "benchmarks/saved_for_backward.py")
     session.run("python", "benchmarks/training_step.py")
+    session.run("python", "benchmarks/moe_routing.py")
+
+
+@nox.session(python="3.11")
+def moe(session: nox.Session) -> None:
+    """Mixture-of-experts acceptance (docs/values-from-tensor-data.md): Mixtral, Qwen2-MoE and litgpt's LLaMAMoE
+    train 3 AdamW steps like eager, their routing split where it reads tensor data (about 1 minute)."""
+    _install_core(session, f"transformers=={TRANSFORMERS_NEWEST}")
+    session.install("--no-deps", *LITGPT_REQUIREMENTS)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-s", "tests/test_moe_models.py", *session.posargs)
 
 
 @nox.session(python="3.11")

@@ -90,6 +90,7 @@ cat "$OUT/env.txt"
 if [[ -n "${T_TESTS:-}" ]]; then
   echo "== tests (timeout ${T_TESTS}s)"
   timeout "$T_TESTS" $PY -m pytest -v -p no:cacheprovider -n 8 -ra --durations=15 packages/thunder-triton/tests \
+    tests/test_cuda_attention_backward.py \
     > "$OUT/tests.log" 2>&1
   echo "exit $?"
   grep -E "FAILED|ERROR" "$OUT/tests.log" | head -40

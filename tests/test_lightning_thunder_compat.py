@@ -576,3 +576,26 @@ def test_top_level_executor_and_inspection_names():
     assert thunder.cache_option(jf) is thunder.CACHE_OPTIONS.NO_CACHING
     assert thunder.list_transforms(jf) == transforms
     assert issubclass(thunder.TensorProxy, thunder.Proxy) and issubclass(thunder.IntegerProxy, thunder.NumberProxy)
+
+
+def test_transform_hooks_on_programs_that_read_tensor_data():
+    from thunder.core.errors import UnsupportedError
+    from thunder.transforms import ConstantFolding
+
+    def f(x):
+        if x.sum() > 0:  # a value read from tensor data: the program runs as segments
+            return x * 2
+        return x - 1
+
+    calls = []
+
+    class Recorder(thunder.Transform):
+        def transform_trace_post_optimization(self, computation_trace, **kwargs):
+            calls.append(computation_trace.fn_name)
+            return computation_trace
+
+    x = torch.ones(3)
+    torch.testing.assert_close(thunder.jit(f, transforms=[Recorder()])(x), f(x))
+    assert calls  # applied to the segments
+    with pytest.raises(UnsupportedError, match="segments"):
+        thunder.jit(f, transforms=[ConstantFolding()])(x)

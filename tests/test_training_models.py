@@ -216,11 +216,8 @@ def test_moe_first_call_installing_hooks_inside_jit():
     jm(input_ids=torch.zeros(1, 4, dtype=torch.long), use_cache=False)
 
 
-@pytest.mark.xfail(strict=True, raises=thunder.core.errors.UnsupportedError,
-                   reason="experts_implementation='eager' (MixtralExperts.forward) loops `for expert_idx in "
-                          "expert_hit` over the rows of torch.nonzero(routing counts) and skips with `if expert_idx == "
-                          "self.num_experts: continue`: the trip count and the branch depend on tensor data, which a "
-                          "trace cannot encode; thunder refuses nonzero with the op and the user's line")
+# experts_implementation='eager' loops over the rows of torch.nonzero(routing counts) and branches on them: the
+# program is split at each read (docs/values-from-tensor-data.md)
 @pytest.mark.skipif(not TRANSFORMERS_5, reason="experts implementations are a transformers 5 setting (4.x always loops)")
 def test_mixtral_eager_experts_loop_over_routing_data():
     model = _with_output_capturing_hooks(_mixtral())

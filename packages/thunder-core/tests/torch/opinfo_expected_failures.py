@@ -15,7 +15,7 @@ EXPECTED_FAILURES.update(dict.fromkeys(['combinations', 'corrcoef', 'cov', 'equa
 
 
 _R4 = 'output shape depends on the data (refused)'
-EXPECTED_FAILURES.update(dict.fromkeys(['argwhere', 'bincount', 'histogram', 'histogramdd', 'masked_select', 'nonzero', 'unique', 'unique_consecutive'], _R4))
+EXPECTED_FAILURES.update(dict.fromkeys(['histogram', 'histogramdd'], _R4))
 
 _R5 = 'resize op: changes the shape of its tensor in place, which a trace cannot express (refused with the reason)'
 EXPECTED_FAILURES.update(dict.fromkeys(['resize_', 'resize_as_'], _R5))

@@ -62,13 +62,19 @@ _VALUE_NEEDING = {"__bool__": "bool()", "__int__": "int()", "__float__": "float(
 
 def _value_needed(name):
     def method(self, *args, **kwargs):
-        from thunder.core.errors import UnsupportedError, user_location_suffix
+        from thunder.core.trace import get_tracectx
 
-        raise UnsupportedError(
-            f"{_VALUE_NEEDING[name]} of a tensor needs its value, which is not known while tracing{user_location_suffix()}: "
-            "control flow or Python numbers that depend on tensor data are not supported yet; "
-            "use torch.where or tensor operations instead, or file an issue"
-        )
+        reader = getattr(get_tracectx(), "value_reader", None)
+        if reader is None:
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            raise UnsupportedError(
+                f"{_VALUE_NEEDING[name]} of a tensor needs its value{user_location_suffix()}, which a sub-program "
+                "(a torch.cond branch, a checkpointed or while_loop region, a nested function transform) cannot read "
+                "while it is traced: the program can only be split at the top level; move the read out of the "
+                "region or keep it a tensor (torch.where)"
+            )
+        return reader.read_tensor(self, name)
 
     method.__name__ = name
     return method
@@ -259,12 +265,18 @@ class NumberProxy(Proxy):
         A dynamic number becomes a constraint of the trace: the prologue checks that it has this value
         again, and a call where it does not gets its own trace."""
         if self.data_dependent:
+            from thunder.core.trace import get_tracectx
+
+            reader = getattr(get_tracectx(), "value_reader", None)
+            if reader is not None:  # the program is split here: the value is read when the part before has run
+                return reader.read_number(self, what)
             from thunder.core.errors import UnsupportedError, user_location_suffix
 
             raise UnsupportedError(
-                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value while "
-                f"tracing{user_location_suffix()}: control flow on tensor data is not supported yet; keep it a "
-                "tensor (torch.where) or file an issue"
+                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value"
+                f"{user_location_suffix()}, which a sub-program (a torch.cond branch, a checkpointed or while_loop "
+                "region, a nested function transform) cannot read while it is traced: move the read out of the "
+                "region or keep it a tensor (torch.where)"
             )
         if not self.static:
             from thunder.core.trace import get_tracectx

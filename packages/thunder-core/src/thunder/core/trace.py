@@ -75,6 +75,9 @@ class TraceCtx:
         # set by the jit: its model of eager's strides for this trace's tensors (transforms/layouts.py), asked by the
         # torch language while tracing (stride(), is_contiguous(), view errors) and by functionalization after
         self.layouts = None
+        # set by the jit on the program's own trace: reads Python values from tensor data by splitting the program
+        # there (frontend/value_reads.py); sub-traces have none, so a read inside them is refused
+        self.value_reader = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         self._compiled = None

@@ -161,7 +161,7 @@ def reuse_dead_temporaries(trace):
     replace, taken = {}, set()
     grad_on = trace.grad_enabled  # a backward trace runs with grad mode off: nothing in it requires grad
     for j, b in enumerate(bsyms):
-        if b.sym.name == "_C._set_grad_enabled":
+        if _printed(b) == "torch._C._set_grad_enabled":
             grad_on = bool(b.args[0])
         if not _takes_out(b) or len(b.flat_proxy_outs) != 1:
             continue

@@ -142,6 +142,24 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     return _grad_like(query), _grad_like(key), _grad_like(value)
 
 
+@_aten
+def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
+                                            is_causal=False, *, scale=None):
+    out = _like(query, (*query.shape[:-1], value.shape[-1]))
+    # the CUDA kernel pads the statistics to a multiple of 32 rows; the philox state is two scalars
+    rows = -(-query.shape[-2] // 32) * 32 if compute_log_sumexp else 0
+    lse = _like(query, (query.shape[0], query.shape[1], rows), dtypes.float32)
+    seed = TensorProxy(shape=(), dtype=dtypes.int64, device=query.device)
+    return out, lse, seed, TensorProxy(shape=(), dtype=dtypes.int64, device=query.device)
+
+
+@_aten
+def _scaled_dot_product_efficient_attention_backward(grad_out, query, key, value, attn_bias, out, logsumexp,
+                                                     philox_seed, philox_offset, dropout_p, grad_input_mask,
+                                                     is_causal=False, *, scale=None):
+    return _grad_like(query), _grad_like(key), _grad_like(value), None
+
+
 def _shape_like_meta(name):
     """A symbol of ``torch.ops.aten.<name>`` whose outputs' shapes PyTorch's meta kernel computes (pooling output
     sizes), used for ops that take only static sizes, as the opaque ops they differentiate do."""
@@ -337,8 +355,45 @@ def _sdpa_ok(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, 
     return dropout_p == 0.0 and (attn_mask is None or attn_mask.dtype is dtypes.bool8)
 
 
-@_rule(ltorch.scaled_dot_product_attention, _sdpa_ok)
+def _sdpa_cuda_ok(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    # what eager's CUDA backend choice asks of its memory-efficient kernel, kept to the cases without a mask (a
+    # mask's bias needs eager's padding to 16 columns) and without grouped heads
+    if not (all(_tensor(t) and t.device.type == "cuda" for t in (query, key, value)) and query.ndim == 4
+            and key.ndim == 4 and value.ndim == 4):
+        return False
+    if query.dtype not in (dtypes.float32, dtypes.bfloat16, dtypes.float16) or not query.dtype is key.dtype is value.dtype:
+        return False
+    alignment = 4 if query.dtype is dtypes.float32 else 8
+    head, head_v = query.shape[-1], value.shape[-1]
+    if not (isinstance(head, int) and isinstance(head_v, int) and head % alignment == 0 and head_v % alignment == 0):
+        return False
+    if not (query.shape[0] == key.shape[0] == value.shape[0] and query.shape[1] == key.shape[1] == value.shape[1]
+            and key.shape[-1] == head and key.shape[-2] == value.shape[-2]):
+        return False
+    return attn_mask is None and dropout_p == 0.0
+
+
+def _sdpa_cuda(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    op = aten_symbols["_scaled_dot_product_efficient_attention"]
+    out, lse, seed, offset = op(query, key, value, None, True, 0.0, is_causal, scale=scale)
+
+    def backward(g):
+        mask = [needs_grad(query), needs_grad(key), needs_grad(value), False]
+        gq, gk, gv, _ = aten_symbols["_scaled_dot_product_efficient_attention_backward"](
+            g, query, key, value, None, out, lse, seed, offset, 0.0, mask, is_causal, scale=scale)
+        return {"query": gq, "key": gk, "value": gv}
+
+    return out, backward
+
+
+def _sdpa_either_ok(*args, **kwargs):
+    return _sdpa_ok(*args, **kwargs) or _sdpa_cuda_ok(*args, **kwargs)
+
+
+@_rule(ltorch.scaled_dot_product_attention, _sdpa_either_ok)
 def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if not _cpu(query):  # eager's CUDA memory-efficient kernel and its backward
+        return _sdpa_cuda(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if attn_mask is not None:  # as eager converts a boolean mask for its kernels
         attn_mask = _cast(ltorch.where(attn_mask, 0.0, -math.inf), query.dtype)
     op = aten_symbols["_scaled_dot_product_flash_attention_for_cpu"]

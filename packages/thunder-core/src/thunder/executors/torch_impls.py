@@ -110,3 +110,17 @@ def get_rng_state(*, size):
 def random_fill_like(a, method, *args, **kwargs):
     # empty_like keeps a's strides, so the fill visits positions in eager's order and draws the same numbers
     return getattr(torch.empty_like(a), method)(*args, **kwargs)
+
+
+# ops whose output size was read from tensor data before them (thunder/torch/data_dependent.py): the size is in
+# the trace for the metadata, the kernel computes it again
+def unique_sized(a, size, sorted=True, return_inverse=False, return_counts=False):
+    return torch.unique(a, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
+
+
+def unique_consecutive_sized(a, size, return_inverse=False, return_counts=False):
+    return torch.unique_consecutive(a, return_inverse=return_inverse, return_counts=return_counts)
+
+
+def bincount_sized(a, weights, minlength, size):
+    return torch.bincount(a, weights, minlength)

@@ -134,6 +134,10 @@ DIRECT = {
     "getitem": "torch.Tensor.__getitem__", "index_select": "torch.index_select", "gather": "torch.gather",
     "take_along_dim": "torch.take_along_dim", "masked_fill": "torch.masked_fill", "tril": "torch.tril",
     "triu": "torch.triu",
+    # data-dependent sizes, read before the op (torch/data_dependent.py)
+    "nonzero_static": "torch.nonzero_static", "unique_sized": "thunder.executors.torch_impls.unique_sized",
+    "unique_consecutive_sized": "thunder.executors.torch_impls.unique_consecutive_sized",
+    "bincount_sized": "thunder.executors.torch_impls.bincount_sized",
     # reductions
     "sum": "torch.sum", "prod": "torch.prod", "mean": "torch.mean", "amax": "torch.amax", "amin": "torch.amin",
     "argmax": "torch.argmax", "argmin": "torch.argmin", "max": "torch.max", "min": "torch.min", "var": "torch.var",

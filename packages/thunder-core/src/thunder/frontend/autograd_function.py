@@ -90,6 +90,9 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
             finally:
                 set_grad_enabled(mode)
             return tree_unflatten(flat, spec)
+    elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+        def computation(*args):  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
+            return apply(compiled, *args)
     elif not passthrough:
         def computation(*args):
             return tree_unflatten(apply(compiled, *args), spec)

@@ -23,6 +23,8 @@ from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
+from thunder.frontend.segments import SegmentedProgram
+from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
@@ -50,6 +52,8 @@ class CompileStats:
         self.recompiles = 0  # misses while entries existed
         self.misses: list = []  # the latest CacheMiss records (thunder.frontend.recompiles)
         self.warned_recompiles = False
+        # continuations traced for a new value read from tensor data (frontend/segments.py)
+        self.continuations = 0
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -168,6 +172,68 @@ class ThunderFunction:
         """(the entry, the computation's inputs for this call, the exception the program raised or None)."""
         start = time.perf_counter()
         computation, hooks, raised = self._trace(args, kwargs)
+        epilogue_traces, template = self._epilogue(computation, hooks, raised)
+        interpreted = time.perf_counter()
+        traces = [computation]
+        traces += prepare(computation)
+        kwnames = tuple(kwargs)
+        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        transformed_prologue = None
+        if self.transform_objects:
+            _refuse_pre_prologue_hooks_on_segments(self.transform_objects, hooks.value_reader.reads)
+            # the inputs updated in place are known from the functionalized trace already (its copies into them)
+            assumed_updates = bool(_updated_inputs(traces[-1]))
+            raw = self._prologue_trace(hooks, computation, len(args), kwnames, checks, assumed_updates)
+            transformed_prologue, transformed, epilogue_traces = self._pre_prologue_transforms(raw, traces[-1],
+                                                                                               epilogue_traces)
+            if transformed is not traces[-1]:
+                traces.append(transformed)
+        before_lowering = traces[-1]
+        if hooks.value_reader.reads:  # the program reads values from tensor data: it runs as segments
+            program = SegmentedProgram(self, hooks.value_reader.reads)
+            path = program.compile_path(traces[-1], computation)
+            traces += path.traces
+            backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
+        else:
+            more, backward_traces, split, computation_fn = self._compile_prepared(before_lowering)
+            traces += more
+            updated_inputs = _updated_inputs(traces[-1])
+        if updated_inputs:
+            _refuse_aliased_updates(hooks, updated_inputs)
+        if transformed_prologue is not None and bool(updated_inputs) != assumed_updates:
+            # the transforms see (and may change) the prologue that runs
+            raw = self._prologue_trace(hooks, computation, len(args), kwnames, checks, bool(updated_inputs))
+            transformed_prologue, _, _ = self._pre_prologue_transforms(raw, before_lowering, epilogue_traces)
+        prologue_traces = self._build_prologue(hooks, computation, len(args), kwnames, checks, bool(updated_inputs),
+                                               prologue=transformed_prologue)
+        prologue = prologue_traces[0]
+        if self.debug_options.check_traces:
+            for steps in (prologue_traces, traces, backward_traces, epilogue_traces):
+                for i, t in enumerate(steps):
+                    check_trace(t, runs=i == len(steps) - 1)
+        prologue_fn = prologue_traces[-1].python_callable()
+        epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
+        saved = tuple(split.saved) if split is not None else ()
+        if hooks.value_reader.reads:
+            computation_fn, epilogue_fn = program.start(path, epilogue_fn, prologue_traces[-1], computation)
+            saved = path.saved
+        seconds = time.perf_counter() - start
+        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
+                           backward_traces, saved, reraises=template is not None)
+        self.stats.last_compile_seconds = seconds
+        self.stats.last_interpretation_seconds = interpreted - start
+        inputs = prologue_fn(*args, **kwargs)
+        if inputs is None:
+            raise AssertionError(
+                "internal error: the prologue rejected the arguments it was built from; please file an issue with "
+                f"this prologue:\n{prologue}"
+            )
+        if hooks.value_reader.reads:
+            program.attach(entry)
+        return entry, inputs, raised
+
+    def _epilogue(self, computation, hooks, raised):
+        """(the epilogue traces, empty when the program needs none; the copy of what it raised or None)."""
         template = exception_template(raised) if raised is not None else None
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
@@ -178,47 +244,13 @@ class ThunderFunction:
                                                    computation.names, raises)
             computation.output = tuple(handed_over)
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
-        interpreted = time.perf_counter()
-        traces = [computation]
-        traces += prepare(computation)
-        kwnames = tuple(kwargs)
-        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        return epilogue_traces, template
 
-        def make_prologue(distinct_storage: bool):
-            prologue = build_prologue(hooks.records, list(computation.args), self.fn, len(args), kwnames,
-                                      checks=checks, computation=computation, distinct_storage=distinct_storage,
-                                      aliases=hooks.aliases, strides=hooks.layouts.assumed)
-            prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
-                                                  "Prologue (input unpacking; cache='same input' skips checks)")
-            return prologue
-
-        prologue = None
-        if self.transform_objects:
-            # the inputs updated in place are known from the functionalized trace already (its copies into them)
-            assumed_updates = bool(_updated_inputs(traces[-1]))
-            prologue, transformed, epilogue_traces = self._pre_prologue_transforms(
-                make_prologue(assumed_updates), traces[-1], epilogue_traces)
-            if transformed is not traces[-1]:
-                traces.append(transformed)
-        lowered, backward_traces, split = self._lower(traces[-1])
-        traces += lowered
+    def _compile_prepared(self, prepared):
+        """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
+        of a functional computation trace: autograd split when needed, rematerialization, executor dispatch."""
+        traces, backward_traces, split = self._lower(prepared)
         final = traces[-1]
-        updated_inputs = _updated_inputs(final)
-        if updated_inputs:
-            _refuse_aliased_updates(hooks, updated_inputs)
-        if prologue is None or bool(updated_inputs) != assumed_updates:
-            prologue = make_prologue(bool(updated_inputs))
-            if self.transform_objects:  # the transforms see (and may change) the prologue that runs
-                prologue, _, _ = self._pre_prologue_transforms(prologue, traces[-len(lowered) - 1], epilogue_traces)
-        prologue_traces = [prologue]
-        if computation.constraints:
-            prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
-        prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
-        if self.debug_options.check_traces:
-            for steps in (prologue_traces, traces, backward_traces, epilogue_traces):
-                for i, t in enumerate(steps):
-                    check_trace(t, runs=i == len(steps) - 1)
-        prologue_fn = prologue_traces[-1].python_callable()
         if split is None:
             computation_fn = final.python_callable()
             if self.disable_torch_autograd:
@@ -226,20 +258,7 @@ class ThunderFunction:
         else:
             computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
                                                         split, len(final.args))
-        seconds = time.perf_counter() - start
-        epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
-        entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
-                           backward_traces, tuple(split.saved) if split is not None else (),
-                           reraises=template is not None)
-        self.stats.last_compile_seconds = seconds
-        self.stats.last_interpretation_seconds = interpreted - start
-        inputs = prologue_fn(*args, **kwargs)
-        if inputs is None:
-            raise AssertionError(
-                "internal error: the prologue rejected the arguments it was built from; please file an issue with "
-                f"this prologue:\n{prologue}"
-            )
-        return entry, inputs, raised
+        return traces, backward_traces, split, computation_fn
 
     def _lower(self, computation) -> tuple[list, list, ForwardBackward | None]:
         """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
@@ -275,7 +294,27 @@ class ThunderFunction:
             epilogue_traces = [] if epi is None else [epi, dispatch_to_executors(epi, [get_executor("python")])]
         return pro, comp, epilogue_traces
 
-    def _trace(self, args, kwargs):
+    def _prologue_trace(self, hooks, computation, nargs, kwnames, checks, distinct_storage):
+        """The prologue as built from the records, before it is lowered to Python."""
+        prologue = build_prologue(hooks.records, list(computation.args), self.fn, nargs, kwnames, checks=checks,
+                                  computation=computation, distinct_storage=distinct_storage,
+                                  aliases=hooks.aliases, strides=hooks.layouts.assumed)
+        prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
+                                              "Prologue (input unpacking; cache='same input' skips checks)")
+        return prologue
+
+    def _build_prologue(self, hooks, computation, nargs, kwnames, checks, distinct_storage, prologue=None) -> list:
+        """The prologue traces, the last being what runs; ``prologue``: the one to lower instead of building it (what
+        the Transforms' hooks returned)."""
+        if prologue is None:
+            prologue = self._prologue_trace(hooks, computation, nargs, kwnames, checks, distinct_storage)
+        prologue_traces = [prologue]
+        if computation.constraints:
+            prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
+        prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
+        return prologue_traces
+
+    def _trace(self, args, kwargs, known=(), env=None):
         trace = TraceCtx("computation")
         trace.location_fn = source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
@@ -284,6 +323,7 @@ class ThunderFunction:
         trace.tensor_resolver = hooks.resolve_tensors
         hooks.user_lookasides = self.lookasides
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
+        hooks.value_reader = trace.value_reader = ValueReader(trace, hooks, self.executors, known, env)
         import torch
 
         trace.layouts = hooks.layouts
@@ -310,13 +350,28 @@ class ThunderFunction:
             # does them on each call, including this one.
             hooks.side_effects.undo()
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
+            trace.value_reader.finish()
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = None  # trace.layouts stays: transforms ask it
+        # trace.layouts stays: transforms ask it
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks, raised
+
+
+def _refuse_pre_prologue_hooks_on_segments(transforms, reads) -> None:
+    """A program that reads values from tensor data runs as segments, each with its own computation: there is no
+    single (prologue, computation, epilogue) to hand to ``transform_traces_pre_prologue``."""
+    from thunder.transforms.transform import Transform
+
+    hooked = [t for t in transforms if type(t).transform_traces_pre_prologue is not Transform.transform_traces_pre_prologue]
+    if reads and hooked:
+        raise UnsupportedError(
+            f"{type(hooked[0]).__name__}.transform_traces_pre_prologue cannot apply to this program: it reads values "
+            "from tensor data, so it runs as segments with no single computation trace; use the transform on a "
+            "program without such reads, or transform_trace_post_optimization (applied to every segment)")
 
 
 def _without_grad(computation_fn):

@@ -25,6 +25,7 @@ from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 # Order matters here: in-place forms wrap the symbols above, and foreach forms wrap both.
 from thunder.torch import inplace  # noqa: E402,F401
 from thunder.torch import foreach  # noqa: E402,F401
+from thunder.torch import data_dependent  # noqa: E402,F401
 # isort: on
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).

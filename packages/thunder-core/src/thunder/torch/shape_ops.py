@@ -368,7 +368,8 @@ register_method("__len__", _len)
 def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
     """A number of repeats: each element repeated in place (broadcast along a new dim, then merged), so symbolic
     sizes stay symbolic (litgpt's grouped-query heads). Tensor repeats make a data-dependent size: one opaque
-    PyTorch call, which needs ``output_size`` to know that size while tracing."""
+    PyTorch call, which needs ``output_size`` (read from the repeats at the call when the program does not pass
+    it, torch/data_dependent.py)."""
     if not _is_int(repeats):
         from thunder.core.errors import UnsupportedError, user_location_suffix
         from thunder.torch.opaque import call_opaque
@@ -380,8 +381,9 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
                 "while tracing; pass output_size=int(repeats.sum()) or compute it outside the jitted function"
             )
 
-        args = (a,) if repeats is None else (a, repeats)
-        return call_opaque(torch.repeat_interleave, args, {"dim": dim, "output_size": output_size})
+        if repeats is None:  # repeat_interleave(repeats) has no dim
+            return call_opaque(torch.repeat_interleave, (a,), {"output_size": output_size})
+        return call_opaque(torch.repeat_interleave, (a, repeats), {"dim": dim, "output_size": output_size})
     check(repeats >= 0, "repeats can not be negative", RuntimeError)
     if dim is None:
         a, dim = reshape(a, (a.numel(),)), 0

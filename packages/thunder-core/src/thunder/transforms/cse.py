@@ -50,6 +50,8 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
             bsym = bsym.map_subtraces(lambda t: cse(t, numbers_only=numbers_only))
             if bsym.sym.id == "prims.set_grad_enabled":
                 grad_enabled = bool(bsym.args[0])
+            if "cse_barrier" in bsym.sym.tags:
+                seen.clear()  # values after it are not merged with values before (a segment boundary)
             outs = bsym.flat_proxy_outs
             if not outs and bsym.sym.name.startswith("check_") and "prologue" in bsym.sym.tags:
                 # a prologue check asked twice (its operands merged above): once suffices, checks are pure

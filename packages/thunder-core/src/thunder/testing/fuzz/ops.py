@@ -162,7 +162,7 @@ def getitem(s: Scope):
 
 
 def data_dependent(s: Scope):
-    """Values read from tensor data (boolean masks, .item(), nonzero): refused today, counted separately."""
+    """Values read from tensor data (boolean masks, .item(), nonzero): the program is split where it reads one."""
     x = _t(s, lambda v: v.rank >= 1 and not v.is_bool)
     if x is None:
         return None

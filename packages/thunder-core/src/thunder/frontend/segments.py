@@ -1,0 +1,290 @@
+"""Python values read from tensor data: the program is split into segments where it reads one.
+
+While the program is traced, each read of a value records a ``segment_end`` marker (frontend/value_reads.py).
+After tracing, the whole trace is made
+functional (so an in-place update across a split is an ordinary new version, views included) and cut at the
+markers: each piece is an ordinary trace (autograd split, dispatched, fused), run as one autograd node, so
+gradients flow through PyTorch's autograd from one segment into the one before.
+
+At run time the segments run in order; after each, the value is read from its first output and looked up
+among the continuations traced for it (a check like a prologue's). A new value traces a new continuation:
+the program is interpreted again with the values already read given (nothing before runs twice) and the
+segments after the split are compiled and kept under that value. Each split keeps at most
+``MAX_CONTINUATIONS`` of them, with a warning when a value keeps changing.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import torch
+
+from thunder.core import prims
+from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
+from thunder.core.trace import from_trace
+from thunder.frontend.size_guards import size_read_guards, sizes_check
+from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
+
+__all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "SegmentedProgram"]
+
+MAX_CONTINUATIONS = 16
+
+
+class ContinuationLimitWarning(UserWarning):
+    """A value read from tensor data took more than ``MAX_CONTINUATIONS`` values at one split."""
+
+
+class _Segment:
+    """One compiled segment. A segment that ends at a read has ``children``: read value -> the continuations
+    traced for it, each ``(prologue or None, its input names, first segment)``; the last one has ``epilogue``
+    and ``path`` (what ``thunder.last_traces`` and friends show when the call ended there)."""
+
+    __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "children", "epilogue", "path", "traces",
+                 "backward_traces", "saved", "grad_mode", "carrying_grad")
+
+    def __init__(self, run, arg_names, out_names, pre_names, read):
+        self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
+        self.children = {} if read is not None else None
+        self.epilogue = self.path = None
+        self.traces, self.backward_traces, self.saved = [], [], ()
+        self.grad_mode = None  # the grad mode to call the next segment in, when this one leaves another
+        self.carrying_grad = set()  # names of its outputs its autograd node hands over with a gradient
+
+
+class _Path:
+    """The compiled segments of one trace of the program, from the first one compiled for it."""
+
+    def __init__(self):
+        self.segments: list[_Segment] = []
+        self.traces: list = []
+        self.backward_traces: list = []
+        self.saved: tuple = ()
+        self.updated_inputs: set[str] = set()
+
+
+def _pieces(trace) -> list:
+    """(bound symbols, the segment_end marker or None for the last piece) of ``trace`` in order."""
+    pieces, current = [], []
+    for bsym in trace.bound_symbols:
+        if bsym.sym is segment_end:
+            pieces.append((current, bsym))
+            current = []
+        else:
+            current.append(bsym)
+    pieces.append((current, None))
+    return pieces
+
+
+class SegmentedProgram:
+    """The segments of one cache entry and their continuations; its ``run`` is the entry's epilogue (the
+    entry's computation hands it the prologue's inputs)."""
+
+    def __init__(self, jfn, reads):
+        self.jfn = jfn
+        self.reads = reads  # of the first trace: what each split reads and where
+        self.entry = None
+        self.root: _Segment | None = None
+        self.input_names: list[str] = []
+        self.prologue_text = ""
+        self.shown = None
+
+    # compiling ---------------------------------------------------------------------------------------------------
+    def compile_path(self, prepared, computation, first: int = 0, reads=None, carrying_grad=()) -> _Path:
+        """Compiles the pieces of ``prepared`` (functional, with markers) from the ``first``-th on;
+        ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
+        from thunder.core.trace import TraceProvenance
+        from thunder.frontend.jit import _updated_inputs
+
+        reads = reads if reads is not None else self.reads
+        size_read_guards(computation, reads)
+        pieces = _pieces(prepared)
+        pre_markers = [b for b in computation.bound_symbols if b.sym is segment_end]
+        if len(pieces) - 1 != len(reads) or len(pre_markers) != len(reads):
+            raise UnsupportedError("internal error: the program's splits changed while it was compiled; please "
+                                   "file an issue")
+        flat_output = [p for p in tree_flatten(prepared.output)[0] if isinstance(p, Proxy)]
+        used = [uses(bsyms, marker.args if marker is not None else flat_output) for bsyms, marker in pieces]
+        # grad mode where each piece starts: a split inside a no_grad region starts the next segment with grad off.
+        # Each segment is called in the program's grad mode (so its autograd node is recorded) and sets its own.
+        modes, mode = [], prepared.grad_enabled
+        for bsyms, _ in pieces:
+            modes.append(mode)
+            for b in bsyms:
+                if b.sym.id == "prims.set_grad_enabled":
+                    mode = bool(b.args[0])
+        path = _Path()
+        carrying = set(carrying_grad)
+        for k in range(first, len(pieces)):
+            bsyms, marker = pieces[k]
+            seg = from_trace(prepared)
+            seg.fn_name = f"segment{k}"
+            # a value an earlier segment's node hands over with a gradient requires grad here, whatever its
+            # metadata says (an op whose meta reads requires_grad from one argument only)
+            seg.args = [p.replace(p.name, requires_grad=True) if p.name in carrying and not p.requires_grad else p
+                        for p in used[k].values()]
+            seg.bound_symbols = list(bsyms)
+            if modes[k] != prepared.grad_enabled:
+                seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
+            defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
+            if marker is None:
+                out_names, pre_names = [], []
+                where = "the end of the program"
+            else:
+                outs = {p.name: p for p in marker.args}
+                for later in used[k + 1:]:
+                    for name in later:
+                        if name in defined:
+                            outs.setdefault(name, defined[name])
+                seg.output = tuple(outs.values())
+                out_names = list(outs)
+                pre_names = [p.name for p in pre_markers[k].args]
+                read = reads[k]
+                where = f"{read.what} at {read.location}"
+            seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
+            more, backward_traces, split, run = self.jfn._compile_prepared(seg)
+            path.traces += [seg, *more]
+            path.backward_traces += backward_traces
+            if split is not None:
+                path.saved += tuple(split.saved)
+            path.updated_inputs |= _updated_inputs(more[-1])
+            segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
+                               reads[k] if marker is not None else None)
+            # the grad mode it leaves is not the program's: the next segment is called in the program's
+            segment.grad_mode = prepared.grad_enabled if k + 1 < len(modes) and modes[k + 1] != prepared.grad_enabled \
+                else None
+            segment.traces, segment.backward_traces = [seg, *more], backward_traces
+            if split is not None and marker is not None:
+                segment.carrying_grad = {out_names[i] for i in split.differentiable_outputs if i < len(out_names)}
+                carrying |= segment.carrying_grad
+            segment.saved = tuple(split.saved) if split is not None else ()
+            path.segments.append(segment)
+        return path
+
+    def start(self, path: _Path, epilogue, prologue_trace, computation):
+        """(the entry's computation, the entry's epilogue) for the first traced path."""
+        self.root = path.segments[0]
+        self.input_names = [p.name for p in computation.args]
+        self.prologue_text = str(prologue_trace)
+        self._link(path, epilogue, None)
+        return _inputs_as_they_are, self.run
+
+    def _link(self, path: _Path, epilogue, shown):
+        for parent, child in zip(path.segments, path.segments[1:]):
+            guard = parent.read.guard
+            check = None if guard is None else (lambda values, guard=guard: guard(values[-1]))
+            parent.children[parent.read.key] = [(check, None, (), child)]
+        leaf = path.segments[-1]
+        leaf.epilogue = epilogue
+        leaf.path = shown
+
+    # running -----------------------------------------------------------------------------------------------------
+    def attach(self, entry):
+        self.entry = entry
+        leaf = self.root
+        while leaf.children is not None:
+            leaf = next(iter(leaf.children.values()))[0][3]
+        leaf.path = (list(entry.computation_traces), list(entry.backward_traces), entry.saved_for_backward)
+        self.shown = leaf
+
+    def run(self, inputs, *args, **kwargs):
+        env = dict(zip(self.input_names, inputs))
+        node, values, visited = self.root, [], []
+        while node.children is not None:
+            visited.append(node)
+            outs = node.run(*[env[n] for n in node.arg_names])
+            if node.grad_mode is not None:
+                torch._C._set_grad_enabled(node.grad_mode)
+            env.update(zip(node.pre_names, outs))
+            env.update(zip(node.out_names, outs))
+            value = CONVERSIONS[node.read.kind](outs[0])
+            values.append(value)
+            node = self._child(node, value, values, env, args, kwargs, visited)
+        result = node.run(*[env[n] for n in node.arg_names])
+        if node is not self.shown:
+            self._show(node)
+        return result if node.epilogue is None else node.epilogue(result, *args, **kwargs)
+
+    def _child(self, node, value, values, env, args, kwargs, visited):
+        children = node.children
+        for check, prologue, names, child in children.get(freeze(value), ()) or children.get(ANY_SIZE, ()):
+            if check is not None and not check(values):
+                continue
+            if prologue is None:
+                return child
+            inputs = prologue(*args, **kwargs)
+            if inputs is not None:
+                env.update(zip(names, inputs))
+                return child
+        return self._continue(node, values, env, args, kwargs, visited)
+
+    def _show(self, leaf):
+        self.shown = leaf
+        entry = self.entry
+        if entry is not None and leaf.path is not None:
+            entry.computation_traces[:], entry.backward_traces[:], entry.saved_for_backward = leaf.path
+
+    def _continue(self, node, values, env, args, kwargs, visited):
+        """Traces the program again for the values read so far (the last one new) and compiles the segments
+        after ``node``; the call goes on with them."""
+        from thunder.frontend.cache import CACHE_OPTIONS
+        from thunder.transforms.pipeline import prepare
+
+        jfn = self.jfn
+        start = time.perf_counter()
+        computation, hooks, raised = jfn._trace(args, kwargs, known=values, env=env)
+        epilogue_traces, _ = jfn._epilogue(computation, hooks, raised)
+        traces = [computation, *prepare(computation)]
+        reads = hooks.value_reader.reads
+        first = len(values)
+        if len(reads) < first or any(freeze(r.value) != freeze(v) for r, v in zip(reads, values)):
+            raise UnsupportedError("internal error: tracing the program again for the values it read took another "
+                                   "path; please file an issue")
+        path = self.compile_path(traces[-1], computation, first, reads,
+                                 set().union(*(s.carrying_grad for s in visited)))
+        checks = jfn.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        prologue_traces = jfn._build_prologue(hooks, computation, len(args), tuple(kwargs), checks,
+                                              bool(path.updated_inputs))
+        prologue, names = None, ()
+        if str(prologue_traces[-1]) != self.prologue_text:  # it reads other outside values: check them too
+            prologue, names = prologue_traces[-1].python_callable(), [p.name for p in computation.args]
+            inputs = prologue(*args, **kwargs)
+            if inputs is None:
+                raise AssertionError("internal error: the prologue rejected the arguments it was built from")
+            env.update(zip(names, inputs))
+        missing = [n for s in path.segments for n in s.arg_names
+                   if n not in env and not any(n in t.out_names for t in path.segments)]
+        if missing:
+            raise UnsupportedError(
+                f"internal error: the continuation traced for a new value read from tensor data needs "
+                f"{', '.join(missing)}, which the segments before did not keep; please file an issue")
+        epilogue = epilogue_traces[-1].python_callable() if epilogue_traces else None
+        shown = (traces + [t for s in visited for t in s.traces] + path.traces,
+                 [t for s in visited for t in s.backward_traces] + path.backward_traces,
+                 sum((s.saved for s in visited), ()) + path.saved)
+        self._link(path, epilogue, shown)
+        read = reads[first - 1]
+        self._add_child(node, read.key, (sizes_check(reads[:first]), prologue, names, path.segments[0]))
+        jfn.stats.continuations += 1
+        jfn.stats.last_compile_seconds = time.perf_counter() - start
+        return path.segments[0]
+
+    def _add_child(self, node, key, variant):
+        count = sum(len(v) for v in node.children.values())
+        if count >= MAX_CONTINUATIONS:
+            oldest = next(iter(node.children))
+            node.children[oldest].pop(0)
+            if not node.children[oldest]:
+                del node.children[oldest]
+            warnings.warn(
+                f"thunder: the value read from tensor data ({node.read.what} at "
+                f"{node.read.location}) took more than {MAX_CONTINUATIONS} values; each traces a new continuation "
+                "of the program (the oldest is dropped). Keep it a tensor (torch.where, masks) if it changes on "
+                "every call", ContinuationLimitWarning, stacklevel=4)
+        node.children.setdefault(key, []).append(variant)
+
+
+def _inputs_as_they_are(*inputs):
+    return inputs

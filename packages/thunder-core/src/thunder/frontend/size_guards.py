@@ -1,0 +1,112 @@
+"""Guards of a size read from tensor data: a continuation traced with the size symbolic serves every size that
+passes the checks the rest of the program made on it (a broadcast's ``i0 != 1``, a slice's ``i0 > 0``)."""
+
+from __future__ import annotations
+
+from thunder.core import prims
+from thunder.core.proxies import NumberProxy, Proxy
+from thunder.frontend.value_reads import segment_end
+
+__all__ = ["size_read_guards", "sizes_check"]
+
+
+def _as_number(a, dtype):
+    return {bool: bool, int: int, float: float, complex: complex}[dtype](a) if dtype in (bool, int, float, complex) \
+        else None
+
+
+_NUMBER_FUNCTIONS = {**prims.number_functions, "convert_element_type": _as_number}
+
+
+def size_read_guards(computation, reads) -> None:
+    """Gives each size read whose constraints (the branches, indices and shape checks the rest of the program
+    took on it) are computed from that size alone a ``guard`` checking them; those constraints leave
+    ``computation.constraints``, whose prologue cannot compute them. Any other constraint on a read size keeps the
+    continuation for its exact value."""
+    from thunder.frontend.prologue import _tautology
+
+    markers = [b for b in computation.bound_symbols if b.sym is segment_end]
+    sizes = {m.args[0].name: read for m, read in zip(markers, reads) if read.kind == "size"}
+    if not sizes:
+        return
+    origin = {name: {name} for name in sizes}  # number name -> the size reads it was computed from
+    defs = {}  # number name -> the bound symbol computing it
+
+    def visit(bsyms):
+        for b in bsyms:
+            visit(b.subsymbols)
+            sources = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args if isinstance(a, NumberProxy)))
+            for o in b.flat_proxy_outs:
+                if isinstance(o, NumberProxy) and sources:
+                    origin.setdefault(o.name, set()).update(sources)
+                    defs.setdefault(o.name, b)
+
+    visit(computation.bound_symbols)
+    checks = {name: [] for name in sizes}
+    exact, kept, seen = set(), [], set()
+    for proxy, value in computation.constraints:
+        sources = origin.get(proxy.name)
+        if not sources:
+            kept.append((proxy, value))
+            continue
+        b = defs.get(proxy.name)
+        if b is not None and _tautology(b, value):
+            continue
+        if len(sources) > 1 or not _computable(proxy, defs, sizes):
+            exact.update(sources)
+            continue
+        key = (proxy.name, value)
+        if key not in seen:
+            seen.add(key)
+            checks[next(iter(sources))].append((proxy, value))
+    computation.constraints = kept
+    for name, read in sizes.items():
+        read.guard = None if name in exact else _guard(name, checks[name], defs)
+
+
+def _computable(proxy, defs, sizes) -> bool:
+    if proxy.name in sizes:
+        return True
+    b = defs.get(proxy.name)
+    if b is None or b.sym.name not in _NUMBER_FUNCTIONS or not b.sym.is_prim:
+        return False
+    return all(not isinstance(a, Proxy) or (isinstance(a, NumberProxy) and _computable(a, defs, sizes))
+               for a in b.args) and not b.kwargs
+
+
+def sizes_check(reads):
+    """``check(values) -> bool`` for a continuation traced later: the sizes read before it (``values``, in order)
+    must pass what *its* segments assumed about them, which the splits before it did not check (None: no size)."""
+    sizes = [(i, r) for i, r in enumerate(reads) if r.kind == "size"]
+    if not sizes:
+        return None
+
+    def check(values) -> bool:
+        return all(values[i] == r.value if r.guard is None else r.guard(values[i]) for i, r in sizes)
+
+    return check
+
+
+def _guard(name, checks, defs):
+    """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``, as one generated
+    expression (broadcasts ask the same question many times: each distinct one is asked once)."""
+    namespace: dict = {}
+
+    def expr(p) -> str:
+        if isinstance(p, (bool, int, float)):
+            return repr(p)
+        if not isinstance(p, NumberProxy):
+            constant = f"_c{len(namespace)}"
+            namespace[constant] = p
+            return constant
+        if p.name == name:
+            return "size"
+        b = defs[p.name]
+        fn = f"_{b.sym.name}"
+        namespace[fn] = _NUMBER_FUNCTIONS[b.sym.name]
+        return f"{fn}({', '.join(expr(a) for a in b.args)})"
+
+    questions = dict.fromkeys(f"({expr(p)}) == {value!r}" for p, value in checks)
+    guard = eval(f"lambda size: {' and '.join(questions) or 'True'}", namespace)  # noqa: S307 (generated)
+    guard.checks = tuple(questions)
+    return guard

@@ -1,0 +1,391 @@
+"""Python values read from tensor data (docs/values-from-tensor-data.md): the program is split at the read, each
+segment an ordinary trace, gradients and in-place updates as in eager, a new value a new continuation."""
+
+import warnings
+
+import pytest
+import torch
+
+import thunder
+from thunder.core.errors import UnsupportedError
+from thunder.frontend.segments import ContinuationLimitWarning
+
+
+def _leaves(xs):
+    return [x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def check_like_eager(fn, *args, jfn=None):
+    """Runs ``fn`` eagerly and jitted on copies of ``args``: outputs, gradients of the float inputs that require
+    grad, and the inputs (updated in place or not) must be equal."""
+    jfn = jfn or thunder.jit(fn)
+    eager_args, jit_args = _leaves(args), _leaves(args)
+    expected, actual = fn(*eager_args), jfn(*jit_args)
+    torch.testing.assert_close(actual, expected)
+    for a, e in zip(jit_args, eager_args):
+        if isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, e)
+    wants = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    if wants:
+        flat_e = [t for t in (expected if isinstance(expected, (tuple, list)) else (expected,)) if t.requires_grad]
+        flat_a = [t for t in (actual if isinstance(actual, (tuple, list)) else (actual,)) if t.requires_grad]
+        ge = torch.autograd.grad(sum(t.sum() for t in flat_e), [eager_args[i] for i in wants], allow_unused=True)
+        ga = torch.autograd.grad(sum(t.sum() for t in flat_a), [jit_args[i] for i in wants], allow_unused=True)
+        for a, e in zip(ga, ge):
+            if e is None:
+                assert a is None or not a.any()
+            else:
+                torch.testing.assert_close(a, e)
+    return jfn
+
+
+def test_bool_of_a_tensor_splits_and_both_branches_run_like_eager():
+    def f(x, y):
+        a = x * 2
+        if (a > 0).any():
+            return a + y
+        return a - y
+
+    x = torch.randn(4, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.randn(4))
+    check_like_eager(f, -x.detach().abs().requires_grad_(), torch.randn(4), jfn=jfn)
+    check_like_eager(f, x.detach().abs().requires_grad_(), torch.randn(4), jfn=jfn)
+    assert thunder.cache_misses(jfn) == 1
+    assert thunder.compile_stats(jfn).continuations == 1  # the other branch, traced once, then reused
+
+
+def test_each_segment_is_an_ordinary_trace_in_last_traces():
+    def f(x):
+        y = x.sin()
+        n = int(y.sum() > 0)
+        return y * (n + 1)
+
+    jfn = thunder.jit(f)
+    jfn(torch.ones(3))
+    names = [t.fn_name for t in thunder.last_traces(jfn)]
+    assert "segment0" in names and "segment1" in names
+    assert names.index("segment0") < names.index("segment1")
+    final = thunder.last_traces(jfn)[-1]
+    assert final.fn_name == "segment1"
+    assert "Segment 1 of the program" in str(thunder.last_traces(jfn)[names.index("segment1")])
+
+
+@pytest.mark.parametrize("read", ["int", "float", "index", "item_compare", "bool"])
+def test_each_read_kind_like_eager_with_gradients(read):
+    def f(x, n):
+        if read == "int":
+            k = int(n)
+        elif read == "float":
+            k = float(n) * 0.5
+        elif read == "index":
+            k = [1.0, 2.0, 3.0, 4.0][n]
+        elif read == "item_compare":
+            k = 3 if n.item() > 1 else -1
+        else:
+            k = 2 if bool(n == 2) else 5
+        return x * k
+
+    x = torch.randn(3, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.tensor(2))
+    check_like_eager(f, x, torch.tensor(1), jfn=jfn)
+    check_like_eager(f, x, torch.tensor(2), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 1
+
+
+def test_range_of_a_tensor_value_and_tolist_loop_with_gradients():
+    def f(x, n, picks):
+        for _ in range(int(n)):
+            x = x * 1.5
+        out = torch.zeros_like(x)
+        for i in picks.tolist():
+            out[i] += x[i] * (i + 1)
+        return out
+
+    x = torch.randn(5, 2, requires_grad=True)
+    jfn = check_like_eager(f, x, torch.tensor(2), torch.tensor([0, 3]))
+    check_like_eager(f, x, torch.tensor(3), torch.tensor([4, 1]), jfn=jfn)
+    check_like_eager(f, x, torch.tensor(2), torch.tensor([0, 3]), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 1  # n=3 traced the rest of the program, tolist included
+
+
+def test_number_arithmetic_on_item_stays_in_the_trace_until_control_flow_needs_it():
+    def f(x):
+        s = x.sum().item() * 2 + 1
+        y = x * s
+        if s > 0:
+            return y
+        return -y
+
+    x = torch.randn(4, requires_grad=True)
+    jfn = check_like_eager(f, x)
+    check_like_eager(f, (-x.detach().abs() - 1).requires_grad_(), jfn=jfn)
+
+
+def test_in_place_updates_of_inputs_across_segments():
+    def f(x, y):
+        x.add_(1)
+        if x.sum() > 0:
+            x.mul_(2)
+        else:
+            x.sub_(3)
+        y[0] = x[0]
+        return x + y
+
+    jfn = check_like_eager(f, torch.randn(4), torch.randn(4))
+    check_like_eager(f, torch.full((4,), -5.0), torch.randn(4), jfn=jfn)
+    check_like_eager(f, torch.full((4,), 5.0), torch.randn(4), jfn=jfn)
+
+
+def test_in_place_updates_of_intermediates_across_segments_with_gradients():
+    def f(h, w, picks):
+        out = torch.zeros_like(h) + 0 * h
+        view = out[1:]  # a view taken before the split, updated after it
+        for i in picks.tolist():
+            out.index_add_(0, torch.tensor([i]), h[i:i + 1] * w[i])
+        view.mul_(2)
+        return out
+
+    h, w = torch.randn(5, 3, requires_grad=True), torch.randn(5, 3, requires_grad=True)
+    jfn = check_like_eager(f, h, w, torch.tensor([0, 2, 3]))
+    check_like_eager(f, h, w, torch.tensor([0, 4, 1]), jfn=jfn)
+
+
+def test_side_effects_across_segments():
+    log = []
+
+    class Box:
+        pass
+
+    box = Box()
+
+    def f(x):
+        box.first = x * 2
+        if x.sum() > 0:
+            log.append(1)
+        box.second = x + 1
+        return x
+
+    jfn = thunder.jit(f)
+    jfn(torch.ones(2))
+    assert log == [1] and torch.equal(box.first, torch.full((2,), 2.0)) and torch.equal(box.second, torch.full((2,), 2.0))
+    jfn(-torch.ones(2))
+    assert log == [1] and torch.equal(box.first, torch.full((2,), -2.0))
+    jfn(torch.ones(2))
+    assert log == [1, 1]
+
+
+def test_random_numbers_drawn_before_a_read_are_eagers():
+    def f(x):
+        noise = torch.rand(3)
+        if (noise > 0.5).any():
+            return x + noise
+        return x - noise
+
+    torch.manual_seed(0)
+    expected = f(torch.ones(3))
+    jfn = thunder.jit(f)
+    torch.manual_seed(0)
+    torch.testing.assert_close(jfn(torch.ones(3)), expected)
+    torch.manual_seed(0)
+    torch.testing.assert_close(jfn(torch.ones(3)), expected)
+
+
+def test_continuations_are_bounded_with_a_warning():
+    def f(x, n):
+        return x * int(n)
+
+    jfn = thunder.jit(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(20):
+            torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(k)), torch.full((2,), float(k)))
+    messages = [str(w.message) for w in caught if issubclass(w.category, ContinuationLimitWarning)]
+    assert messages and "int() of a tensor at" in messages[0] and "took more than 16 values" in messages[0]
+
+
+def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
+    from torch.utils.checkpoint import checkpoint
+
+    def body(x):
+        return x * 2 if x.sum() > 0 else x
+
+    def f(x):
+        return checkpoint(body, x, use_reentrant=False)
+
+    with pytest.raises(UnsupportedError,
+                       match="bool\\(\\) of a tensor needs a value .* inside a region .* checkpoint.*x.sum\\(\\) > 0"):
+        thunder.jit(f)(torch.ones(2, requires_grad=True))
+
+
+def test_module_with_data_dependent_loop_trains_like_eager():
+    class Router(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+            self.gate = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            choice = self.gate(x).argmax(-1)
+            out = torch.zeros_like(x)
+            for e in range(3):
+                if (choice == e).any():
+                    out = out + self.experts[e](x) * (choice == e).unsqueeze(-1)
+            return out
+
+    torch.manual_seed(0)
+    model = Router()
+    jmodel = thunder.jit(model)
+    for x in (torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 4) * 5):
+        expected = model(x)
+        (expected ** 2).sum().backward()
+        eager_grads = [p.grad for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+        actual = jmodel(x)
+        (actual ** 2).sum().backward()
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close([p.grad for p in model.parameters()], eager_grads)  # None where eager has None
+        model.zero_grad(set_to_none=True)
+
+
+def test_gradients_flow_through_a_value_accumulated_across_segments_inside_no_grad_routing():
+    # transformers' eager experts: the routing under no_grad, then one index_add_ per expert hit into a tensor
+    # made without grad; each segment's node hands the accumulated value on with its gradient
+    def f(x, w):
+        out = torch.zeros_like(x)
+        with torch.no_grad():
+            hit = (x > 0).nonzero()
+        for i in hit:
+            i = i[0]
+            if i == 3:
+                continue
+            out.index_add_(0, i[None], x[i][None] * w)
+        return out
+
+    w = torch.randn(1, requires_grad=True)
+    jfn = check_like_eager(f, torch.tensor([1.0, 2.0, -1.0, 2.0, -1.0], requires_grad=True), w)
+    check_like_eager(f, torch.tensor([-1.0, 2.0, 1.0, 2.0, 1.0], requires_grad=True), w, jfn=jfn)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Ops whose output size depends on data: the size is read at the call (a split), the op then has a fixed size
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _setitem_scalar(x, m):
+    y = x * 1
+    y[m] = 0.5
+    return y
+
+
+def _setitem_rows(x, r, v):
+    y = x * 1
+    y[r] = v * 2
+    return y
+
+
+def _getitem_rows_then_index_add(x, r):
+    # the selected rows, computed on, and added back: the gradient of the selection is an index_add
+    rows = x[r] * 3
+    return torch.zeros_like(x).index_add(0, r.nonzero()[:, 0], rows.sin())
+
+
+_MASK = torch.tensor([[True, False, True, True], [False, False, False, False], [True, True, False, True],
+                      [False, True, False, False], [True, False, False, True]])
+_ROWS = torch.tensor([True, False, True, True, False])
+_DATA_DEPENDENT_OPS = {
+    "nonzero": (lambda m: torch.nonzero(m), (_MASK,)),
+    "nonzero_as_tuple": (lambda m: torch.nonzero(m, as_tuple=True), (_MASK,)),
+    "nonzero_method_0d": (lambda t: t.nonzero(), (torch.tensor(3),)),
+    "argwhere": (lambda m: torch.argwhere(m), (_MASK,)),
+    "where_one_argument": (lambda m: torch.where(m), (_MASK,)),
+    "masked_select": (lambda x, m: torch.masked_select(x, m) * 2, ("x", _MASK)),
+    "masked_select_broadcast": (lambda x, m: x.masked_select(m[0]), ("x", _MASK)),
+    "mask_index": (lambda x, m: x[m] * 3, ("x", _MASK)),
+    "mask_index_rows": (lambda x, r: x[r] * 3, ("x", _ROWS)),
+    "mask_index_second_dim": (lambda x, r: x[:, r[:4]].sum(0), ("x", _ROWS)),
+    "mask_setitem_scalar": (_setitem_scalar, ("x", _MASK)),
+    "mask_setitem_rows": (_setitem_rows, ("x", _ROWS, "v")),
+    "rows_then_index_add": (_getitem_rows_then_index_add, ("x", _ROWS)),
+    "unique": (lambda i: torch.unique(i), (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "unique_inverse_counts": (lambda i: torch.unique(i, return_inverse=True, return_counts=True),
+                              (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "unique_method": (lambda i: i.unique(return_counts=True), (torch.tensor([2.0, 1.0, 2.0]),)),
+    "unique_consecutive": (lambda i: torch.unique_consecutive(i, return_counts=True, return_inverse=True),
+                           (torch.tensor([1, 1, 2, 2, 3, 1, 1]),)),
+    "bincount": (lambda i: torch.bincount(i), (torch.tensor([3, 1, 3, 0, 1, 1]),)),
+    "bincount_weights_minlength": (lambda i, w: torch.bincount(i, w, minlength=7),
+                                   (torch.tensor([3, 1, 3, 0, 1, 1]), torch.arange(6.0))),
+    "repeat_interleave": (lambda x, r: torch.repeat_interleave(x, r, dim=0), ("x", torch.tensor([1, 0, 2, 3, 1]))),
+    "repeat_interleave_one_count": (lambda x, r: x.repeat_interleave(r, 1), ("x", torch.tensor([2]))),
+    "repeat_interleave_counts_only": (lambda r: torch.repeat_interleave(r), (torch.tensor([1, 0, 2]),)),
+    "split_sizes_read_with_tolist": (lambda x, s: x.split(s.tolist(), dim=1), ("x", torch.tensor([1, 3]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DATA_DEPENDENT_OPS))
+def test_data_dependent_size_op_like_eager_with_gradients(name):
+    fn, args = _DATA_DEPENDENT_OPS[name]
+    torch.manual_seed(0)
+    made = {"x": torch.randn(5, 4, requires_grad=True), "v": torch.randn(3, 4, requires_grad=True)}
+    args = [made[a] if isinstance(a, str) else a for a in args]
+    jfn = check_like_eager(fn, *args)
+    check_like_eager(fn, *args, jfn=jfn)  # the same sizes: the cached continuation
+    assert thunder.compile_stats(jfn).continuations == 0
+
+
+def test_a_new_size_reuses_the_continuation_unless_its_checks_differ():
+    # the size read at x[m] stays symbolic after the split; the continuation holds for every size passing the
+    # checks recorded on it (here: size > 0, size != 1 from broadcasting), each other size class traces its own
+    def f(x, m):
+        return x[m].sum(0) * 2
+
+    x = torch.randn(5, 3, requires_grad=True)
+    jfn = check_like_eager(f, x, _ROWS)
+    check_like_eager(f, x, ~_ROWS, jfn=jfn)
+    check_like_eager(f, x, torch.tensor([True, True, True, True, True]), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 0 and thunder.cache_misses(jfn) == 1
+    one = torch.tensor([False, False, True, False, False])
+    check_like_eager(f, x, one, jfn=jfn)
+    check_like_eager(f, x, torch.zeros(5, dtype=torch.bool), jfn=jfn)
+    check_like_eager(f, x, one, jfn=jfn)
+    check_like_eager(f, x, _ROWS, jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 2
+
+
+def test_split_with_sizes_in_a_tensor_raises_eagers_error():
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        torch.randn(5).split(torch.tensor([2, 3]))
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        thunder.jit(lambda x, s: x.split(s))(torch.randn(5), torch.tensor([2, 3]))
+
+
+def test_size_read_inside_a_decomposition_is_refused_with_the_line():
+    from torch.utils.checkpoint import checkpoint
+
+    def f(x):
+        return checkpoint(lambda x: x[x > 0].sum(), x, use_reentrant=False)
+
+    with pytest.raises(UnsupportedError, match="the output size of nonzero needs a value computed from tensor data "
+                       "inside a region .* checkpoint.*x\\[x > 0\\]"):
+        thunder.jit(f)(torch.randn(4, requires_grad=True))
+
+
+def test_a_continuation_traced_later_checks_what_it_assumed_about_earlier_sizes():
+    # the first path never looks at the size of x[m]; the one traced for flag <= 0 branches on it, so reaching
+    # that continuation again with another size must not reuse it
+    def f(x, m, flag):
+        y = x[m]
+        if flag.item() > 0:
+            return y.sum()
+        if y.shape[0] == 3:
+            return y * 2
+        return y * 3
+
+    x = torch.randn(5, 2)
+    three, two = _ROWS, torch.tensor([True, False, False, True, False])
+    jfn = check_like_eager(f, x, three, torch.tensor(1))
+    check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
+    check_like_eager(f, x, two, torch.tensor(-1), jfn=jfn)
+    check_like_eager(f, x, two, torch.tensor(1), jfn=jfn)
+    check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == 2
