@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["Device", "cpu", "to_device"]
+__all__ = ["Device", "cpu", "to_device", "to_torch_device"]
 
 
 class Device:
     __slots__ = ("type", "index")
 
     def __init__(self, type: str, index: int | None = None):
+        if index is None and ":" in type:  # Device("cuda:1"), as torch.device accepts
+            type, _, given = type.partition(":")
+            index = int(given)
         if type == "cuda" and index is None:
             index = 0
         self.type, self.index = type, index
@@ -46,3 +49,10 @@ def to_device(x) -> Device | None:
         type_, _, index = key.partition(":")
         d = _cache[key] = Device(type_, int(index) if index else None)
     return d
+
+
+def to_torch_device(x):
+    """A Device, str or torch.device as a torch.device (None passes through)."""
+    if x is None:
+        return None
+    return to_device(x).to_torch()

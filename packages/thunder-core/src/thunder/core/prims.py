@@ -23,7 +23,7 @@ from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, proxy_number, 
 from thunder.core.shapes import as_ints, canonicalize_dim, canonicalize_dims
 from thunder.core.symbol import Symbol
 
-__all__ = ["all_prims", "make_prim", "ElementwiseKind"]
+__all__ = ["all_prims", "make_prim", "ElementwiseKind"]  # and PrimIDs, made on first use (__getattr__)
 
 all_prims: dict[str, Symbol] = {}
 
@@ -661,3 +661,13 @@ for _name in ("store_attr", "store_item", "store_cell", "delete_attr", "delete_i
     make_prim(_name, _check_meta, tags=("epilogue", "side_effect"))
 # the program raised: the epilogue ends by raising a copy of the exception it raised while traced
 make_prim("raise_exception", _check_meta, tags=("epilogue", "side_effect"))
+
+
+def __getattr__(name: str):
+    # ``PrimIDs``: lightning-thunder's enum of prim ids (``bsym.sym.id == PrimIDs.ADD``), each member being the id
+    # string itself. Built on first use, when every module that makes prims has been imported.
+    if name == "PrimIDs":
+        ids = Enum("PrimIDs", {n.upper(): sym.id for n, sym in all_prims.items()}, type=str)
+        globals()["PrimIDs"] = ids
+        return ids
+    raise AttributeError(f"module 'thunder.core.prims' has no attribute {name!r}")

@@ -1,31 +1,16 @@
 """``torch.compile(fn, backend="thunder")``: Dynamo captures FX graphs, thunder.jit compiles each.
 
 The backend is registered with PyTorch through the ``torch_dynamo_backends`` entry point of
-thunder-core, so ``backend="thunder"`` works without importing thunder first.
+thunder-core, so ``backend="thunder"`` works without importing thunder first. ``thunderfx(fn)`` is the
+same with the backend object kept, for its traces and split reasons; ``thunder_profile`` and
+``thunder_optimize`` choose per graph between thunder and eager from measurements.
 """
 
 from __future__ import annotations
 
-__all__ = ["thunder_backend", "ThunderCompiler"]
+from thunder.dynamo.compiler import ThunderCompiler, ThunderFXCompiledObject, thunder_backend, thunderfx
+from thunder.dynamo.profile import thunder_optimize, thunder_profile
+from thunder.dynamo.splitter import SplitReason, SplitReasonType, SubgraphInfo
 
-
-class ThunderCompiler:
-    """A Dynamo backend: ``torch.compile(fn, backend=ThunderCompiler(executors=[...]))`` passes jit options."""
-
-    def __init__(self, **jit_options):
-        self.jit_options = jit_options
-
-    def __call__(self, gm, example_inputs, **kwargs):
-        import thunder
-
-        # Dynamo's graph modules generate their forward lazily, on first call, by setting attributes on
-        # themselves; generate it now so that tracing reads the module instead of mutating it.
-        real_recompile = getattr(gm, "real_recompile", None)
-        if real_recompile is not None:
-            real_recompile()
-        # Each graph Dynamo hands over is an nn.Module (GraphModule); thunder.jit interprets its forward.
-        return thunder.jit(gm, **self.jit_options)
-
-
-def thunder_backend(gm, example_inputs, **kwargs):
-    return ThunderCompiler()(gm, example_inputs, **kwargs)
+__all__ = ["thunder_backend", "ThunderCompiler", "ThunderFXCompiledObject", "thunderfx", "thunder_profile",
+           "thunder_optimize", "SplitReason", "SplitReasonType", "SubgraphInfo"]

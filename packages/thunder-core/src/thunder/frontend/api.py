@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["last_traces", "last_prologue_traces", "last_backward_traces", "cache_hits", "cache_misses",
-           "compile_stats"]
+__all__ = ["last_traces", "last_prologue_traces", "last_backward_traces", "cache_hits", "cache_misses", "cache_option",
+           "list_transforms", "compile_stats"]
 
 
 def _function(jfn):
@@ -42,3 +42,13 @@ def cache_hits(jfn) -> int:
 
 def cache_misses(jfn) -> int:
     return compile_stats(jfn).cache_misses
+
+
+def cache_option(jfn):
+    """The cache option the callable was jitted with (a ``thunder.CACHE_OPTIONS`` member)."""
+    return _function(jfn).cache_option
+
+
+def list_transforms(jfn) -> list:
+    """The ``transforms=`` the callable was jitted with, in order."""
+    return list(_function(jfn).transforms)

@@ -384,6 +384,7 @@ class JitHooks(Hooks):
         self.fn = fn
         self.symbolic = symbolic  # cache="symbolic values": numbers and tensor dims are inputs, not constants
         self.checkpoint = checkpoint  # module -> bool: submodules to run as activation checkpoints
+        self.user_lookasides: dict = {}  # callable -> replacement run natively instead (recipes' Lookasides)
         self.sharp_edges = sharp_edges
         self._reported: set = set()
         self._type_read_done: set = set()  # provenances whose type the program read (checked once)
@@ -458,6 +459,10 @@ class JitHooks(Hooks):
         return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
     def lookaside(self, fn):
+        if self.user_lookasides and _hashable(fn):
+            replacement = self.user_lookasides.get(fn)
+            if replacement is not None:
+                return replacement
         engine = engine_lookaside(fn)
         if engine is not None:
             return engine

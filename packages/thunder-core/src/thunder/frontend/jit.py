@@ -7,16 +7,19 @@ the function is traced again and a new entry is added.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
+from thunder.core.trace_checks import check_trace
 from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
+from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
@@ -29,6 +32,7 @@ from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
+from thunder.transforms.transform import split_transforms
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
 
@@ -85,20 +89,34 @@ class ThunderFunction:
     """What ``thunder.jit(fn)`` returns for a function (modules get :class:`thunder.ThunderModule`)."""
 
     def __init__(self, fn, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False,
-                 transforms=None, **compile_options):
+                 transforms=None, debug_options=None, disable_torch_autograd=False, **compile_options):
         if sharp_edges not in _SHARP_EDGES:
             raise ValueError(f"sharp_edges must be one of 'allow', 'warn', 'error', got {sharp_edges!r}")
         self.checkpoint = _checkpoint_predicate(compile_options.pop("checkpoint", None))
+        cache = resolve_cache_alias(cache, compile_options.pop("cache_mode", None))
+        resolve_langctx(compile_options.pop("langctx", None))
+        # Kept for lightning-thunder code; neither changes what runs (docs/coming-from-lightning-thunder.md): there
+        # is no preprocessing step to disable, and functionalization always keeps every alias of an updated
+        # tensor correct, so there are no alias updates whose skipping would be safe.
+        compile_options.pop("disable_preprocessing", None)
+        compile_options.pop("skip_inplace_alias_updates", None)
         self.recompile_warning_limit = compile_options.pop("recompile_warning_limit", RECOMPILE_WARNING_LIMIT)
         if compile_options:
             raise TypeError(f"thunder.jit got unknown options: {', '.join(sorted(compile_options))}")
+        if debug_options is not None and not isinstance(debug_options, DebugOptions):
+            raise TypeError(f"debug_options= takes a thunder.DebugOptions, got {type(debug_options).__name__}")
+        self.debug_options = debug_options if debug_options is not None else DebugOptions()
+        self.disable_torch_autograd = bool(disable_torch_autograd)
         self.fn = fn
         self.executors = resolve_executors(executors)
         self.cache_option = resolve_cache_option(cache)
         self.sharp_edges = sharp_edges
         self.disable_inplace_copy_check = disable_inplace_copy_check
         self.transforms = tuple(transforms or ())
+        self.transform_objects, self.trace_transforms = split_transforms(self.transforms)
         self.entries: list[CacheEntry] = []
+        # callable -> replacement run natively while interpreting (set by recipes: thunder.compile)
+        self.lookasides: dict = {}
         self.stats = CompileStats()
         self.__wrapped__ = fn
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -158,21 +176,41 @@ class ThunderFunction:
         interpreted = time.perf_counter()
         traces = [computation]
         traces += prepare(computation)
+        kwnames = tuple(kwargs)
+        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
+        transformed_prologue = None
+        if self.transform_objects:
+            _refuse_pre_prologue_hooks_on_segments(self.transform_objects, hooks.value_reader.reads)
+            # the inputs updated in place are known from the functionalized trace already (its copies into them)
+            assumed_updates = bool(_updated_inputs(traces[-1]))
+            raw = self._prologue_trace(hooks, computation, len(args), kwnames, checks, assumed_updates)
+            transformed_prologue, transformed, epilogue_traces = self._pre_prologue_transforms(raw, traces[-1],
+                                                                                               epilogue_traces)
+            if transformed is not traces[-1]:
+                traces.append(transformed)
+        before_lowering = traces[-1]
         if hooks.value_reader.reads:  # the program reads values from tensor data: it runs as segments
             program = SegmentedProgram(self, hooks.value_reader.reads)
             path = program.compile_path(traces[-1], computation)
             traces += path.traces
             backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
         else:
-            more, backward_traces, split, computation_fn = self._compile_prepared(traces[-1])
+            more, backward_traces, split, computation_fn = self._compile_prepared(before_lowering)
             traces += more
             updated_inputs = _updated_inputs(traces[-1])
         if updated_inputs:
             _refuse_aliased_updates(hooks, updated_inputs)
-        kwnames = tuple(kwargs)
-        checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
-        prologue_traces = self._build_prologue(hooks, computation, len(args), kwnames, checks, bool(updated_inputs))
+        if transformed_prologue is not None and bool(updated_inputs) != assumed_updates:
+            # the transforms see (and may change) the prologue that runs
+            raw = self._prologue_trace(hooks, computation, len(args), kwnames, checks, bool(updated_inputs))
+            transformed_prologue, _, _ = self._pre_prologue_transforms(raw, before_lowering, epilogue_traces)
+        prologue_traces = self._build_prologue(hooks, computation, len(args), kwnames, checks, bool(updated_inputs),
+                                               prologue=transformed_prologue)
         prologue = prologue_traces[0]
+        if self.debug_options.check_traces:
+            for steps in (prologue_traces, traces, backward_traces, epilogue_traces):
+                for i, t in enumerate(steps):
+                    check_trace(t, runs=i == len(steps) - 1)
         prologue_fn = prologue_traces[-1].python_callable()
         epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
         saved = tuple(split.saved) if split is not None else ()
@@ -211,34 +249,65 @@ class ThunderFunction:
     def _compile_prepared(self, prepared):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
         of a functional computation trace: autograd split when needed, rematerialization, executor dispatch."""
-        traces, backward_traces, split = [], [], None
-        if requires_grad(prepared):
-            split = rematerialize(split_forward_backward(prepared, self.executors), self.executors)
-            traces.append(split.forward)
-            forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
-            if forward is not split.forward:
-                split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
-                                        split.differentiable_outputs, split.differentiable_inputs)
-                traces.append(forward)
-            traces += lower(split.forward, self.executors, self.transforms,
-                            check_inplace=not self.disable_inplace_copy_check)
-            backward_traces = [split.backward, *lower(split.backward, self.executors, check_inplace=False)]
-        else:
-            traces += lower(prepared, self.executors, self.transforms, check_inplace=not self.disable_inplace_copy_check)
+        traces, backward_traces, split = self._lower(prepared)
         final = traces[-1]
         if split is None:
             computation_fn = final.python_callable()
+            if self.disable_torch_autograd:
+                computation_fn = _without_grad(computation_fn)
         else:
             computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
                                                         split, len(final.args))
         return traces, backward_traces, split, computation_fn
 
-    def _build_prologue(self, hooks, computation, nargs, kwnames, checks, distinct_storage) -> list:
+    def _lower(self, computation) -> tuple[list, list, ForwardBackward | None]:
+        """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
+        ``computation``, the last being what runs; the backward traces; the split or None)."""
+        check = not self.disable_inplace_copy_check
+        post = self.trace_transforms + self._post_optimization()
+        if self.disable_torch_autograd or not requires_grad(computation):
+            return lower(computation, self.executors, post, check_inplace=check), [], None
+        split = rematerialize(split_forward_backward(computation, self.executors), self.executors)
+        traces = [split.forward]
+        forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+        if forward is not split.forward:
+            split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
+                                    split.differentiable_outputs, split.differentiable_inputs)
+            traces.append(forward)
+        traces += lower(split.forward, self.executors, post, check_inplace=check)
+        backward_traces = [split.backward, *lower(split.backward, self.executors, self._post_optimization(),
+                                                   check_inplace=False)]
+        return traces, backward_traces, split
+
+    def _post_optimization(self) -> tuple:
+        return tuple(functools.partial(t.transform_trace_post_optimization, executors_list=self.executors)
+                     for t in self.transform_objects)
+
+    def _pre_prologue_transforms(self, prologue, computation, epilogue_traces):
+        """Runs each Transform's ``transform_traces_pre_prologue`` on (prologue, computation before autograd,
+        epilogue): (the prologue, the computation to differentiate and dispatch, the epilogue traces)."""
+        epilogue = epilogue_traces[0] if epilogue_traces else None
+        pro, comp, epi = prologue, computation, epilogue
+        for t in self.transform_objects:
+            pro, comp, epi = t.transform_traces_pre_prologue(pro, comp, epi, executors_list=self.executors)
+        if epi is not epilogue:
+            epilogue_traces = [] if epi is None else [epi, dispatch_to_executors(epi, [get_executor("python")])]
+        return pro, comp, epilogue_traces
+
+    def _prologue_trace(self, hooks, computation, nargs, kwnames, checks, distinct_storage):
+        """The prologue as built from the records, before it is lowered to Python."""
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, nargs, kwnames, checks=checks,
                                   computation=computation, distinct_storage=distinct_storage,
                                   aliases=hooks.aliases, strides=hooks.layouts.assumed)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
+        return prologue
+
+    def _build_prologue(self, hooks, computation, nargs, kwnames, checks, distinct_storage, prologue=None) -> list:
+        """The prologue traces, the last being what runs; ``prologue``: the one to lower instead of building it (what
+        the Transforms' hooks returned)."""
+        if prologue is None:
+            prologue = self._prologue_trace(hooks, computation, nargs, kwnames, checks, distinct_storage)
         prologue_traces = [prologue]
         if computation.constraints:
             prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
@@ -252,6 +321,7 @@ class ThunderFunction:
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES,
                          checkpoint=self.checkpoint)
         trace.tensor_resolver = hooks.resolve_tensors
+        hooks.user_lookasides = self.lookasides
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         hooks.value_reader = trace.value_reader = ValueReader(trace, hooks, self.executors, known, env)
         import torch
@@ -289,6 +359,30 @@ class ThunderFunction:
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks, raised
+
+
+def _refuse_pre_prologue_hooks_on_segments(transforms, reads) -> None:
+    """A program that reads values from tensor data runs as segments, each with its own computation: there is no
+    single (prologue, computation, epilogue) to hand to ``transform_traces_pre_prologue``."""
+    from thunder.transforms.transform import Transform
+
+    hooked = [t for t in transforms if type(t).transform_traces_pre_prologue is not Transform.transform_traces_pre_prologue]
+    if reads and hooked:
+        raise UnsupportedError(
+            f"{type(hooked[0]).__name__}.transform_traces_pre_prologue cannot apply to this program: it reads values "
+            "from tensor data, so it runs as segments with no single computation trace; use the transform on a "
+            "program without such reads, or transform_trace_post_optimization (applied to every segment)")
+
+
+def _without_grad(computation_fn):
+    """``disable_torch_autograd=True``: the program runs as inference, connected to no autograd graph."""
+    import torch
+
+    def computation(*args):
+        with torch.no_grad():
+            return computation_fn(*args)
+
+    return computation
 
 
 def _checkpoint_predicate(option):
@@ -345,33 +439,39 @@ def _check_output(result):
 
 
 def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_copy_check=False, transforms=None,
-        **compile_options):
+        debug_options=None, disable_torch_autograd=False, **compile_options):
     """Compiles ``fn`` (a function or an ``nn.Module``) with thunder.
 
     executors: executor names or objects, in priority order (default: ``thunder.get_default_executors()``).
     cache: one of ``thunder.CACHE_OPTIONS`` or its string value: "constant values" (default; numbers and
-        shapes are baked in and checked on every call), "no caching" (trace every call), "same input"
-        (trust that every call matches the first).
+        shapes are baked in and checked on every call), "symbolic values", "no caching" (trace every call),
+        "same input" (trust that every call matches the first). ``cache_mode=`` is an alias.
     sharp_edges: "allow" (default), "warn" or "error": what to do when native code reads outside state the
         prologue does not check (the contents of a dict, set or arbitrary object from outside); see
         docs/architecture.md for exactly what is checked.
-    transforms: callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    transforms: :class:`thunder.Transform` instances (hooks before autograd and after executor dispatch) or
+        callables ``trace -> trace`` applied to the computation trace after executor dispatch.
+    debug_options: a :class:`thunder.DebugOptions` (e.g. ``check_traces=True``).
+    disable_torch_autograd: run as inference even when inputs require grad: no backward is built and the
+        results are connected to no autograd graph.
     checkpoint: module types or a predicate ``module -> bool``: calls of the chosen submodules run as
         activation checkpoints (recomputed in backward instead of saved).
     recompile_warning_limit: after this many recompilations (misses while the cache has entries) a
         ``RecompilationWarning`` says why the last call missed (default 8; None: never);
         ``thunder.examine.cache_report(jfn)`` tells why every miss happened.
+    Accepted for lightning-thunder code: ``langctx`` (None or "torch"), ``disable_preprocessing`` and
+    ``skip_inplace_alias_updates`` (no effect; see docs/coming-from-lightning-thunder.md). Any other keyword
+    is an error naming it.
     """
     import torch
 
+    options = dict(executors=executors, cache=cache, sharp_edges=sharp_edges,
+                   disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
+                   debug_options=debug_options, disable_torch_autograd=disable_torch_autograd, **compile_options)
     if isinstance(fn, torch.nn.Module):
         from thunder.frontend.module import ThunderModule
 
-        return ThunderModule(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
-                             disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
-                             **compile_options)
+        return ThunderModule(fn, **options)
     if not callable(fn):
         raise TypeError(f"thunder.jit expects a function or an nn.Module, got {type(fn).__name__}")
-    return ThunderFunction(fn, executors=executors, cache=cache, sharp_edges=sharp_edges,
-                           disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
-                           **compile_options)
+    return ThunderFunction(fn, **options)

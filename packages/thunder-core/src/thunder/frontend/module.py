@@ -31,6 +31,8 @@ class ThunderModule(torch.nn.Module):
         # forward has the original's signature: callers such as HF generate() pick the arguments they pass
         # from inspect.signature(self.forward)
         self.__dict__["forward"] = functools.wraps(model.forward)(self._run)
+        for transform in self._tfn.transform_objects:
+            transform.transform_module(self)
 
     def forward(self, *args, **kwargs):
         return self._run(*args, **kwargs)

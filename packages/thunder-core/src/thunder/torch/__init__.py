@@ -32,3 +32,17 @@ from thunder.torch import data_dependent  # noqa: E402,F401
 for _name, _sym in list(language_symbols.items()):
     globals()[_name] = _sym
 del _name, _sym
+
+
+def to_torch_dtype(dtype):
+    """A thunder dtype (or Python number type) as a torch dtype; a torch dtype and None pass through."""
+    from thunder.core.dtypes import to_torch_dtype as convert
+
+    return convert(dtype)
+
+
+def to_thunder_dtype(dtype):
+    """A torch dtype (or a dtype name) as a thunder dtype; a thunder dtype and None pass through."""
+    from thunder.core.dtypes import to_dtype
+
+    return to_dtype(dtype)

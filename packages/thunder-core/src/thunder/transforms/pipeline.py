@@ -47,7 +47,9 @@ def lower(trace, executors, user_transforms=(), *, check_inplace: bool = True) -
     if any(isinstance(p, NumberProxy) for p in t.args):
         t = step(cse(t, numbers_only=True))  # sizes recomputed by several decompositions
     for transform in user_transforms:
-        t = step(transform(t))
+        transformed = transform(t)
+        if transformed is not t:  # a transform that changed nothing adds no trace
+            t = step(transformed)
     t = step(dce(t))
     t = step(del_last_used(t))
     if check_inplace:
