@@ -203,8 +203,11 @@ class ValueReader:
         probe.bound_symbols = bsyms
         probe.output = tuple(p for p in defined.values() if isinstance(p, (TensorProxy, NumberProxy)))
         with _outside_tracing():
-            final = run_pipeline(probe, self.executors, check_inplace=False)[-1]
-            for p in final.bound_symbols:
+            traces = run_pipeline(probe, self.executors, check_inplace=False)
+            final = traces[-1]
+            # the inputs it writes, as the functional trace names them (copy_to_out_(x, out=input)): an executor
+            # may lower a write to an in-place method without out= (a KV-cache store, executors/torch_stores.py)
+            for p in (b for t in traces for b in t.bound_symbols):
                 out = p.kwargs.get("out")
                 if isinstance(out, Proxy) and out.name in free and out.name not in self.owned:
                     value = self._value(out)
