@@ -60,8 +60,8 @@ def normalize_shape_arg(shape) -> tuple:
 
 def same_dims(a, b) -> bool:
     """Whether two shapes are the same by construction: the same size objects or equal ints. For skipping a
-    no-op reshape or broadcast: comparing sizes with == would record a constraint (under symbolic values, a new
-    program whenever two unrelated sizes happen to be equal), and the op it skips costs a view when unsure."""
+    no-op reshape: comparing sizes with == would record a constraint (under symbolic values, a new program
+    whenever two unrelated sizes happen to be equal), and the reshape it skips costs a view when unsure."""
     return len(a) == len(b) and all(x is y or (type(x) is int and type(y) is int and x == y) for x, y in zip(a, b))
 
 

@@ -7,7 +7,7 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import BoolProxy, NumberProxy, TensorProxy, pyval
-from thunder.core.shapes import broadcast_shapes, same_dims
+from thunder.core.shapes import broadcast_shapes
 from thunder.torch.promotion import Promotion, result_dtypes
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
 
@@ -15,8 +15,15 @@ P = Promotion
 
 
 def expand_to(a, shape):
-    """``a`` broadcast to ``shape`` (numpy rules); numbers and same-shape tensors are returned as is."""
-    if not isinstance(a, TensorProxy) or same_dims(a.shape, shape):
+    """``a`` broadcast to ``shape`` (numpy rules); numbers and same-shape tensors are returned as is.
+
+    ``shape`` is a broadcast that already included ``a`` (broadcast_shapes, or update's check), whose recorded
+    constraints decide for each dimension whether it equals the result's; comparing the sizes' values here
+    therefore records nothing (comparing the proxies would record a constraint between unrelated sizes, and
+    adding the broadcast when unsure would put a size-specialized expand into fusions)."""
+    if not isinstance(a, TensorProxy) or (
+            len(a.shape) == len(shape)
+            and all(getattr(x, "value", x) == getattr(y, "value", y) for x, y in zip(a.shape, shape))):
         return a
     offset = len(shape) - a.ndim
     check(offset >= 0, lambda: f"cannot broadcast a tensor of shape {a.shape} to {shape}")
