@@ -389,3 +389,23 @@ def test_a_continuation_traced_later_checks_what_it_assumed_about_earlier_sizes(
     check_like_eager(f, x, two, torch.tensor(1), jfn=jfn)
     check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
     assert thunder.compile_stats(jfn).continuations == 2
+
+
+@pytest.mark.parametrize("a, b", [
+    (torch.ones(3), torch.ones(3)), (torch.ones(3), torch.zeros(3)), (torch.tensor([1.0, 2.0]), torch.tensor([1, 2])),
+    (torch.ones(2, 1), torch.ones(2))],
+    ids=["equal", "different", "promoted", "no broadcasting"])
+def test_torch_equal_reads_its_answer_from_the_data(a, b):
+    def f(a, b):
+        if torch.equal(a, b):
+            return a * 2
+        return a.equal(b), a - 1
+
+    jfn = thunder.jit(f)
+    check_like_eager(f, a, b, jfn=jfn)
+    check_like_eager(f, a, b * 0 + 7, jfn=jfn)  # the other answer: a new continuation
+
+
+def test_torch_equal_nan_is_unequal_as_in_eager():
+    nan = torch.tensor([float("nan"), 1.0])
+    assert thunder.jit(lambda a, b: torch.equal(a, b))(nan, nan.clone()) is torch.equal(nan, nan.clone()) is False

@@ -47,6 +47,19 @@ register_method("itemsize", property(element_size))
 register_method("nbytes", property(lambda a: a.numel() * a.dtype.bytes))
 
 
+def equal(a, b) -> bool:
+    """``torch.equal``: a Python bool read from the data (the program is split there, as for ``bool(t)``). Shapes
+    must match exactly, no broadcasting; values compare after type promotion, NaN unequal to itself, as in eager."""
+    from thunder.torch.registry import language_symbols
+
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    return bool(language_symbols["all"](language_symbols["eq"](a, b)))
+
+
+register_method("equal", equal, torch.equal, torch.Tensor.equal)
+
+
 # torch.finfo(x.dtype): a proxy's dtype is a thunder dtype, which PyTorch's constructors do not accept. The limits
 # depend on the dtype only, which the trace fixes, so they are plain Python numbers.
 def finfo(type=None):
