@@ -13,8 +13,9 @@ of ``x`` read ``cache``. The same holds without the view (``cache.index_copy_(..
 
 It is free to when: the input is written once in the trace (so the view keeps holding ``y``'s values to the end);
 nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
-reader sees the new value early); neither ``y`` nor ``x`` is an output of the trace (a returned or saved tensor must not turn into an
-alias of the input); and autograd is not involved (the input does not take a tracked update, nothing requires grad).
+reader sees the new value early); neither ``y`` nor ``x`` is an output of the trace (a returned or saved tensor
+must not turn into an alias of the input); and autograd is not involved (the input does not take a tracked update,
+nothing requires grad).
 """
 
 from __future__ import annotations
