@@ -142,3 +142,14 @@ def test_elementwise_update_folded_into_out_keeps_old_views_old():
         return old_tail
 
     _check(step, lambda: (torch.ones(4, 3),))
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_view_read_after_the_store_sees_the_new_values(cache):
+    # fuzz seed 70239: the store into t0 must stay before the reads of its (re-taken) view, whatever the scheduling
+    def step(t0):
+        v0 = t0[1:]
+        t0[[0, 1]] = 2
+        return v0.prod(1).reshape(-1)
+
+    _check(step, lambda: (torch.randn(2, 2, 2),), cache=cache)

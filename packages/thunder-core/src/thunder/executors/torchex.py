@@ -26,8 +26,9 @@ class TorchExecutor(OperatorExecutor):
         from thunder.executors.torch_schedule import run_chains_one_by_one
         from thunder.executors.torch_stores import store_updates_in_place
 
-        trace = reuse_dead_temporaries(store_updates_in_place(fold_copies_into_out(trace)))
-        return run_chains_one_by_one(trace, self)
+        trace = run_chains_one_by_one(reuse_dead_temporaries(fold_copies_into_out(trace)), self)
+        # last: an in-place store has no output, so a reordering after it would not see the reads it must precede
+        return store_updates_in_place(trace)
 
 
 def _to_torch(x):
