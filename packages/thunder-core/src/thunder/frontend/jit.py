@@ -142,6 +142,7 @@ class ThunderFunction:
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
         outside.update(hooks.outside_containers)
+        outside.update(hooks.restrided)
         raises = None if raised is None else (template if template is not None else raised)
         if needs_epilogue(hooks.side_effects.writes, computation.output, outside, raises):
             epilogue, handed_over = build_epilogue(hooks.side_effects.writes, computation.output, self.fn, outside,
@@ -218,6 +219,7 @@ class ThunderFunction:
             hooks.layouts.on_record(bsym)
 
         trace.on_record = on_record
+        trace.on_rebind = hooks.on_rebind
 
         grad_enabled = torch.is_grad_enabled()
         raised = None
@@ -237,7 +239,7 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = None  # trace.layouts stays: transforms ask it
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.on_rebind = None  # trace.layouts stays: transforms ask it
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)

@@ -123,6 +123,13 @@ class Layouts:
         self.input_strides[proxy.name] = tuple(tensor.stride())
         self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self.input_strides[proxy.name]
 
+    def rebind(self, old: TensorProxy, proxy: TensorProxy, value: TensorProxy) -> None:
+        """``proxy`` stands for ``value`` from now on and ``old`` for what it was (TraceCtx.rebind)."""
+        for src, dst in ((proxy, old), (value, proxy)):
+            entry = self._known.pop(id(src), None)
+            if entry is not None and entry[0] is src:
+                self._known[id(dst)] = (dst, *entry[1:])
+
     def _entry(self, proxy):
         entry = self._known.get(id(proxy))
         return entry if entry is not None and entry[0] is proxy else None

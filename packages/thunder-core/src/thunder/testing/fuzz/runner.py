@@ -176,6 +176,8 @@ def _compare_call(eager_out, eager_error, thunder_out, thunder_error, eager_args
         found = Outcome(MISMATCH, found) if found else None
     for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
         found = found or _as_mismatch(first_difference(e, t, f"input {i} after the call"))
+        if isinstance(e, torch.Tensor) and isinstance(t, torch.Tensor) and e.stride() != t.stride():
+            found = found or Outcome(MISMATCH, f"input {i} after the call: strides {t.stride()}, eager {e.stride()}")
     found = found or _as_mismatch(first_difference(eager_ns["LOG"], thunder_ns["LOG"], "LOG (side effects)"))
     if found is None and eager_error is None:
         found = _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed)
