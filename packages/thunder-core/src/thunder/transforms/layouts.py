@@ -234,18 +234,25 @@ class Layouts:
                                         for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
 
     def _check_overlapping_write(self, fn, args, kwargs, inputs) -> None:
-        """An in-place update of a tensor whose elements share memory (an expanded view): most such writes fail in
-        eager, some do not (``fill_``, ``zero_``, a write to one row). Meta kernels do not check, so the call is run
-        on small real tensors with the same layout, and eager's error, if any, is the program's."""
+        """An in-place update of a tensor whose elements share memory (an expanded view), or that reads a tensor
+        sharing memory with it (``x[idx] = x[1:]``): some such writes fail in eager, others do not (``fill_``,
+        a write to one row, a copy between parts that do not overlap). Meta kernels do not check, so the call is
+        run on small real tensors with the same layouts, the ones sharing memory on one buffer, and eager's
+        error, if any, is the program's."""
         target = args[0]
-        if torch._debug_has_internal_overlap(target) != 1:
+        storage = target.untyped_storage()._cdata
+        shares = [x for x in tree_flatten((args, kwargs))[0]
+                  if isinstance(x, torch.Tensor) and x.untyped_storage()._cdata == storage]
+        if torch._debug_has_internal_overlap(target) != 1 and len(shares) < 2:
             return
         self.rely_on(inputs)
-        extent = target.storage_offset() + sum((n - 1) * st for n, st in zip(target.shape, target.stride())) + 1
+        extent = max(x.storage_offset() + sum((n - 1) * st for n, st in zip(x.shape, x.stride())) + 1 for x in shares)
+        buffer = torch.zeros(extent, dtype=target.dtype)
 
         def real(x):
-            if x is target:
-                return torch.zeros(extent, dtype=x.dtype).as_strided(x.shape, x.stride(), x.storage_offset())
+            if any(x is y for y in shares):
+                return buffer.view(x.dtype).as_strided(x.shape, x.stride(), x.storage_offset()) \
+                    if x.dtype.itemsize == target.dtype.itemsize else torch.zeros(x.shape, dtype=x.dtype)
             if isinstance(x, torch.Tensor):
                 return torch.zeros(x.shape, dtype=x.dtype)
             return x
@@ -258,7 +265,7 @@ class Layouts:
             try:
                 fn(*real_args, **real_kwargs)
             except RuntimeError as e:
-                if "refers to a single memory location" in str(e):
+                if "to a single memory location" in str(e):
                     raise
 
     # after tracing: functionalization's questions ---------------------------------------------------------
