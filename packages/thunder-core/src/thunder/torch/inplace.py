@@ -118,6 +118,7 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
           lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
           f"{_torch_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
+        broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
               lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(result.shape)}")
         result = ew.expand_to(result, a.shape)
