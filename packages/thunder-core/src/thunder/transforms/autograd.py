@@ -402,6 +402,8 @@ class _Differentiator:
                     seen.add(p.name)
                     saved.append(p)
             defined.update(o.name for o in s.flat_proxy_outs)
+            # sizes its decomposition computes (cat's summed dim): dispatch keeps them defined for later readers
+            defined.update(o.name for d in s.number_definitions() for o in d.flat_proxy_outs)
         for g in bw.output:
             if isinstance(g, Proxy) and g.name not in defined and g.name not in seen:
                 seen.add(g.name)
