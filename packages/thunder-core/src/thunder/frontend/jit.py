@@ -239,7 +239,8 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
-        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.on_rebind = None  # trace.layouts stays: transforms ask it
+        # trace.layouts stays: transforms ask it
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.on_rebind = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)

@@ -134,7 +134,8 @@ def _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed) -> Ou
         if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf and t.is_leaf:
             if (e.grad is None) != (t.grad is None):
                 return Outcome(MISMATCH, f"grad of input {i}: {t.grad is not None}, eager {e.grad is not None}")
-            if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE, normwise=True)):
+            if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE,
+                                                                 normwise=True)):
                 return Outcome(MISMATCH, found)
     return None
 
