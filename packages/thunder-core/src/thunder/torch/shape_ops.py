@@ -214,6 +214,17 @@ def contiguous(a, memory_format=None):
     return identity(a)
 
 
+def _contiguous_method(a, memory_format=torch.contiguous_format):
+    # eager returns the tensor itself when it is contiguous (the same object: identity, requires_grad, a leaf)
+    layouts = get_tracectx().layouts
+    if memory_format is torch.contiguous_format and layouts is not None and layouts.is_contiguous(a):
+        return a
+    return contiguous(a) if memory_format is torch.contiguous_format else contiguous(a, memory_format=memory_format)
+
+
+register_method("contiguous", _contiguous_method, torch.Tensor.contiguous)
+
+
 def _is_contiguous(a, memory_format=torch.contiguous_format):
     # answered from the strides the jit knows (an input, what is computed from known tensors), as eager would
     layouts = get_tracectx().layouts
