@@ -51,6 +51,15 @@ def is_view(bsym: BoundSymbol) -> bool:
     return True
 
 
+def _is_mask_fill(setitem: BoundSymbol) -> bool:
+    """``x[mask] = value`` with one boolean mask of x's rank and a number or 0-d value: eager runs masked_fill_."""
+    from thunder.core import dtypes
+
+    target, key, value = setitem.args[:3]
+    return (isinstance(key, TensorProxy) and dtypes.is_boolean_dtype(key.dtype) and key.ndim == target.ndim
+            and (not isinstance(value, TensorProxy) or value.ndim == 0))
+
+
 def _fill_through_expand(base: TensorProxy, value: TensorProxy):
     """The base after a fill (one value written to each chosen position) through an expand of it: a base element
     takes the written value if any of its repeated positions changed, as eager's repeated writes leave it."""
@@ -177,8 +186,14 @@ class _State:
 
     @property
     def inplace_op(self) -> str | None:
-        """The in-place symbol being functionalized (the outermost, as the user called it)."""
-        return self.updating[0].sym.id if self.updating else None
+        """The in-place symbol being functionalized (the outermost, as the user called it); ``x[mask] = scalar``
+        is eager's masked_fill_."""
+        if not self.updating:
+            return None
+        outer = self.updating[0]
+        if outer.sym.id == "ltorch.setitem_" and _is_mask_fill(outer):
+            return "ltorch.masked_fill_"
+        return outer.sym.id
 
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
@@ -282,9 +297,11 @@ class _State:
         where_txt = f" (at {where.source})" if where.source is not None else ""
         if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
             view = self.view_of(target.name)
-            if view is not None and view.base == root.name and view.bsym.sym.id in _EXPANDS:
-                # a fill straight through the expand: each root element takes the value written at its positions
-                self.update(root, _fill_through_expand(self.read(root), value), where, grad_enabled)
+            if view is not None and view.bsym.sym.id in _EXPANDS:
+                # a fill straight through the expand: each element of its base takes the value written at its
+                # positions; the base's own update reaches the root through its views
+                base = self.raw[view.base]
+                self.update(base, _fill_through_expand(self.read(base), value), where, grad_enabled)
                 return
             raise UnsupportedError(
                 f"{self.inplace_op.replace('ltorch.', 'torch.Tensor.')} of an expanded view{where_txt}, several of whose "
