@@ -18,6 +18,10 @@ CASES = {
     "masked_fill_of_intermediate": lambda t: (t * 2).unsqueeze(0).expand(3, *t.shape).masked_fill_(
         (t * 2).unsqueeze(0).expand(3, *t.shape) < 0, 9),
     "index_fill_through_view": lambda t: t[None].expand(2, 2).index_fill_(1, torch.tensor([1]), 4),
+    "index_list_setitem": lambda t: t.expand(2, *t.shape).__setitem__([0, 1], 2),
+    "index_list_and_int_setitem": lambda t: t.expand(2, *t.shape).__setitem__(([0], 1), 3),
+    "index_tensor_setitem_0d": lambda t: t.expand(2, *t.shape).__setitem__(
+        (torch.tensor([1]), slice(None)), torch.tensor(4)),
 }
 
 

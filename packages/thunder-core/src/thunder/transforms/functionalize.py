@@ -52,12 +52,12 @@ def is_view(bsym: BoundSymbol) -> bool:
 
 
 def _is_mask_fill(setitem: BoundSymbol) -> bool:
-    """``x[mask] = value`` with one boolean mask of x's rank and a number or 0-d value: eager runs masked_fill_."""
-    from thunder.core import dtypes
-
-    target, key, value = setitem.args[:3]
-    return (isinstance(key, TensorProxy) and dtypes.is_boolean_dtype(key.dtype) and key.ndim == target.ndim
-            and (not isinstance(value, TensorProxy) or value.ndim == 0))
+    """``x[idx] = value`` with a number or 0-d value and an index with a tensor or list (a boolean mask, index
+    lists): eager runs masked_fill_ or index_put_, writing the one value to each position selected."""
+    key, value = setitem.args[1:3]
+    keys = key if isinstance(key, tuple) else (key,)
+    return (not isinstance(value, TensorProxy) or value.ndim == 0) and any(
+        isinstance(k, (TensorProxy, list)) for k in keys)
 
 
 def _fill_through_expand(base: TensorProxy, value: TensorProxy):
