@@ -229,3 +229,18 @@ def test_under_no_grad_of_a_tensor_requiring_grad_is_refused():
 
     with pytest.raises(UnsupportedError, match="in-place change of the shape of a tensor that requires grad"):
         thunder.jit(fn)(torch.randn(2, 3, requires_grad=True))
+
+
+def test_inside_a_branch_of_cond_is_refused():
+    """A branch shares the outer trace's objects: rebinding one there would change the outer trace's tensor."""
+
+    def fn(x):
+        def true_branch(x):
+            y = x * 2
+            y.t_()
+            return y.t()
+
+        return torch.cond(x.sum() > 0, true_branch, lambda x: x + 1, (x,))
+
+    with pytest.raises(UnsupportedError, match="t_ inside a higher-order operator's body"):
+        thunder.jit(fn)(torch.randn(2, 3))

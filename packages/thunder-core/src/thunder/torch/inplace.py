@@ -202,7 +202,13 @@ def _restride(name: str):
         check(not unknown, lambda: f"{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'", TypeError)
         args = args + tuple(kwargs[p] for p in params[len(args):] if p in kwargs)  # positional, for the replay
         _check_not_a_leaf(a)
-        get_tracectx().rebind(a, tensor_methods[view_method](a, *args), (name, args))
+        trace = get_tracectx()
+        if trace.on_rebind is None:  # a sub-trace (a branch of torch.cond, a loop body): it shares the outer objects
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            raise UnsupportedError(f"torch.Tensor.{name} inside a higher-order operator's body{user_location_suffix()} "
+                                   f"is not supported by thunder yet; use the out-of-place form (x = x.{view_method}(...))")
+        trace.rebind(a, tensor_methods[view_method](a, *args), (name, args))
         return a
 
     impl.__name__ = name
