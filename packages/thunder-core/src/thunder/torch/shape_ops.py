@@ -81,6 +81,16 @@ def flatten(a, start_dim=0, end_dim=-1):
     return prims.reshape(a, shape)
 
 
+def _flatten_method(a, start_dim=0, end_dim=-1):
+    # eager returns the tensor itself when there is nothing to flatten (the same object: identity, requires_grad)
+    if a.ndim and canonicalize_dim(a.ndim, start_dim) == canonicalize_dim(a.ndim, end_dim):
+        return a
+    return flatten(a, start_dim, end_dim)
+
+
+register_method("flatten", _flatten_method, torch.flatten, torch.Tensor.flatten)
+
+
 @torchsymbol(torch.unflatten, torch.Tensor.unflatten, method="unflatten")
 def unflatten(a, dim, sizes):
     dim = canonicalize_dim(a.ndim, dim)

@@ -51,13 +51,13 @@ def is_view(bsym: BoundSymbol) -> bool:
     return True
 
 
-def _is_mask_fill(setitem: BoundSymbol) -> bool:
-    """``x[idx] = value`` with a number or 0-d value and an index with a tensor or list (a boolean mask, index
-    lists): eager runs masked_fill_ or index_put_, writing the one value to each position selected."""
-    key, value = setitem.args[1:3]
+def _is_index_put(setitem: BoundSymbol) -> bool:
+    """``x[idx] = value`` with a tensor or list in the index (a boolean mask, index lists): eager runs
+    masked_fill_ or index_put_, which write into an expanded tensor (deprecated, with a warning) instead of
+    raising; a memory location several selected positions share takes one of the values written there."""
+    key = setitem.args[1]
     keys = key if isinstance(key, tuple) else (key,)
-    return (not isinstance(value, TensorProxy) or value.ndim == 0) and any(
-        isinstance(k, (TensorProxy, list)) for k in keys)
+    return any(isinstance(k, (TensorProxy, list)) for k in keys)
 
 
 def _fill_through_expand(base: TensorProxy, value: TensorProxy):
@@ -187,11 +187,11 @@ class _State:
     @property
     def inplace_op(self) -> str | None:
         """The in-place symbol being functionalized (the outermost, as the user called it); ``x[mask] = scalar``
-        is eager's masked_fill_."""
+        (a mask or index lists) is eager's masked_fill_ or index_put_."""
         if not self.updating:
             return None
         outer = self.updating[0]
-        if outer.sym.id == "ltorch.setitem_" and _is_mask_fill(outer):
+        if outer.sym.id == "ltorch.setitem_" and _is_index_put(outer):
             return "ltorch.masked_fill_"
         return outer.sym.id
 
