@@ -139,6 +139,8 @@ class ThunderFunction:
         start = time.perf_counter()
         computation, hooks, raised = self._trace(args, kwargs)
         template = exception_template(raised) if raised is not None else None
+        if raised is not None:
+            _specialize_numbers(computation)
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
         outside.update(hooks.outside_containers)
@@ -245,6 +247,16 @@ class ThunderFunction:
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
         return trace, hooks, raised
+
+
+def _specialize_numbers(computation: TraceCtx) -> None:
+    """The program raised while traced: the entry raises a copy of that exception, whose message may hold sizes
+    and numbers formatted as text (``stack expects ... [2, 2]``); it applies only to the very same numbers."""
+    from thunder.core.proxies import NumberProxy
+
+    for p in computation.args:
+        if isinstance(p, NumberProxy) and not p.static:
+            computation.add_constraint(p, p.value)
 
 
 def _checkpoint_predicate(option):
