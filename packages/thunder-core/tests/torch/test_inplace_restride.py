@@ -200,6 +200,12 @@ def test_eagers_errors_for_bad_arguments():
         thunder.jit(fn)(torch.randn(2, 3))
     with pytest.raises(TypeError, match="unexpected keyword argument 'dimension'"):
         thunder.jit(lambda x: x.unsqueeze_(dimension=0))(torch.randn(2))
+    x = torch.randn(2, 2, 2)
+    with pytest.raises(RuntimeError) as eager:
+        x.t_()
+    with pytest.raises(RuntimeError) as jitted:
+        thunder.jit(lambda x: x.t_())(x)
+    assert str(jitted.value) == str(eager.value)  # "t_() expects a tensor with <= 2 dimensions..."
 
 
 def test_keyword_arguments_replay_on_the_input():

@@ -201,6 +201,8 @@ def _restride(name: str):
         unknown = set(kwargs) - set(params[len(args):])
         check(not unknown, lambda: f"{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'", TypeError)
         args = args + tuple(kwargs[p] for p in params[len(args):] if p in kwargs)  # positional, for the replay
+        check(name != "t_" or a.ndim <= 2,  # eager names the method it ran
+              lambda: f"t_() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
         _check_not_a_leaf(a)
         trace = get_tracectx()
         if trace.on_rebind is None:  # a sub-trace (a branch of torch.cond, a loop body): it shares the outer objects
