@@ -19,8 +19,6 @@ GRAD_FRACTION = 0.25  # as the CLI's default
 KNOWN_FAILURES = {
     'test_fuzz_7_constant_values': ('mismatch: backward: no exception, eager RuntimeError: one of the variables needed for gradient compu',
         [(7, 'constant values'), (7, 'no caching'), (7, 'same input'), (7, 'symbolic values')]),
-    'test_fuzz_130_constant_values': ('mismatch: input N after the call: values differ',
-        [(130, 'constant values'), (130, 'no caching'), (130, 'same input'), (130, 'symbolic values')]),
 }
 
 

@@ -26,7 +26,6 @@ PROGRAM = Program(seed=139,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='refusal: UnsupportedError: torch.Tensor.t_ is not supported by thunder yet : it modifies its input in place, and in-place operations need functionalization, which comes ')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

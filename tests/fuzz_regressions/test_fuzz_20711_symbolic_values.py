@@ -29,7 +29,6 @@ PROGRAM = Program(seed=20711,
 CALLS = [Call(variant=1, values=2, state=0), Call(variant=2, values=3, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason="crash: backward: RuntimeError: shape '[N]' is invalid for input of size N")
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='symbolic values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -46,6 +46,14 @@ def test_first_difference_sees_type_shape_dtype_requires_grad_values_and_contain
     assert first_difference(float("nan"), float("nan")) is None
 
 
+def test_normwise_comparison_of_gradients_allows_rounding_of_the_largest_terms():
+    eager = torch.tensor([3.0, 0.0])  # the 0 is a sum of cancelling terms as large as the 3
+    thunder = torch.tensor([3.0, 4e-5])
+    assert "values differ" in first_difference(eager, thunder)
+    assert first_difference(eager, thunder, normwise=True) is None
+    assert "values differ" in first_difference(eager, torch.tensor([3.0, 1e-2]), normwise=True)
+
+
 def test_normalize_makes_one_kind_of_differing_numbers_and_names():
     assert normalize("index 7 is out of bounds for v3 (at f.py:3: x)") == normalize("index 2 is out of bounds for v9")
 

@@ -38,6 +38,14 @@ CASES = {
     "matmul_batch_mismatch": ((r(5, 2, 3), r(2, 3, 4)), lambda a, b: a @ b),
     "matmul_0d": ((r(), r(2)), lambda a, b: a @ b),
     "bmm": ((r(2, 2, 3), r(2, 2, 3)), lambda a, b: torch.bmm(a, b)),
+    # opaque calls: PyTorch's meta functions word these differently from its kernels
+    "opaque_mv": ((r(2, 2), r(3)), lambda a, b: torch.mv(a, b)),
+    "opaque_logical_and": ((r(2, 2), r(2, 2, 3, 2)), lambda a, b: torch.logical_and(a, b)),
+    # copy_ of shapes that do not broadcast: the broadcast message, as in add_
+    "copy_not_broadcastable": ((r(2, 4), r(2, 2)), lambda a, b: a.clone().copy_(b)),
+    "copy_broadcast_to_other_shape": ((r(2), r(2, 2)), lambda a, b: a.clone().copy_(b)),
+    # __setitem__ with more indices than dims, also when nothing reads the result
+    "setitem_too_many_indices": ((r(2),), lambda a: a.clone().__setitem__((slice(None), slice(1, None)), 0)),
     "bmm_batch": ((r(2, 2, 3), r(3, 3, 2)), lambda a, b: torch.bmm(a, b)),
     "torch_mm": ((r(2, 3), r(2, 3)), lambda a, b: torch.mm(a, b)),
     "linear_3d_weight": ((r(2, 3), r(2, 3, 3)), lambda a, b: F.linear(a, b)),

@@ -169,6 +169,12 @@ class TensorProxy(Proxy):
         kw.update(changes)
         return TensorProxy(name, **kw)
 
+    def take_place_of(self, other: "TensorProxy") -> None:
+        """This object stands for ``other`` from now on: its name and metadata become other's (``outside`` stays:
+        it is still the same tensor of the caller's). Only :meth:`TraceCtx.rebind` calls this."""
+        self.name, self.shape, self.dtype, self.device = other.name, other.shape, other.dtype, other.device
+        self.requires_grad = other.requires_grad
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

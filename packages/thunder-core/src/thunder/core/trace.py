@@ -80,6 +80,8 @@ class TraceCtx:
         self.value_reader = None
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
+        # (old, proxy, how) -> None, set by the jit: sees each rebind (below), to update its own records of proxies
+        self.on_rebind = None
         self._compiled = None
 
     # names -------------------------------------------------------------------------------------
@@ -115,6 +117,26 @@ class TraceCtx:
     def pop_scope(self) -> list:
         return self.scopes.pop()
 
+    def rebind(self, proxy, value, how=None) -> None:
+        """The program's object ``proxy`` stands for ``value`` from now on, as after ``x.t_()`` (x becomes a view of
+        what it was and stays the same Python object, so every later use of it, a container holding it, a return,
+        reads the view). What was recorded so far read the tensor as it was: there ``proxy`` is replaced by
+        ``old``, a copy of it under its old name; then ``proxy`` takes ``value``'s name and metadata and its place
+        (the op that made ``value`` makes ``proxy``). ``how`` (method name, arguments) is passed to ``on_rebind``."""
+        if value is proxy:
+            return
+        old = proxy.replace(name=proxy.name)
+        old.outside = proxy.outside
+        self._swap_recorded(proxy.name, old)
+        proxy.take_place_of(value)
+        self._swap_recorded(value.name, proxy)
+        if self.on_rebind is not None:
+            self.on_rebind(old, proxy, value, how)
+
+    def _swap_recorded(self, name: str, new) -> None:
+        for scope in self.scopes:
+            scope[:] = [_with_proxy(b, name, new) for b in scope]
+
     def add_constraint(self, proxy, value) -> None:
         if not any(p is proxy for p, _ in self.constraints):
             self.constraints.append((proxy, value))
@@ -138,6 +160,25 @@ class TraceCtx:
 
             self._compiled = compile_trace(self)
         return self._compiled
+
+
+def _with_proxy(bsym, name: str, new):
+    """``bsym`` with the proxy called ``name`` replaced by ``new`` (itself when it does not refer to it)."""
+    from thunder.core.pytree import tree_flatten, tree_unflatten
+
+    def refers(b) -> bool:
+        return any(isinstance(x, Proxy) and x.name == name for x in (*b.flat_args, *b.flat_outs)) or any(
+            refers(s) for s in b.subsymbols)
+
+    if not refers(bsym):
+        return bsym
+
+    def sub(tree):
+        leaves, spec = tree_flatten(tree)
+        return tree_unflatten([new if isinstance(x, Proxy) and x.name == name else x for x in leaves], spec)
+
+    return bsym.replace(args=sub(bsym.args), kwargs=sub(bsym.kwargs), output=sub(bsym.output),
+                        subsymbols=tuple(_with_proxy(s, name, new) for s in bsym.subsymbols))
 
 
 def from_trace(trace: TraceCtx) -> TraceCtx:

@@ -83,7 +83,8 @@ def build_epilogue(writes, result, fn, outside_by_id: dict, names: set,
         built: dict[int, object] = {}  # id(object) -> what the epilogue calls it: one object, one name
 
         def value_of(v, where: str):
-            if isinstance(v, Proxy):
+            outside = outside_by_id.get(id(v))
+            if isinstance(v, Proxy) and not (outside is not None and outside[0] is v):
                 if not any(v is x for x in handed):
                     handed.append(v)  # first use: take it from the computation's hand-over tuple
                     prims.unpack_item(values_p, len(handed) - 1)

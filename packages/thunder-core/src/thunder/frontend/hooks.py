@@ -403,6 +403,9 @@ class JitHooks(Hooks):
         self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
         # id -> (list, provenance, contents when first read) of outside lists read only to append to so far
         self._appended_lists: dict[int, tuple] = {}
+        # id(proxy) -> (proxy, provenance) of outside tensors whose shape or strides the program changed in place
+        # (x.t_()): the proxy stands for the changed tensor, which the epilogue reaches (it is the caller's object)
+        self.restrided: dict[int, tuple] = {}
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -651,6 +654,35 @@ class JitHooks(Hooks):
                 x = self.on_input(x, provenance)
             resolved.append(x)
         return tree_unflatten(resolved, spec)
+
+    def on_rebind(self, old, proxy, value, how) -> None:
+        """``proxy`` now stands for ``value`` (TraceCtx.rebind): the records of what the program read keep the
+        tensor as it was (``old``); an outside tensor is changed the same way after each call."""
+        for r in self.records:
+            if r.proxy is proxy:
+                r.proxy = old
+        self.inputs = [old if x is proxy else x for x in self.inputs]
+        for table in (self.aliases, self._first_proxy_of):
+            for k, v in table.items():
+                if v is proxy:
+                    table[k] = old
+        if id(proxy) in self._real_of:
+            self._real_of[id(old)] = self._real_of[id(proxy)]
+        self.layouts.rebind(old, proxy, value)
+        provenance = next((p for p, q in self._proxies.items() if q is proxy), None)
+        if provenance is None:
+            return
+        if old.name in self.aliases or any(v is old for v in self.aliases.values()):
+            raise UnsupportedError(
+                f"{how[0]} of a tensor the jitted function reaches by two paths{user_location_suffix()} (passed twice, or "
+                "a tied weight) is not supported by thunder yet: pass distinct tensors, or use the out-of-place form")
+        from thunder.core.proxies import pyval
+
+        name, args = how
+        leaves, spec = tree_flatten(args)  # dims are specialized (checked by the prologue): plain numbers
+        args = tree_unflatten([pyval(x) for x in leaves], spec)
+        self.side_effects.call_later(provenance, name, args, source_location())
+        self.restrided[id(proxy)] = (proxy, provenance)
 
     def _module_state_as_proxy(self, value):
         """A parameter or buffer of the jitted module reached without provenance (through a weak reference, as

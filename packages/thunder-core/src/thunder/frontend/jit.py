@@ -235,9 +235,12 @@ class ThunderFunction:
     def _epilogue(self, computation, hooks, raised):
         """(the epilogue traces, empty when the program needs none; the copy of what it raised or None)."""
         template = exception_template(raised) if raised is not None else None
+        if raised is not None:
+            _specialize_numbers(computation)
         epilogue_traces = []
         outside = {id(r.value): (r.value, r.provenance) for r in hooks.records}
         outside.update(hooks.outside_containers)
+        outside.update(hooks.restrided)
         raises = None if raised is None else (template if template is not None else raised)
         if needs_epilogue(hooks.side_effects.writes, computation.output, outside, raises):
             epilogue, handed_over = build_epilogue(hooks.side_effects.writes, computation.output, self.fn, outside,
@@ -333,6 +336,7 @@ class ThunderFunction:
             hooks.layouts.on_record(bsym)
 
         trace.on_record = on_record
+        trace.on_rebind = hooks.on_rebind
 
         grad_enabled = torch.is_grad_enabled()
         raised = None
@@ -354,7 +358,7 @@ class ThunderFunction:
         trace.grad_enabled = grad_enabled
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
-        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = None
+        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
@@ -383,6 +387,16 @@ def _without_grad(computation_fn):
             return computation_fn(*args)
 
     return computation
+
+
+def _specialize_numbers(computation: TraceCtx) -> None:
+    """The program raised while traced: the entry raises a copy of that exception, whose message may hold sizes
+    and numbers formatted as text (``stack expects ... [2, 2]``); it applies only to the very same numbers."""
+    from thunder.core.proxies import NumberProxy
+
+    for p in computation.args:
+        if isinstance(p, NumberProxy) and not p.static:
+            computation.add_constraint(p, p.value)
 
 
 def _checkpoint_predicate(option):

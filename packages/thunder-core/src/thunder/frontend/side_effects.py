@@ -142,6 +142,11 @@ class SideEffects:
         self.writes.append(Write("call", provenance, name, args, location, None))
         return result
 
+    def call_later(self, provenance: Provenance, name: str, args: tuple, location) -> None:
+        """``obj.name(*args)`` on an outside object whose effect the trace models itself (``x.t_()`` of an input
+        tensor): not done now, done by the epilogue on every call."""
+        self.writes.append(Write("call", provenance, name, args, location, None))
+
     def call_function(self, fn, args: tuple, kwargs: dict, location) -> None:
         """``fn(*args, **kwargs)`` whose only effect is on the outside world (``print``): not done now, done by the
         epilogue on every call, in program order with the writes."""

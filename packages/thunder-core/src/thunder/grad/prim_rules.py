@@ -293,7 +293,7 @@ def _slice_grad(a, start_indices, end_indices, strides=None):
                 for amount, part in ((before, None), (None, g), (after, None)):
                     if part is not None:
                         parts.append(part)
-                    elif amount != 0:
+                    elif type(amount) is not int or amount != 0:  # a symbolic size: the block, maybe empty
                         shape = list(g.shape)
                         shape[dim] = amount
                         parts.append(prims.full(tuple(shape), 0, device=g.device, dtype=g.dtype))

@@ -79,8 +79,8 @@ def check_constant_key(a, key) -> None:
     a_dim = out_dim = 0  # dim of a, dim of the indexed result (the one eager's message for an int names)
     advanced = 0  # lists and tensors so far: eager's message for a list names its position among them
     for k in key:
-        if a_dim >= a.ndim and k is not None and k is not Ellipsis and not isinstance(k, bool):
-            return  # too many indices: eager's own error, from the kernel
+        check(a_dim < a.ndim or k is None or k is Ellipsis or isinstance(k, bool),
+              lambda: f"too many indices for tensor of dimension {a.ndim}", IndexError)
         if k is Ellipsis:
             a_dim += a.ndim - consumed
             out_dim += a.ndim - consumed

@@ -118,6 +118,7 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
           lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
           f"{_torch_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
+        broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
               lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(result.shape)}")
         result = ew.expand_to(result, a.shape)
@@ -182,10 +183,80 @@ for _name, (_functional, _methods) in _INPLACE.items():
         globals()[_name] = _inplace(_name, _functional, *_torch_fns, methods=_methods)
 
 
-# In-place methods that change the tensor's shape or strides rather than its values: a trace's tensors have
-# fixed metadata, so these cannot be made functional (every reference to the tensor would change shape)
-CHANGES_METADATA = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_", "resize_",
-                               "resize_as_", "as_strided_", "set_", "detach_", "requires_grad_", "share_memory_"})
+# In-place methods that make the tensor a view of what it was (same elements, new shape and strides): the tensor
+# stays the same Python object and stands for the view from then on (TraceCtx.rebind); an input is changed the same
+# way after the call (the epilogue calls the method on the caller's tensor). Name -> (the view method, parameters).
+RESTRIDES = {"t_": ("t", ()), "transpose_": ("transpose", ("dim0", "dim1")),
+             "swapaxes_": ("transpose", ("axis0", "axis1")), "swapdims_": ("transpose", ("dim0", "dim1")),
+             "squeeze_": ("squeeze", ("dim",)), "unsqueeze_": ("unsqueeze", ("dim",))}
+
+
+def _restride(name: str):
+    view_method, params = RESTRIDES[name]
+
+    def impl(a, *args, **kwargs):
+        from thunder.core.trace import get_tracectx
+
+        check(isinstance(a, TensorProxy), lambda: f"{name} needs a tensor, got {type(a).__name__}", TypeError)
+        unknown = set(kwargs) - set(params[len(args):])
+        check(not unknown, lambda: f"{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'", TypeError)
+        args = args + tuple(kwargs[p] for p in params[len(args):] if p in kwargs)  # positional, for the replay
+        check(name != "t_" or a.ndim <= 2,  # eager names the method it ran
+              lambda: f"t_() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+        _check_not_a_leaf(a)
+        trace = get_tracectx()
+        if trace.on_rebind is None:  # a sub-trace (a branch of torch.cond, a loop body): it shares the outer objects
+            from thunder.core.errors import UnsupportedError, user_location_suffix
+
+            raise UnsupportedError(f"torch.Tensor.{name} inside a higher-order operator's body{user_location_suffix()} "
+                                   f"is not supported by thunder yet; use the out-of-place form (x = x.{view_method}(...))")
+        trace.rebind(a, tensor_methods[view_method](a, *args), (name, args))
+        return a
+
+    impl.__name__ = name
+    return impl
+
+
+def _check_not_a_leaf(a: TensorProxy) -> None:
+    """Eager's errors for an in-place change of a leaf that requires grad, or of a view of one, in grad mode."""
+    if not a.requires_grad:
+        return
+    if not torch.is_grad_enabled():
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        # eager keeps such a tensor in the autograd graph with its new shape, which thunder does not model yet
+        raise UnsupportedError(f"an in-place change of the shape of a tensor that requires grad under no_grad"
+                               f"{user_location_suffix()} is not supported by thunder yet; use the out-of-place form "
+                               "(x = x.t()) or detach the tensor first")
+    if a.outside is not None:
+        if a.outside("is_leaf"):
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        return
+    root = _view_root(a)
+    if root is not a and root.outside is not None and root.requires_grad and root.outside("is_leaf"):
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _view_root(a: TensorProxy) -> TensorProxy:
+    """The tensor at the end of ``a``'s chain of views, as recorded so far."""
+    from thunder.core.trace import get_tracectx
+    from thunder.transforms.functionalize import is_view
+
+    producers = {o.name: b for b in get_tracectx().bound_symbols for o in b.flat_proxy_outs}
+    b = producers.get(a.name)
+    while b is not None and is_view(b) and isinstance(b.args[0], TensorProxy):
+        a = b.args[0]
+        b = producers.get(a.name)
+    return a
+
+
+for _name in RESTRIDES:
+    register_method(_name, _restride(_name), getattr(torch.Tensor, _name))
+
+
+# In-place methods that change the tensor's storage, size or autograd state: refused
+CHANGES_METADATA = frozenset({"resize_", "resize_as_", "as_strided_", "set_", "detach_", "requires_grad_",
+                              "share_memory_"})
 _METADATA_INSTEAD = {
     "detach_": "use the out-of-place form and rebind the name (x = x.detach())",
     "requires_grad_": "pass in a tensor that requires grad (a parameter or an input), or compute with it outside the "

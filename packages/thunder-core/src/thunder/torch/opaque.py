@@ -228,6 +228,32 @@ def _structure(x):
     return x
 
 
+_ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a failed meta run is repeated with on real tensors
+
+
+def _raise_eagers_error(fn, meta_args, meta_kwargs) -> None:
+    """A call the meta run refused (PyTorch's Python meta functions word some errors differently from its
+    kernels): run again on small real CPU tensors of the same shapes and dtypes, and raise the kernel's error,
+    which is eager's. Returns where that run succeeds or the tensors are not small."""
+    leaves = tree_flatten((meta_args, meta_kwargs))[0]
+    tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+    if not tensors or sum(t.numel() for t in tensors) > _ERROR_RERUN_ELEMENTS:
+        return
+
+    def real(x):
+        if isinstance(x, torch.Tensor):
+            return torch.zeros(x.shape, dtype=x.dtype)
+        return "cpu" if isinstance(x, str) and x == "meta" else x
+
+    args, kwargs = tree_map(real, (meta_args, meta_kwargs))
+    try:
+        fn(*args, **kwargs)
+    except NotImplementedError:
+        return
+    except (RuntimeError, IndexError, ValueError) as e:
+        raise type(e)(*e.args) from None
+
+
 def meta_outputs(fn, args, kwargs, *, what: str | None = None):
     """Output proxies of ``fn(*args, **kwargs)``, computed by running ``fn`` on meta tensors.
 
@@ -262,6 +288,9 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
             f"{what} is not supported by thunder yet{user_location_suffix()}: PyTorch cannot compute its output "
             f"shapes on the meta device ({str(e).splitlines()[0][:200]}); rewrite the code without it or file an issue"
         ) from e
+    except (RuntimeError, IndexError, ValueError) as e:
+        _raise_eagers_error(fn, meta_args, meta_kwargs)
+        raise e
     result = _structure(result)
     leaves, spec = tree_flatten(result)
     out = []

@@ -81,6 +81,16 @@ def flatten(a, start_dim=0, end_dim=-1):
     return prims.reshape(a, shape)
 
 
+def _flatten_method(a, start_dim=0, end_dim=-1):
+    # eager returns the tensor itself when there is nothing to flatten (the same object: identity, requires_grad)
+    if a.ndim and canonicalize_dim(a.ndim, start_dim) == canonicalize_dim(a.ndim, end_dim):
+        return a
+    return flatten(a, start_dim, end_dim)
+
+
+register_method("flatten", _flatten_method, torch.flatten, torch.Tensor.flatten)
+
+
 @torchsymbol(torch.unflatten, torch.Tensor.unflatten, method="unflatten")
 def unflatten(a, dim, sizes):
     dim = canonicalize_dim(a.ndim, dim)
@@ -212,6 +222,17 @@ def contiguous(a, memory_format=None):
     # The tensor itself when it is contiguous, else a copy: which one, functionalization decides from the
     # strides when an in-place update makes it matter (thunder.transforms.layouts).
     return identity(a)
+
+
+def _contiguous_method(a, memory_format=torch.contiguous_format):
+    # eager returns the tensor itself when it is contiguous (the same object: identity, requires_grad, a leaf)
+    layouts = get_tracectx().layouts
+    if memory_format is torch.contiguous_format and layouts is not None and layouts.is_contiguous(a):
+        return a
+    return contiguous(a) if memory_format is torch.contiguous_format else contiguous(a, memory_format=memory_format)
+
+
+register_method("contiguous", _contiguous_method, torch.Tensor.contiguous)
 
 
 def _is_contiguous(a, memory_format=torch.contiguous_format):

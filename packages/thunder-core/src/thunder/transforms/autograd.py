@@ -402,6 +402,8 @@ class _Differentiator:
                     seen.add(p.name)
                     saved.append(p)
             defined.update(o.name for o in s.flat_proxy_outs)
+            # sizes its decomposition computes (cat's summed dim): dispatch keeps them defined for later readers
+            defined.update(o.name for d in s.number_definitions() for o in d.flat_proxy_outs)
         for g in bw.output:
             if isinstance(g, Proxy) and g.name not in defined and g.name not in seen:
                 seen.add(g.name)
@@ -508,6 +510,8 @@ def _hoist_numbers(fw: TraceCtx, trace: TraceCtx, needed: list, defined: set) ->
                 if isinstance(o, NumberProxy):
                     makers.setdefault(o.name, b)
 
+    hoisted: list = []
+
     def define(p) -> None:
         if p.name in defined:
             return
@@ -517,11 +521,17 @@ def _hoist_numbers(fw: TraceCtx, trace: TraceCtx, needed: list, defined: set) ->
         for a in maker.flat_proxy_args:
             if isinstance(a, NumberProxy):
                 define(a)
-        fw.bound_symbols.append(maker)
+        hoisted.append(maker)
         defined.update(o.name for o in maker.flat_proxy_outs)
 
     for p in needed:
         define(p)
+    # before the first forward symbol that reads one of them (an argument of a later symbol, as expand's size)
+    names = {o.name for b in hoisted for o in b.flat_proxy_outs}
+    first = next((i for i, b in enumerate(fw.bound_symbols)
+                  if any(a.name in names for s in (b, *_walk(b.subsymbols)) for a in s.flat_proxy_args)),
+                 len(fw.bound_symbols))
+    fw.bound_symbols[first:first] = hoisted
 
 
 def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
@@ -537,8 +547,12 @@ def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
     flat_out = [d.env.get(p.name, p) if isinstance(p, Proxy) else p for p in flat_out]
     bw, positions, differentiable_inputs = d.build_backward(flat_out)
     fw_defined = {a.name for a in trace.args} | {o.name for s in d.fw.bound_symbols for o in s.flat_proxy_outs}
-    _hoist_numbers(d.fw, trace, [p for p in bw.args if isinstance(p, NumberProxy) and p.name not in fw_defined],
-                   fw_defined)
+    fw_defined |= {o.name for s in d.fw.bound_symbols for n in s.number_definitions() for o in n.flat_proxy_outs}
+    # numbers the forward reads that a rule re-recorded under new names (chunk's size inside its decomposition),
+    # and those backward reads
+    read = [p for s in d.fw.bound_symbols for p in s.flat_proxy_args if isinstance(p, NumberProxy)]
+    _hoist_numbers(d.fw, trace, [p for p in read + list(bw.args) if isinstance(p, NumberProxy) and
+                                 p.name not in fw_defined], fw_defined)
     for p in bw.args[:len(bw.args) - len(positions)]:
         if p.name not in fw_defined:
             makers = [f"{b.sym.id} (inside {parent.sym.id})" for parent in trace.bound_symbols

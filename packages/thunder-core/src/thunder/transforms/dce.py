@@ -12,6 +12,12 @@ from thunder.core.trace import TraceCtx, from_trace, timed_transform
 __all__ = ["dce"]
 
 
+def _numbers_read_inside(bsym):
+    for sub in bsym.subsymbols:
+        yield from (a for a in sub.flat_proxy_args if isinstance(a, NumberProxy))
+        yield from _numbers_read_inside(sub)
+
+
 def dce(trace: TraceCtx) -> TraceCtx:
     with timed_transform("Dead code elimination") as done:
         live = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
@@ -29,6 +35,8 @@ def dce(trace: TraceCtx) -> TraceCtx:
             if needed:
                 kept.append(bsym.map_subtraces(dce))
                 live.update(a.name for a in bsym.flat_proxy_args)
+                # sizes its decomposition reads (view's -1 from the size of a view re-derived by functionalization)
+                live.update(a.name for a in _numbers_read_inside(bsym))
                 # a symbolic dim of a kept tensor is defined in the trace, never popping up from nowhere
                 live.update(d.name for o in outs if isinstance(o, TensorProxy) for d in o.shape
                             if isinstance(d, NumberProxy))

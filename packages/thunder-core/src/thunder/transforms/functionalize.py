@@ -51,6 +51,15 @@ def is_view(bsym: BoundSymbol) -> bool:
     return True
 
 
+def _is_index_put(setitem: BoundSymbol) -> bool:
+    """``x[idx] = value`` with a tensor or list in the index (a boolean mask, index lists): eager runs
+    masked_fill_ or index_put_, which write into an expanded tensor (deprecated, with a warning) instead of
+    raising; a memory location several selected positions share takes one of the values written there."""
+    key = setitem.args[1]
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (TensorProxy, list)) for k in keys)
+
+
 def _fill_through_expand(base: TensorProxy, value: TensorProxy):
     """The base after a fill (one value written to each chosen position) through an expand of it: a base element
     takes the written value if any of its repeated positions changed, as eager's repeated writes leave it."""
@@ -134,7 +143,7 @@ class _State:
         self.views: dict[str, _View] = {}
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
-        self.updating: list[Symbol] = []  # the in-place symbols being visited, outermost first
+        self.updating: list[BoundSymbol] = []  # the in-place calls being visited, outermost first
         # the jit's model of eager's layouts (traces made elsewhere: every input contiguous)
         self.layouts = (source.layouts or Layouts()).replay_from(source)
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
@@ -177,13 +186,19 @@ class _State:
 
     @property
     def inplace_op(self) -> str | None:
-        """The in-place symbol being functionalized (the outermost, as the user called it)."""
-        return self.updating[0].id if self.updating else None
+        """The in-place symbol being functionalized (the outermost, as the user called it); ``x[mask] = scalar``
+        (a mask or index lists) is eager's masked_fill_ or index_put_."""
+        if not self.updating:
+            return None
+        outer = self.updating[0]
+        if outer.sym.id == "ltorch.setitem_" and _is_index_put(outer):
+            return "ltorch.masked_fill_"
+        return outer.sym.id
 
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
         if "inplace" in bsym.sym.tags and not bsym.sym.is_prim:
-            self.updating.append(bsym.sym)
+            self.updating.append(bsym)
             for sub in bsym.subsymbols:
                 self.visit(sub if sub.source is not None else sub.replace(source=bsym.source))
             self.updating.pop()
@@ -275,13 +290,18 @@ class _State:
         import thunder.torch as ltorch
 
         m, rm = self.layouts.meta(target), self.layouts.meta(root)
+        key = self._basic_setitem_key(target)
+        if key is not None:  # ``v[key] = x`` writes only the elements v[key] selects, as eager does
+            m, value = m[key], ltorch.getitem(value, key)
         shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
         where_txt = f" (at {where.source})" if where.source is not None else ""
         if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
             view = self.view_of(target.name)
-            if view is not None and view.base == root.name and view.bsym.sym.id in _EXPANDS:
-                # a fill straight through the expand: each root element takes the value written at its positions
-                self.update(root, _fill_through_expand(self.read(root), value), where, grad_enabled)
+            if view is not None and view.bsym.sym.id in _EXPANDS:
+                # a fill straight through the expand: each element of its base takes the value written at its
+                # positions; the base's own update reaches the root through its views
+                base = self.raw[view.base]
+                self.update(base, _fill_through_expand(self.read(base), value), where, grad_enabled)
                 return
             raise UnsupportedError(
                 f"{self.inplace_op.replace('ltorch.', 'torch.Tensor.')} of an expanded view{where_txt}, several of whose "
@@ -289,17 +309,33 @@ class _State:
         if any(shared) and self.inplace_op not in _FILLS:
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                                "memory location. Please clone() the tensor before performing the operation.")
-        if root.name not in self.inputs or not common.is_non_overlapping_and_dense_or_false(rm):
+        # the strides are eager's, relative to the root's memory: an input's layout is eager's; another root is
+        # made contiguous first, which is its layout in eager where eager's is contiguous
+        base = self.read(root)
+        if root.name not in self.inputs and rm.is_contiguous():
+            base = ltorch.contiguous(base)
+        elif root.name not in self.inputs or not common.is_non_overlapping_and_dense_or_false(rm):
             raise UnsupportedError(
-                f"an in-place update of a view of an expanded tensor{where_txt} whose base is not an input with a dense "
-                "layout is not supported by thunder yet; clone the expanded tensor first"
+                f"an in-place update of a view of an expanded tensor{where_txt} whose base is neither an input with a "
+                "dense layout nor contiguous is not supported by thunder yet; clone the expanded tensor first"
             )
         size = tuple(1 if s else d for d, s in zip(m.shape, shared))
         if any(shared):  # fill_: every memory location gets the one value; write each once
             value = ltorch.getitem(value, tuple(slice(0, 1) if s else slice(None) for s in shared))
-        new_root = ltorch.as_strided_scatter(self.read(root), value, size, tuple(m.stride()),
-                                             m.storage_offset() - rm.storage_offset())
+        new_root = ltorch.as_strided_scatter(base, value, size, tuple(m.stride()), m.storage_offset() - rm.storage_offset())
         self.update(root, new_root, where, grad_enabled)
+
+    def _basic_setitem_key(self, target: TensorProxy):
+        """The key of ``target[key] = value`` being visited when it selects by ints and slices of plain numbers
+        (a view of target), else None."""
+        outer = self.updating[0] if self.updating else None
+        if outer is None or outer.sym.id != "ltorch.setitem_" or outer.args[0].name != target.name:
+            return None
+        key = outer.args[1] if isinstance(outer.args[1], tuple) else (outer.args[1],)
+        parts = [p for k in key for p in ((k.start, k.stop, k.step) if isinstance(k, slice) else (k,))]
+        if not all(p is None or p is Ellipsis or type(p) is int for p in parts):
+            return None
+        return key
 
     def _write_back(self, view: _View, base: TensorProxy, value: TensorProxy, where: BoundSymbol):
         import thunder.torch as ltorch
@@ -340,7 +376,7 @@ class _State:
             return ltorch.setitem(base, key, value)
         if sid in _EXPANDS and _same_elements(base.shape, value.shape):
             return ltorch.reshape(value, base.shape)  # nothing was broadcast: element i is base element i
-        if sid in _EXPANDS and any("fills" in s.tags for s in self.updating):
+        if sid in _EXPANDS and any("fills" in s.sym.tags for s in self.updating):
             return _fill_through_expand(base, value)
         # several elements of an expanded view share memory: eager refuses the write with this error
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "

@@ -97,6 +97,10 @@ def _root(t: torch.Tensor) -> torch.Tensor:
     return t._base if t._is_view() else t
 
 
+def _contiguous_standin(p: TensorProxy) -> torch.Tensor:
+    return torch.empty(tuple(pyval(d) for d in p.shape), dtype=dtypes.to_torch_dtype(p.dtype), device="meta")
+
+
 def _is_elementwise(bsym) -> bool:
     return getattr(bsym.sym.meta, "__module__", None) == "thunder.torch.elementwise"
 
@@ -114,6 +118,7 @@ class Layouts:
         self._producers: dict[str, BoundSymbol] = {}
         self._replayed: dict[str, torch.Tensor] = {}  # tensor name -> its meta tensor
         self._runs: dict[int, object] = {}  # id(bound symbol) -> what it returned on meta tensors
+        self._guessed: dict[int, tuple] = {}  # id(proxy) -> (proxy, stand-in) where the layout is not known
 
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
@@ -122,6 +127,14 @@ class Layouts:
         self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
         self.input_strides[proxy.name] = tuple(tensor.stride())
         self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self.input_strides[proxy.name]
+
+    def rebind(self, old: TensorProxy, proxy: TensorProxy, value: TensorProxy) -> None:
+        """``proxy`` stands for ``value`` from now on and ``old`` for what it was (TraceCtx.rebind)."""
+        for table in (self._known, self._guessed):
+            for src, dst in ((proxy, old), (value, proxy)):
+                entry = table.pop(id(src), None)
+                if entry is not None and entry[0] is src:
+                    table[id(dst)] = (dst, *entry[1:])
 
     def _entry(self, proxy):
         entry = self._known.get(id(proxy))
@@ -151,7 +164,49 @@ class Layouts:
 
     def on_record(self, bsym) -> None:
         """After the program called ``bsym``: the stand-ins of its results, and eager's error for a view that
-        the strides do not allow."""
+        the strides do not allow or for an in-place write into memory that overlaps."""
+        self._record_known(bsym)
+        self._record_guesses(bsym)
+
+    def _record_guesses(self, bsym) -> None:
+        """Stand-ins for results of unknown layout, guessed contiguous (as the trace treats them) and carried
+        through views: never answers to the program (stride(), is_contiguous()), only for eager's overlap errors,
+        which do not depend on the guess (an expanded view overlaps whatever the strides of its base)."""
+        tensor_args = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
+        unknown_args = any(self._entry(x) is None for x in tensor_args)
+        outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        inplace = "inplace" in bsym.sym.tags
+        if not (unknown_args if inplace else any(self._entry(o) is None for o in outs)):
+            return
+        fn = _table_call(bsym.sym.id)
+        if fn is not None and tensor_args and unknown_args and (inplace or bsym.sym.id in _VIEWS):
+            args, kwargs = tree_map(self._guessed_standin, (bsym.args, bsym.kwargs))
+            if not any(isinstance(x, torch.Tensor) and x.device.type != "meta" for x in tree_flatten((args, kwargs))[0]):
+                if inplace:
+                    if isinstance(args[0], torch.Tensor):
+                        self._check_overlapping_write(fn, args, kwargs, set())
+                    return
+                try:
+                    metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
+                except Exception:
+                    metas = []
+                if len(metas) == len(outs):
+                    for o, m in zip(outs, metas):
+                        self._guessed[id(o)] = (o, m)
+                    return
+        for o in outs:
+            if self._entry(o) is None:
+                self._guessed[id(o)] = (o, _contiguous_standin(o))
+
+    def _guessed_standin(self, x):
+        if isinstance(x, TensorProxy):
+            entry = self._entry(x) or self._guessed.get(id(x))
+            if entry is None or entry[0] is not x:
+                entry = self._guessed[id(x)] = (x, _contiguous_standin(x))
+            return entry[1]
+        return pyval(x) if isinstance(x, NumberProxy) else x
+
+    def _record_known(self, bsym) -> None:
         if not any(isinstance(x, TensorProxy) for x in bsym.flat_proxy_args):
             if "strided" not in bsym.sym.id:  # creation ops (zeros, arange, tensor(...)) make contiguous tensors
                 for out in bsym.flat_proxy_outs:
@@ -227,18 +282,25 @@ class Layouts:
                                         for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
 
     def _check_overlapping_write(self, fn, args, kwargs, inputs) -> None:
-        """An in-place update of a tensor whose elements share memory (an expanded view): most such writes fail in
-        eager, some do not (``fill_``, ``zero_``, a write to one row). Meta kernels do not check, so the call is run
-        on small real tensors with the same layout, and eager's error, if any, is the program's."""
+        """An in-place update of a tensor whose elements share memory (an expanded view), or that reads a tensor
+        sharing memory with it (``x[idx] = x[1:]``): some such writes fail in eager, others do not (``fill_``,
+        a write to one row, a copy between parts that do not overlap). Meta kernels do not check, so the call is
+        run on small real tensors with the same layouts, the ones sharing memory on one buffer, and eager's
+        error, if any, is the program's."""
         target = args[0]
-        if torch._debug_has_internal_overlap(target) != 1:
+        storage = target.untyped_storage()._cdata
+        shares = [x for x in tree_flatten((args, kwargs))[0]
+                  if isinstance(x, torch.Tensor) and x.untyped_storage()._cdata == storage]
+        if torch._debug_has_internal_overlap(target) != 1 and len(shares) < 2:
             return
         self.rely_on(inputs)
-        extent = target.storage_offset() + sum((n - 1) * st for n, st in zip(target.shape, target.stride())) + 1
+        extent = max(x.storage_offset() + sum((n - 1) * st for n, st in zip(x.shape, x.stride())) + 1 for x in shares)
+        buffer = torch.zeros(extent, dtype=target.dtype)
 
         def real(x):
-            if x is target:
-                return torch.zeros(extent, dtype=x.dtype).as_strided(x.shape, x.stride(), x.storage_offset())
+            if any(x is y for y in shares):
+                return buffer.view(x.dtype).as_strided(x.shape, x.stride(), x.storage_offset()) \
+                    if x.dtype.itemsize == target.dtype.itemsize else torch.zeros(x.shape, dtype=x.dtype)
             if isinstance(x, torch.Tensor):
                 return torch.zeros(x.shape, dtype=x.dtype)
             return x
@@ -251,7 +313,7 @@ class Layouts:
             try:
                 fn(*real_args, **real_kwargs)
             except RuntimeError as e:
-                if "refers to a single memory location" in str(e):
+                if "to a single memory location" in str(e):
                     raise
 
     # after tracing: functionalization's questions ---------------------------------------------------------

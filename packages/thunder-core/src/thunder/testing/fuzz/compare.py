@@ -13,14 +13,16 @@ TOLERANCES = {torch.float64: (1e-7, 1e-7), torch.float32: (1e-4, 1e-5), torch.bf
               torch.float16: (2e-3, 2e-3)}
 
 
-def first_difference(eager, thunder, where: str = "output", tolerance_dtype=None) -> str | None:
+def first_difference(eager, thunder, where: str = "output", tolerance_dtype=None, normwise: bool = False) -> str | None:
     """What differs between ``eager`` and ``thunder`` (type, shape, dtype, requires_grad, values), or None.
 
-    ``tolerance_dtype``: compare float values with at least this dtype's tolerances."""
+    ``tolerance_dtype``: compare float values with at least this dtype's tolerances. ``normwise``: the absolute
+    tolerance scales with the largest magnitude in ``eager`` (for gradients, sums of terms that may cancel: a
+    different summation order changes an element by rounding errors of the terms, not of the sum)."""
     if type(eager) is not type(thunder) and not (isinstance(eager, torch.Tensor) and isinstance(thunder, torch.Tensor)):
         return f"{where}: type {type(thunder).__name__}, eager {type(eager).__name__}"
     if isinstance(eager, torch.Tensor):
-        return _tensor_difference(eager, thunder, where, tolerance_dtype)
+        return _tensor_difference(eager, thunder, where, tolerance_dtype, normwise)
     if isinstance(eager, (list, tuple)):
         if len(eager) != len(thunder):
             return f"{where}: length {len(thunder)}, eager {len(eager)}"
@@ -39,7 +41,8 @@ def first_difference(eager, thunder, where: str = "output", tolerance_dtype=None
     return None if eager == thunder else f"{where}: value {thunder!r}, eager {eager!r}"
 
 
-def _tensor_difference(eager: torch.Tensor, thunder: torch.Tensor, where: str, tolerance_dtype) -> str | None:
+def _tensor_difference(eager: torch.Tensor, thunder: torch.Tensor, where: str, tolerance_dtype,
+                       normwise: bool = False) -> str | None:
     for attribute in ("shape", "dtype", "requires_grad", "device"):
         e, t = getattr(eager, attribute), getattr(thunder, attribute)
         if e != t:
@@ -47,6 +50,9 @@ def _tensor_difference(eager: torch.Tensor, thunder: torch.Tensor, where: str, t
     rtol, atol = TOLERANCES.get(eager.dtype, (0, 0))
     if tolerance_dtype is not None and eager.dtype.is_floating_point:
         rtol, atol = max(rtol, TOLERANCES[tolerance_dtype][0]), max(atol, TOLERANCES[tolerance_dtype][1])
+    if normwise and eager.dtype.is_floating_point and eager.numel():
+        largest = eager.detach().abs().nan_to_num(0.0, 0.0, 0.0).max().item()
+        atol = max(atol, rtol * largest)
     try:
         torch.testing.assert_close(thunder.detach(), eager.detach(), rtol=rtol, atol=atol, equal_nan=True,
                                    check_stride=False)

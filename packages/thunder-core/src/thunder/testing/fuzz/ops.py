@@ -237,10 +237,11 @@ FLOAT_INPLACE = ["{x}.add_(1)", "{x}.mul_({y})", "{x}.clamp_(min=0)", "{x}.zero_
                  "{x}.index_copy_(0, torch.tensor([0]), {x}[1:2] * 2)", "{x}.addcmul_({y}, {y})", "{x} += 1",
                  "{x} *= {y}", "{x} -= {n}", "{x}[0].mul_(3)", "{x}[..., :1].add_(1)", "{x}.unsqueeze(0).mul_(2)",
                  "{x}.view(-1).add_(1)", "{x}.diagonal().zero_()", "{x}.mT.sub_(1)", "{x}.expand(2, *{x}.shape).add_(1)",
-                 "{x}.pow_(2)", "{x}.lerp_({y}, 0.5)", "{x}.sigmoid_()", "{x}.abs_()", "{x}.floor_()"]
+                 "{x}.pow_(2)", "{x}.lerp_({y}, 0.5)", "{x}.sigmoid_()", "{x}.abs_()", "{x}.floor_()",
+                 "{x}.unsqueeze_(0)", "{x}.squeeze_()", "{x}.transpose_(0, -1)", "{x}[0].unsqueeze_(-1).mul_(2)"]
 INT_INPLACE = ["{x}.add_(1)", "{x}.mul_({y})", "{x}.clamp_(min=0)", "{x}.zero_()", "{x}.fill_(2)", "{x} += 1",
                "{x}[0].add_(3)", "{x}.neg_()", "{x}.bitwise_and_(3)", "{x} //= 2", "{x}.masked_fill_({x} > 0, 0)",
-               "{x}.index_fill_(0, torch.tensor([0]), 9)", "{x}.t_()", "{x}.copy_({y})"]
+               "{x}.index_fill_(0, torch.tensor([0]), 9)", "{x}.t_()", "{x}.copy_({y})", "{x}.swapdims_(0, -1)"]
 BOOL_INPLACE = ["{x}.logical_not_()", "{x} |= {y}", "{x}.fill_(True)", "{x}[0] = False", "{x}.copy_({y})"]
 
 

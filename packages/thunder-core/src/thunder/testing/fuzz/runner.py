@@ -134,7 +134,8 @@ def _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed) -> Ou
         if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf and t.is_leaf:
             if (e.grad is None) != (t.grad is None):
                 return Outcome(MISMATCH, f"grad of input {i}: {t.grad is not None}, eager {e.grad is not None}")
-            if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE)):
+            if e.grad is not None and (found := first_difference(e.grad, t.grad, f"grad of input {i}", GRAD_DTYPE,
+                                                                 normwise=True)):
                 return Outcome(MISMATCH, found)
     return None
 
@@ -176,6 +177,8 @@ def _compare_call(eager_out, eager_error, thunder_out, thunder_error, eager_args
         found = Outcome(MISMATCH, found) if found else None
     for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
         found = found or _as_mismatch(first_difference(e, t, f"input {i} after the call"))
+        if isinstance(e, torch.Tensor) and isinstance(t, torch.Tensor) and e.stride() != t.stride():
+            found = found or Outcome(MISMATCH, f"input {i} after the call: strides {t.stride()}, eager {e.stride()}")
     found = found or _as_mismatch(first_difference(eager_ns["LOG"], thunder_ns["LOG"], "LOG (side effects)"))
     if found is None and eager_error is None:
         found = _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed)
