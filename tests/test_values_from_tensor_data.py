@@ -409,3 +409,17 @@ def test_torch_equal_reads_its_answer_from_the_data(a, b):
 def test_torch_equal_nan_is_unequal_as_in_eager():
     nan = torch.tensor([float("nan"), 1.0])
     assert thunder.jit(lambda a, b: torch.equal(a, b))(nan, nan.clone()) is torch.equal(nan, nan.clone()) is False
+
+
+def test_a_size_computed_inside_a_decomposition_crosses_a_split_under_symbolic_values():
+    # fuzz seed 59: cat's size 2 * s0 is defined inside cat's decomposition; the segment must not take it as input
+    def f(t0):
+        v1 = torch.cat([t0, t0], 0)
+        v5 = torch.zeros(v1.shape[0], 3)
+        v6 = t0.index_select(0, torch.tensor([1, 0, 1]))
+        v6[v6 > 0] = 0
+        return v5.sum(0) + v1.sum(), v6
+
+    jfn = thunder.jit(f, cache="symbolic values")
+    for n in (2, 3, 5):
+        check_like_eager(f, torch.randn(n), jfn=jfn)

@@ -129,6 +129,7 @@ class SegmentedProgram:
             if modes[k] != prepared.grad_enabled:
                 seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
+            defined.update((o.name, o) for b in bsyms for d in b.number_definitions() for o in d.flat_proxy_outs)
             if marker is None:
                 out_names, pre_names = [], []
                 where = "the end of the program"

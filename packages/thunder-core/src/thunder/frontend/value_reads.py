@@ -102,6 +102,8 @@ def uses(bsyms, tail) -> dict:
         for p in bsym.flat_proxy_args:
             use(p)
         defined.update(o.name for o in bsym.flat_proxy_outs)
+        # sizes its decomposition computes (cat's 2 * s0): dispatch keeps them defined where the symbol runs
+        defined.update(o.name for d in bsym.number_definitions() for o in d.flat_proxy_outs)
     for p in tail:
         if isinstance(p, Proxy):
             use(p)
