@@ -16,9 +16,10 @@ OPTIMIZERS = [
 ]
 
 
-def _params(seed):
+def _params(seed, shapes=((16, 8), (8,), (3, 4, 5), (1,), (96, 96), (100, 90))):
+    # small tensors (run in lockstep, by foreach calls) and ones over 64 KiB (run one by one)
     torch.manual_seed(seed)
-    return [torch.nn.Parameter(torch.randn(s)) for s in ((16, 8), (8,), (3, 4, 5), (1,))]
+    return [torch.nn.Parameter(torch.randn(s)) for s in shapes]
 
 
 @pytest.mark.parametrize("foreach", [False, True], ids=["for-loop", "foreach"])
@@ -47,8 +48,8 @@ def _written_inputs(trace):
     return [b.kwargs["out"].name for b in trace.bound_symbols if "out" in b.kwargs and b.kwargs["out"].name in names]
 
 
-def test_foreach_adam_updates_one_parameter_after_the_other():
-    params = _params(0)
+def test_foreach_adam_updates_large_parameters_one_after_the_other():
+    params = _params(0, ((96, 96), (100, 90), (200, 100)))
     for p in params:
         p.grad = torch.randn_like(p)
     step = thunder.jit(torch.optim.Adam(params, lr=0.01, foreach=True).step)
@@ -61,7 +62,18 @@ def test_foreach_adam_updates_one_parameter_after_the_other():
         owner[a.name] = k
     order = [owner[name] for name in _written_inputs(trace)]
     assert len(order) == 5 * len(params)  # step, exp_avg, exp_avg_sq (twice: mul_, addcmul_), param
-    assert order == sorted(order), order  # eager's foreach order would be 0, 1, 2, 3, 0, 1, 2, 3, ...
+    assert order == sorted(order), order  # eager's foreach order would be 0, 1, 2, 0, 1, 2, ...
+
+
+def test_small_alike_updates_run_as_foreach_calls():
+    params = _params(0, ((16, 8), (8,), (3, 4, 5), (100, 90)))
+    for p in params:
+        p.grad = torch.randn_like(p)
+    step = thunder.jit(torch.optim.SGD(params, lr=0.1, momentum=0.9, foreach=False).step)
+    step(), step()
+    calls = [b for b in thunder.last_traces(step)[-1].bound_symbols if "foreach" in b.sym.name]
+    # mul_, add_ of the momentum buffers and add_ of the parameters: each one call for the three small parameters
+    assert len(calls) == 3 and all(len(b.output) == 3 for b in calls)
 
 
 def _check_like_eager(fn, *shapes):

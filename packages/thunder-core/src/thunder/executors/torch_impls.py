@@ -110,3 +110,10 @@ def get_rng_state(*, size):
 def random_fill_like(a, method, *args, **kwargs):
     # empty_like keeps a's strides, so the fill visits positions in eager's order and draws the same numbers
     return getattr(torch.empty_like(a), method)(*args, **kwargs)
+
+
+def foreach_in_place(name, tensors, *args, **kwargs):
+    """``torch.<name>(tensors, ...)``, an in-place foreach op (``_foreach_add_``), returning ``tensors``: what the
+    per-tensor ``out=`` calls it stands for return."""
+    getattr(torch, name)(tensors, *args, **kwargs)
+    return tensors
