@@ -184,8 +184,8 @@ class ThunderFunction:
         if split is None:
             computation_fn = final.python_callable()
         else:
-            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
-                                                        split, len(final.args))
+            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1], split,
+                                                        len(final.args))
         seconds = time.perf_counter() - start
         epilogue_fn = epilogue_traces[-1].python_callable() if epilogue_traces else None
         entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
