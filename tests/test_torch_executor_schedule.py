@@ -1,45 +1,15 @@
 """The torch executor's program order (thunder.executors.torch_schedule) and copy folding (torch_copies): independent
-chains run one after another, writes stay after every read of the memory they overwrite, and the results are
-eager's, bit for bit."""
+chains run one after another (small alike ones in lockstep, by foreach calls), writes stay after every read of the
+memory they overwrite. That optimizer steps stay eager's bit for bit is tests/test_optimizers.py."""
 
-import pytest
 import torch
 
 import thunder
 
-OPTIMIZERS = [
-    (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
-    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)),
-    (torch.optim.Adam, dict(lr=0.01)),
-    (torch.optim.Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
-    (torch.optim.AdamW, dict(lr=0.01, weight_decay=0.01)),
-]
 
-
-def _params(seed, shapes=((16, 8), (8,), (3, 4, 5), (1,), (96, 96), (100, 90))):
-    # small tensors (run in lockstep, by foreach calls) and ones over 64 KiB (run one by one)
+def _params(seed, shapes):
     torch.manual_seed(seed)
     return [torch.nn.Parameter(torch.randn(s)) for s in shapes]
-
-
-@pytest.mark.parametrize("foreach", [False, True], ids=["for-loop", "foreach"])
-@pytest.mark.parametrize("opt_cls,options", OPTIMIZERS, ids=lambda x: x.__name__ if isinstance(x, type) else
-                         "-".join(f"{k}={v}" for k, v in x.items()))
-def test_optimizer_steps_equal_eager_bit_for_bit(opt_cls, options, foreach):
-    params, ref = _params(0), _params(0)
-    opt, ref_opt = opt_cls(params, foreach=foreach, **options), opt_cls(ref, foreach=foreach, **options)
-    step = thunder.jit(opt.step)
-    torch.manual_seed(1)
-    for _ in range(4):
-        for p, r in zip(params, ref):
-            g = torch.randn_like(p)
-            p.grad, r.grad = g.clone(), g.clone()
-        step()
-        ref_opt.step()
-    for p, r in zip(params, ref):
-        assert torch.equal(p, r)
-        for key, value in ref_opt.state[r].items():
-            assert torch.equal(opt.state[p][key], value), key
 
 
 def _written_inputs(trace):
