@@ -300,3 +300,20 @@ def test_saved_tensor_hooks_see_the_saved_tensors():
     a2, b2 = a.detach().requires_grad_(), b.detach().requires_grad_()
     f(a2, b2).backward()
     torch.testing.assert_close((a.grad, b.grad), (a2.grad, b2.grad))
+
+
+def test_an_output_the_loss_does_not_use_gets_gradients_like_eager():
+    # the model returns its logits and its loss, the loss alone is differentiated: the logits' cotangent is a zero
+    # made without a zero-filled tensor, and the gradients are eager's
+    def f(x, w):
+        logits = x @ w
+        return logits, logits.log_softmax(-1).mean(), (logits * 2).sum()
+
+    x, w = _leaves((4, 3), (3, 5))
+    xe, we = _clone_leaves([x, w])
+    jf = thunder.jit(f)
+    for which in (1, 2, 0):
+        got, want = jf(x, w), f(xe, we)
+        got[which].sum().backward()
+        want[which].sum().backward()
+        torch.testing.assert_close((x.grad, w.grad), (xe.grad, we.grad))

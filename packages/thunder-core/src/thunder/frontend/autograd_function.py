@@ -28,7 +28,8 @@ __all__ = ["differentiable_computation"]
 class _Compiled:
     """What the autograd node needs of one cache entry."""
 
-    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "nargs", "differentiable_inputs",
+    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "nargs",
+                 "differentiable_inputs",
                  "differentiable_outputs", "nondifferentiable_outputs")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
@@ -40,6 +41,12 @@ class _Compiled:
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
         self.saved_outputs = tuple(i for i, p in enumerate(split.saved)
                                    if isinstance(p, TensorProxy) and p.name in outputs)
+        # where every differentiable output has a static shape: how to make the zero cotangent of an unused one
+        flat = split.forward.output[0]
+        outs = [flat[i] for i in differentiable_outputs]
+        self.zero_cotangents = None
+        if all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape) for p in outs):
+            self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
@@ -70,6 +77,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
             ctx.versions = [t._version for t in saved_tensors]
         ctx.saved_others = saved_others
         ctx.compiled = compiled
+        if compiled.zero_cotangents is not None:
+            ctx.set_materialize_grads(False)
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -81,6 +90,9 @@ class ThunderAutogradFunction(torch.autograd.Function):
     def backward(ctx, *cotangents):
         compiled = ctx.compiled
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+        if compiled.zero_cotangents is not None and None in cotangents:
+            # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
+            cotangents = [c if c is not None else make() for c, make in zip(cotangents, compiled.zero_cotangents)]
         saved = ctx.saved
         if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
             grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
@@ -97,6 +109,13 @@ class ThunderAutogradFunction(torch.autograd.Function):
         for i, g in zip(compiled.differentiable_inputs, grads):
             result[i + 1] = g
         return tuple(result)
+
+
+def _zeros_maker(p):
+    from thunder.core import dtypes
+
+    shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
+    return lambda: torch.zeros((), dtype=dtype, device=device).expand(shape)
 
 
 def _check_versions(saved, versions) -> None:
