@@ -110,7 +110,10 @@ def _chains(segment, memory, torch_ex) -> list:
 
 # A chain whose tensors all fit in this many bytes costs more in Python calls than in memory traffic: alike ones are
 # run in lockstep (op k of each, then op k + 1 of each) as long as their tensors together stay this far below the
-# cache, each step one torch._foreach_* call, as eager's foreach optimizers do. Larger chains run one by one.
+# cache, each step one torch._foreach_* call, as eager's foreach optimizers do. A chain that allocates nothing (every
+# op writes into its own state: SGD with momentum) gains nothing from running alone either, whatever its size: alike
+# ones run in lockstep too. Larger chains with temporaries (Adam's denominator) run one by one, so that each
+# temporary is freed before the next chain allocates its own.
 SMALL_CHAIN_BYTES = 1 << 16
 LOCKSTEP_BYTES = 1 << 20
 
@@ -132,17 +135,20 @@ def _chain_bytes(bsyms) -> int | None:
 
 
 def _lockstep_groups(chains, segment) -> list[list]:
-    """``chains`` cut into groups run together: each large chain alone, small chains with the same ops together."""
-    groups, open_groups = [], {}  # signature -> the group small chains of that signature join
+    """``chains`` cut into groups run together: each large chain with temporaries alone, the others together with
+    the chains of the same ops."""
+    groups, open_groups = [], {}  # signature -> the group chains of that signature join
     for chain in chains:
         bsyms = [segment[i] for i in chain]
         size = _chain_bytes(bsyms)
-        if size is None or size > SMALL_CHAIN_BYTES:
+        allocates = any("out" not in b.kwargs and any(isinstance(o, TensorProxy) for o in b.flat_proxy_outs)
+                        for b in bsyms)
+        if size is None or (size > SMALL_CHAIN_BYTES and allocates):
             groups.append([chain])
             continue
-        signature = tuple(b.sym.id for b in bsyms)
+        signature = (allocates, *(b.sym.id for b in bsyms))
         entry = open_groups.get(signature)
-        if entry is None or entry[1] + size > LOCKSTEP_BYTES:
+        if entry is None or (allocates and entry[1] + size > LOCKSTEP_BYTES):
             entry = open_groups[signature] = [[], 0]
             groups.append(entry[0])
         entry[0].append(chain)
