@@ -16,6 +16,8 @@ all until the whole backward returned: a higher peak, and memory touched afresh 
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from thunder.core.codegen import compile_trace
@@ -45,7 +47,9 @@ class _Compiled:
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
         self.zero_cotangents = None
-        if all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape) for p in outs):
+        # with one differentiable output the backward runs only when that output's cotangent exists
+        if len(outs) > 1 and all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape)
+                                 for p in outs):
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
@@ -55,6 +59,7 @@ class _Compiled:
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
 _functorch_active = torch._C._are_functorch_transforms_active
+_version = operator.attrgetter("_version")
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
           "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -74,7 +79,7 @@ class ThunderAutogradFunction(torch.autograd.Function):
             for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
                 saved[i] = saved[i].detach()
             ctx.saved = saved
-            ctx.versions = [t._version for t in saved_tensors]
+            ctx.versions = list(map(_version, saved_tensors))
         ctx.saved_others = saved_others
         ctx.compiled = compiled
         if compiled.zero_cotangents is not None:
