@@ -262,3 +262,58 @@ def test_a_program_with_no_differentiable_output_matches_eager():
         torch.testing.assert_close(y, x.detach() * 3)
     finally:
         torch.set_grad_enabled(True)
+
+
+def test_a_saved_output_is_freed_with_the_last_reference_to_it():
+    # exp saves its own output for the backward: the node holding it must not be kept alive by it (a reference cycle
+    # through C++ that no garbage collection breaks), whether or not a backward ever runs
+    import weakref
+
+    jf = thunder.jit(lambda x: x.exp())
+    x = torch.randn(3, requires_grad=True)
+    for run_backward in (False, True):
+        y = jf(x)
+        node = weakref.ref(y.grad_fn)
+        if run_backward:
+            y.sum().backward()
+            torch.testing.assert_close(x.grad, x.detach().exp())
+        del y
+        assert node() is None
+
+
+def test_saved_tensor_hooks_see_the_saved_tensors():
+    # save_on_cpu, checkpointing and user hooks get every tensor the node saves, as for eager's nodes
+    def f(a, b):
+        return (a * b).sin().sum()
+
+    a, b = _leaves((4,), (4,))
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = thunder.jit(f)(a, b)
+    assert packed
+    out.backward()
+    a2, b2 = a.detach().requires_grad_(), b.detach().requires_grad_()
+    f(a2, b2).backward()
+    torch.testing.assert_close((a.grad, b.grad), (a2.grad, b2.grad))
+
+
+def test_an_output_the_loss_does_not_use_gets_gradients_like_eager():
+    # the model returns its logits and its loss, the loss alone is differentiated: the logits' cotangent is a zero
+    # made without a zero-filled tensor, and the gradients are eager's
+    def f(x, w):
+        logits = x @ w
+        return logits, logits.log_softmax(-1).mean(), (logits * 2).sum()
+
+    x, w = _leaves((4, 3), (3, 5))
+    xe, we = _clone_leaves([x, w])
+    jf = thunder.jit(f)
+    for which in (1, 2, 0):
+        got, want = jf(x, w), f(xe, we)
+        got[which].sum().backward()
+        want[which].sum().backward()
+        torch.testing.assert_close((x.grad, w.grad), (xe.grad, we.grad))

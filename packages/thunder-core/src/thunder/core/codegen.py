@@ -236,13 +236,25 @@ def trace_source(trace, *, with_subsymbols: bool = True) -> str:
     return "\n".join(head + body)
 
 
-def compile_trace(trace):
-    """Compiles the trace's printed source (without subsymbol comments, which are only for reading)."""
+def compile_trace(trace, *, first_args_in_list: int | None = None):
+    """Compiles the trace's printed source (without subsymbol comments, which are only for reading).
+
+    ``first_args_in_list=k``: the function takes its first ``k`` arguments in one list, which it empties once it has
+    unpacked them. Values passed as arguments stay alive (the caller's argument tuple holds them) until the call
+    returns; values passed this way are freed at their ``del`` (a backward frees each saved activation once used)."""
     body, imports = _body_and_imports(trace, with_subsymbols=False)
-    params = ", ".join(p.name if isinstance(p, Proxy) else str(p) for p in trace.args)
+    names = [p.name if isinstance(p, Proxy) else str(p) for p in trace.args]
+    if first_args_in_list is not None:
+        packed = "packed_args"
+        while packed in trace.names or packed in names:
+            packed += "_"
+        unpack = [f"  ({', '.join(names[:first_args_in_list])},) = {packed}"] if first_args_in_list else []
+        body = [*unpack, f"  {packed}.clear()", *body]
+        names = [packed, *names[first_args_in_list:]]
+    params = ", ".join(names)
     source = "\n".join([*imports.lines, "", *trace.decorators, f"def {trace.fn_name}({params}):", *body])
     namespace: dict = dict(imports.ctx)
-    filename = f"thunder.{trace.fn_name}_{id(trace):x}"
+    filename = f"thunder.{trace.fn_name}_{id(trace):x}{'' if first_args_in_list is None else '_packed'}"
     import linecache
 
     # Registering the source lets tracebacks and debuggers show the generated lines.

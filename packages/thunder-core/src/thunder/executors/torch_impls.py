@@ -124,3 +124,10 @@ def unique_consecutive_sized(a, size, return_inverse=False, return_counts=False)
 
 def bincount_sized(a, weights, minlength, size):
     return torch.bincount(a, weights, minlength)
+
+
+def foreach_in_place(name, tensors, *args, **kwargs):
+    """``torch.<name>(tensors, ...)``, an in-place foreach op (``_foreach_add_``), returning ``tensors``: what the
+    per-tensor ``out=`` calls it stands for return."""
+    getattr(torch, name)(tensors, *args, **kwargs)
+    return tensors

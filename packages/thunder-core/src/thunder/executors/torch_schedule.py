@@ -43,7 +43,7 @@ def _movable(bsym, torch_ex) -> bool:
     return not (bsym.sym.id.startswith(f"{torch_ex.name}.opaque.") or name in _GLOBAL_STATE or bsym.subtraces)
 
 
-def _chains(segment, memory) -> list[list]:
+def _chains(segment, memory, torch_ex) -> list:
     """The bound symbols of ``segment`` (movable ones) in chain-by-chain order."""
     n = len(segment)
     joined = Sets()
@@ -82,20 +82,167 @@ def _chains(segment, memory) -> list[list]:
     for i in range(n):
         if i not in lazy:
             chains.setdefault(joined.find(i), []).append(i)
+    version_of = {}  # what an out= op returned -> the tensor it wrote into
+    for b in segment:
+        if "out" in b.kwargs:
+            out = b.kwargs["out"].name
+            for o in b.flat_proxy_outs:
+                version_of[o.name] = version_of.get(out, out)
     order, done = [], set()
 
-    def emit(i):
-        for a in segment[i].flat_proxy_args:
+    def emit_sources(b):
+        for a in b.flat_proxy_args:
             j = source_of.get(a.name)
             if j is not None and j in lazy and j not in done:
-                emit(j)
-        done.add(i)
-        order.append(segment[i])
+                done.add(j)
+                order.append(segment[j])
 
-    for chain in chains.values():  # dicts keep insertion order: chains in the order they start
-        for i in chain:
-            emit(i)
+    # dicts keep insertion order: chains in the order they start; small alike chains in lockstep, one foreach call
+    # per step where their ops allow it
+    for group in _lockstep_groups(list(chains.values()), segment):
+        for step in zip(*([segment[i] for i in chain] for chain in group)):
+            for b in step:
+                emit_sources(b)
+            grouped = _foreach(step, torch_ex, version_of) if len(step) > 1 else None
+            order.extend([grouped] if grouped is not None else step)
     return order
+
+
+# A chain whose tensors all fit in this many bytes costs more in Python calls than in memory traffic: alike ones are
+# run in lockstep (op k of each, then op k + 1 of each) as long as their tensors together stay this far below the
+# cache, each step one torch._foreach_* call, as eager's foreach optimizers do. A chain that allocates nothing (every
+# op writes into its own state: SGD with momentum) gains nothing from running alone either, whatever its size: alike
+# ones run in lockstep too. Larger chains with temporaries (Adam's denominator) run one by one, so that each
+# temporary is freed before the next chain allocates its own.
+SMALL_CHAIN_BYTES = 1 << 16
+LOCKSTEP_BYTES = 1 << 20
+
+
+def _chain_bytes(bsyms) -> int | None:
+    """Bytes of the distinct tensors ``bsyms`` touch; None when one is not a CPU tensor of static shape."""
+    seen, total = set(), 0
+    for b in bsyms:
+        for p in (*b.flat_proxy_args, *b.flat_proxy_outs):
+            if isinstance(p, TensorProxy) and p.name not in seen:
+                seen.add(p.name)
+                if p.device.type != "cpu" or not all(isinstance(d, int) for d in p.shape):
+                    return None
+                n = p.dtype.bytes
+                for d in p.shape:
+                    n *= d
+                total += n
+    return total
+
+
+def _lockstep_groups(chains, segment) -> list[list]:
+    """``chains`` cut into groups run together: each large chain with temporaries alone, the others together with
+    the chains of the same ops."""
+    groups, open_groups = [], {}  # signature -> the group chains of that signature join
+    for chain in chains:
+        bsyms = [segment[i] for i in chain]
+        size = _chain_bytes(bsyms)
+        allocates = any("out" not in b.kwargs and any(isinstance(o, TensorProxy) for o in b.flat_proxy_outs)
+                        for b in bsyms)
+        if size is None or (size > SMALL_CHAIN_BYTES and allocates):
+            groups.append([chain])
+            continue
+        signature = (allocates, *(b.sym.id for b in bsyms))
+        entry = open_groups.get(signature)
+        if entry is None or (allocates and entry[1] + size > LOCKSTEP_BYTES):
+            entry = open_groups[signature] = [[], 0]
+            groups.append(entry[0])
+        entry[0].append(chain)
+        entry[1] += size
+    return groups
+
+
+# torch function of one elementwise op -> (its foreach form, the positional argument that may be a list of numbers,
+# the keyword that may be)
+_FOREACH = {
+    "torch.add": ("_foreach_add", 1, None), "torch.sub": ("_foreach_sub", 1, None),
+    "torch.mul": ("_foreach_mul", 1, None), "torch.div": ("_foreach_div", 1, None),
+    "torch.maximum": ("_foreach_maximum", None, None), "torch.minimum": ("_foreach_minimum", None, None),
+    "torch.addcmul": ("_foreach_addcmul", None, "value"), "torch.addcdiv": ("_foreach_addcdiv", None, "value"),
+    "torch.lerp": ("_foreach_lerp", 2, None),
+    **{f"torch.{name}": (f"_foreach_{name}", None, None) for name in (
+        "sqrt", "rsqrt", "exp", "log", "neg", "abs", "sigmoid", "tanh", "reciprocal")},
+}
+
+
+def _foreach(step, torch_ex, version_of):
+    """One bound symbol running the ops of ``step`` (one per chain, the same torch function) as a single
+    ``torch._foreach_*`` call, or None where they do not fit one: CPU only, where a foreach op is the very loop of
+    per-tensor ops (bit for bit the same), tensors of the output's shape (no broadcasting), and numbers that differ
+    between the chains only where the foreach op takes a list of numbers. ``out=`` must be the first argument
+    itself (``version_of``: what an ``out=`` op returned -> the tensor it wrote): that is the in-place form."""
+    from thunder.core.symbol import BoundSymbol, tagged_symbol
+
+    first = step[0]
+    form = _FOREACH.get(f"{first.sym.module}.{first.sym.name}")
+    if form is None:
+        return None
+    name, number_list_arg, number_list_kwarg = form
+    if any(b.sym is not first.sym or len(b.args) != len(first.args) or b.kwargs.keys() != first.kwargs.keys()
+           or len(b.flat_proxy_outs) != 1 for b in step):
+        return None
+    outs = [b.flat_proxy_outs[0] for b in step]
+    if any(not isinstance(o, TensorProxy) or o.device.type != "cpu" for o in outs):
+        return None
+    in_place = "out" in first.kwargs
+    if in_place and any(not isinstance(b.args[0], TensorProxy)
+                        or version_of.get(b.args[0].name, b.args[0].name) != version_of.get(b.kwargs["out"].name,
+                                                                                            b.kwargs["out"].name)
+                        for b in step):
+        return None
+
+    def combine(values, numbers_may_differ):
+        """(the foreach argument, its kind: "tensors", "number" or "numbers"), or (None, None)."""
+        if all(isinstance(v, TensorProxy) for v in values):
+            if any(v.shape != o.shape or v.device.type != "cpu" or v.dtype != o.dtype for v, o in zip(values, outs)):
+                return None, None
+            return list(values), "tensors"
+        if not all(_number(v) for v in values):
+            return None, None
+        if all(not isinstance(v, Proxy) and type(v) is type(values[0]) and v == values[0] for v in values):
+            return values[0], "number"
+        return (list(values), "numbers") if numbers_may_differ else (None, None)
+
+    args, kinds = [], []
+    for j in range(len(first.args)):
+        value, kind = combine([b.args[j] for b in step], j == number_list_arg)
+        if kind is None:
+            return None
+        args.append(value)
+        kinds.append(kind)
+    kwargs = {}
+    for key in first.kwargs:
+        if key == "out":
+            continue
+        value, kind = combine([b.kwargs[key] for b in step], key == number_list_kwarg)
+        if kind is None or (key == "alpha" and kind != "number"):
+            return None
+        if kind == "numbers":  # the overload taking a list of numbers has it positional (``scalars``)
+            args.append(value)
+            kinds.append(kind)
+        else:
+            kwargs[key] = value
+    # only the overload taking two lists of tensors has alpha
+    if kinds[0] != "tensors" or ("alpha" in kwargs and (len(kinds) < 2 or kinds[1] != "tensors")):
+        return None
+    if in_place:
+        op = tagged_symbol(torch_ex.register_operator("thunder.executors.torch_impls.foreach_in_place"),
+                           ("side_effect",))  # it writes its first list
+        return BoundSymbol(op, (f"{name}_", *args), kwargs, tuple(outs), (), first.source)
+    op = torch_ex.register_operator(f"torch.{name}")
+    return BoundSymbol(op, tuple(args), kwargs, tuple(outs), (), first.source)
+
+
+def _number(v) -> bool:
+    from thunder.core.proxies import NumberProxy
+
+    if isinstance(v, Proxy):
+        return isinstance(v, NumberProxy) and v.python_type in (int, float)
+    return type(v) in (int, float)
 
 
 def run_chains_one_by_one(trace, torch_ex):
@@ -106,7 +253,7 @@ def run_chains_one_by_one(trace, torch_ex):
     def flush():
         nonlocal changed
         if len(segment) > 2:
-            ordered = _chains(segment, memory)
+            ordered = _chains(segment, memory, torch_ex)
             changed = changed or any(a is not b for a, b in zip(ordered, segment))
             new_bsyms.extend(ordered)
         else:

@@ -4,12 +4,24 @@ The compiled forward runs inside one ``torch.autograd.Function`` whose backward 
 backward trace, so ``.backward()``, ``torch.autograd.grad``, accumulation into ``.grad``,
 ``retain_graph`` and the saved-tensor checks (an input modified in place after the call) all behave
 as PyTorch defines them for any autograd node.
+
+The node keeps the saved tensors in a list of its own rather than through ``save_for_backward``, and hands the
+list to the backward, which empties it: each saved activation is freed at the backward's ``del`` after its last
+use, as eager's engine frees each node's saved tensors once that node ran (``save_for_backward`` would hold them
+all until the whole backward returned: a higher peak, and memory touched afresh on every step). It checks what
+``save_for_backward`` checks (a saved tensor modified in place before the backward; a second backward without
+``retain_graph``) with eager's messages. Where saved-tensor hooks are active (``torch.utils.checkpoint``,
+``save_on_cpu``) or functorch transforms run, it uses ``save_for_backward`` so that they see the tensors.
 """
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
+from thunder.core.codegen import compile_trace
+from thunder.core.proxies import TensorProxy
 from thunder.core.pytree import tree_unflatten
 
 __all__ = ["differentiable_computation"]
@@ -18,23 +30,60 @@ __all__ = ["differentiable_computation"]
 class _Compiled:
     """What the autograd node needs of one cache entry."""
 
-    __slots__ = ("forward", "backward", "nargs", "differentiable_inputs", "differentiable_outputs",
-                 "nondifferentiable_outputs")
+    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "nargs",
+                 "differentiable_inputs",
+                 "differentiable_outputs", "nondifferentiable_outputs")
 
-    def __init__(self, forward, backward, nargs, differentiable_inputs, differentiable_outputs, n_outputs):
-        self.forward, self.backward, self.nargs = forward, backward, nargs
+    def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
+                 n_outputs):
+        self.forward, self.nargs = forward, nargs
+        self.backward = backward_trace.python_callable()
+        # the same backward taking the saved values in one list, which it empties (see the module's docstring)
+        self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
+        outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
+        self.saved_outputs = tuple(i for i, p in enumerate(split.saved)
+                                   if isinstance(p, TensorProxy) and p.name in outputs)
+        # where every differentiable output has a static shape: how to make the zero cotangent of an unused one
+        flat = split.forward.output[0]
+        outs = [flat[i] for i in differentiable_outputs]
+        self.zero_cotangents = None
+        # with one differentiable output the backward runs only when that output's cotangent exists
+        if len(outs) > 1 and all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape)
+                                 for p in outs):
+            self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
+
+
+_saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
+_keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
+_functorch_active = torch._C._are_functorch_transforms_active
+_version = operator.attrgetter("_version")
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+          "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+          "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
 
 
 class ThunderAutogradFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, compiled: _Compiled, *args):
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
-        ctx.save_for_backward(*saved_tensors)
+        if _saved_tensor_hooks(False) is not None or _functorch_active():
+            ctx.save_for_backward(*saved_tensors)
+            ctx.saved = None
+        else:
+            saved = [*saved_tensors, *saved_others]
+            for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
+                saved[i] = saved[i].detach()
+            ctx.saved = saved
+            ctx.versions = list(map(_version, saved_tensors))
         ctx.saved_others = saved_others
         ctx.compiled = compiled
+        if compiled.zero_cotangents is not None:
+            ctx.set_materialize_grads(False)
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -45,23 +94,54 @@ class ThunderAutogradFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
         compiled = ctx.compiled
-        grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others,
-                                  *(cotangents[i] for i in compiled.differentiable_outputs))
+        cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+        if compiled.zero_cotangents is not None and None in cotangents:
+            # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
+            cotangents = [c if c is not None else make() for c, make in zip(cotangents, compiled.zero_cotangents)]
+        saved = ctx.saved
+        if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
+            grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+        else:
+            if saved is None:
+                raise RuntimeError(_FREED)
+            _check_versions(saved, ctx.versions)
+            if _keep_graph():
+                saved = list(saved)  # the backward empties the list it gets
+            else:
+                ctx.saved = None
+            grads = compiled.backward_from_list(saved, *cotangents)
         result = [None] * (compiled.nargs + 1)
         for i, g in zip(compiled.differentiable_inputs, grads):
             result[i + 1] = g
         return tuple(result)
 
 
+def _zeros_maker(p):
+    from thunder.core import dtypes
+
+    shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
+    return lambda: torch.zeros((), dtype=dtype, device=device).expand(shape)
+
+
+def _check_versions(saved, versions) -> None:
+    for t, v in zip(saved, versions):
+        if t._version != v:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{t.type()} {list(t.shape)}] is at version {t._version}; expected version {v} instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True).")
+
+
 # torch._C._FunctionBase.apply bound to the class: what Function.apply calls after its Python-level preparation
 _node_apply = super(torch.autograd.Function, ThunderAutogradFunction).apply
 
 
-def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
+def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
     n_outputs = len(split.forward.output[0])
-    compiled = _Compiled(forward_fn, backward_fn, nargs, split.differentiable_inputs, split.differentiable_outputs,
-                         n_outputs)
+    compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
+                         split.differentiable_outputs, n_outputs)
     spec = split.output_spec
     node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
@@ -89,6 +169,10 @@ def differentiable_computation(forward_fn, backward_fn, split, nargs: int):
                 flat = forward_fn(*args)[0]
             finally:
                 set_grad_enabled(mode)
+            if passthrough:
+                flat = list(flat)
+                for k, i in passthrough:
+                    flat[k] = args[i]
             return tree_unflatten(flat, spec)
     elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
         def computation(*args):  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild

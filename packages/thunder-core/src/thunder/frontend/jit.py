@@ -259,7 +259,7 @@ class ThunderFunction:
             if self.disable_torch_autograd:
                 computation_fn = _without_grad(computation_fn)
         else:
-            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1].python_callable(),
+            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1],
                                                         split, len(final.args))
         return traces, backward_traces, split, computation_fn
 
