@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 130, cache='constant values'): mismatch: input N after the call: values differ"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

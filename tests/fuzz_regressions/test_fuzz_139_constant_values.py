@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 139, cache='constant values'): refusal: UnsupportedError: torch.Tensor.t_ is not supported by thunder yet : it modifies its input in place, and in-place operations need functionalization, which comes """
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 20460, cache='constant values'): mismatch: LOG (side effects): length N eager N"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 20711, cache='symbolic values'): crash: backward: RuntimeError: shape '[N]' is invalid for input of size N"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

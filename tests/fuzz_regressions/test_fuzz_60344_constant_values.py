@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 60344, cache='constant values'): mismatch: exception message of RuntimeError: output with shape [N] doesn't match the broadcast shape [N], eager: The size of tensor a (N) must match"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 60607, cache='constant values'): mismatch: exception message of RuntimeError: Attempting to broadcast a dimension of length N (an opaque call's meta message)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

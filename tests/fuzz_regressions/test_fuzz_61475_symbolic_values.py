@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 61475, cache='symbolic values'): crash: AssertionError: internal error: backward reads the number iN, defined nowhere in the forward"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

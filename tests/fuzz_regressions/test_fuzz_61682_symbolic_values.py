@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 61682, cache='symbolic values'): crash: backward: RuntimeError: Function ThunderAutogradFunctionBackward returned an invalid gradient"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

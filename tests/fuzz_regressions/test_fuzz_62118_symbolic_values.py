@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 62118, cache='symbolic values'): crash: UnboundLocalError: cannot access local variable 'iN' where it is not associated with a value"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 62141, cache='constant values'): mismatch: no exception, eager RuntimeError: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location (a result of unknown layout)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 63055, cache='constant values'): mismatch: output[i]: requires_grad False, eager True (contiguous() of a contiguous input returned with it)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 67119, cache='constant values'): crash: RuntimeError: unsupported operation: more than one element of the written-to tensor refers to a single memory location (index_put_ through an expand, which eager allows)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 67406, cache='constant values'): mismatch: output[i]: requires_grad False, eager True (flatten() of a 1-D input is the input itself)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program

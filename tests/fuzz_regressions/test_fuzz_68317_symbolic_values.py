@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 68317, cache='symbolic values'): mismatch: exception message of RuntimeError: stack expects each tensor to be equal size (a raising entry reused for other sizes)"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
