@@ -6,9 +6,6 @@ import torch
 import thunder
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed (nox -s tests installs it)")
-# transformers 4.x routes mixture-of-experts tokens by looping over torch.nonzero of the routing counts, whose trip
-# count depends on tensor data; 5.x runs all experts with static shapes (grouped_mm)
-ROUTES_BY_DATA = int(transformers.__version__.split(".")[0]) < 5
 
 
 def _llama(seed=0):
@@ -58,10 +55,6 @@ def test_llama_training_over_varying_lengths():
 # Forward of every model family users bring, tiny and random, in eval mode: logits (or hidden states) like eager.
 _LM = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
            max_position_embeddings=64)
-_DATA_DEPENDENT_ROUTING = pytest.mark.xfail(
-    ROUTES_BY_DATA, strict=True, raises=thunder.core.errors.UnsupportedError,
-    reason="transformers 4.x's MoE block loops over torch.nonzero(routing counts).tolist(): thunder refuses nonzero "
-           "with the op and the user's line (values from tensor data)")
 FORWARD_MODELS = {
     "llama": ("LlamaConfig", "LlamaForCausalLM", dict(_LM, num_key_value_heads=2)),
     "mistral": ("MistralConfig", "MistralForCausalLM", dict(_LM, num_key_value_heads=2, sliding_window=None)),
@@ -82,8 +75,10 @@ FORWARD_MODELS = {
     "roberta": ("RobertaConfig", "RobertaModel", dict(_LM)),
     "distilbert": ("DistilBertConfig", "DistilBertModel", dict(vocab_size=128, dim=32, hidden_dim=64, n_layers=2,
                                                                n_heads=4)),
-    "mixtral": pytest.param(("MixtralConfig", "MixtralForCausalLM", dict(
-        _LM, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2)), marks=_DATA_DEPENDENT_ROUTING),
+    # transformers 4.x routes its tokens by looping over torch.nonzero(routing counts).tolist(): the program is
+    # split at those reads (docs/values-from-tensor-data.md); 5.x runs every expert with static shapes
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(
+        _LM, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2)),
 }
 
 
