@@ -281,3 +281,15 @@ def test_device_of_a_proxy_meets_torch_device_like_eager():
 
     x = torch.randn(3)
     torch.testing.assert_close(thunder.jit(f)(x), f(x))
+
+
+def test_an_index_tuple_argument_is_checked_by_value():
+    # (slice(None), [0, 3]) and ([0, 3], slice(None)) have the same length: a check of the length alone reused the
+    # first program (indexing another dim) for the second key
+    jf = thunder.jit(lambda a, idx: a[idx])
+    a = torch.arange(125.0).reshape(5, 5, 5)
+    keys = [(slice(None), slice(None), [0, 3]), (slice(None), [0, 3], slice(None)), ([0, 3], slice(None), ...),
+            (slice(1, 4), [0, 3], slice(None)), (slice(None), slice(None), [0, 3])]
+    for key in keys:
+        torch.testing.assert_close(jf(a, key), a[key])
+    assert thunder.cache_misses(jf) == 4 and thunder.cache_hits(jf) == 1

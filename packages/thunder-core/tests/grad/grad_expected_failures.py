@@ -20,12 +20,6 @@ EXPECTED_FAILURES.update(dict.fromkeys(['zero_'], _R1))
 
 # 8 samples (slow): forward failures on samples the forward conformance (3 samples) does not reach
 _R2 = "forward bug in the torch-language symbol on a later sample (empty reduction dim, 0-d index, mask broadcasting)"
-EXPECTED_FAILURES.update(dict.fromkeys(['masked_fill@samples', 'softmax@samples', 'softmax.with_dtype@samples',
-                                        'log_softmax@samples', 'log_softmax.with_dtype@samples', 'gather@samples'], _R2))
+EXPECTED_FAILURES.update(dict.fromkeys(['masked_fill@samples', 'gather@samples'], _R2))
 
-_R3 = "repeat_interleave with a tensor of repeats: the output size depends on the data (no output_size given)"
-EXPECTED_FAILURES.update(dict.fromkeys(['repeat_interleave@samples'], _R3))
 
-_R4 = ("cache: a tuple of index lists passed as an argument (x[([0, 2, 3], [1, 3, 3], [0, 0, 2])]) is not checked by "
-       "value in the prologue, so a later call with other lists reuses the stale program (wrong values)")
-EXPECTED_FAILURES.update(dict.fromkeys(['__getitem__@samples'], _R4))

@@ -39,9 +39,16 @@ _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
 
 
+def _literal_item(v, depth: int) -> bool:
+    # slices and ... too: an index tuple like (slice(None), [0, 3]) is a value, compared with == (a stale key would
+    # reuse a program indexing other dims)
+    return (type(v) in _CONTAINED_LITERALS or v is Ellipsis
+            or (type(v) is slice and all(type(f) in _CONTAINED_LITERALS for f in (v.start, v.stop, v.step)))
+            or (type(v) in (list, tuple) and _all_literals(v, depth + 1)))
+
+
 def _all_literals(value, depth: int = 0) -> bool:
-    return depth < 4 and all(type(v) in _CONTAINED_LITERALS or (type(v) in (list, tuple) and _all_literals(v, depth + 1))
-                             for v in value)
+    return depth < 4 and all(_literal_item(v, depth) for v in value)
 _CLASS_STATE = ("type", "lookup")  # provenance kinds of what attribute lookup found on a class
 # Installed packages and the standard library change only by reinstalling (a new process); the caller's own
 # code changes in place (IPython's autoreload swaps ``f.__code__``, a notebook cell defines a global ``len``).
