@@ -62,6 +62,12 @@ CASES = {
     "view of a reduction": lambda x: x.sum(0).view(-1),
     "view of a transposed creation": lambda x: (torch.ones(3, 4).t() * 2).view(-1),
     "contiguous() of an input is a copy or the input": lambda x: x.contiguous(),
+    # bases whose layout the trace does not track (reductions, matmul, stack), made non-viewable by views (seeds
+    # 80496, 64945): eager's error where the real strides disallow the view, a tensor where they allow it
+    "view of a transposed slice of an expanded reduction": lambda x: x.mean(-1).expand(2, 3)[:, ::2].mT.view(-1),
+    "view of a transposed stack of matmul results": lambda x: torch.stack([x @ x.t(), x @ x.t() * 2], -1).mT.view(-1),
+    "view of a transposed matmul result": lambda x: (x.t() @ x).t().view(-1),
+    "view of a reduction's transposed row that is viewable": lambda x: x.sum(0, keepdim=True).t().view(-1),
 }
 
 

@@ -119,6 +119,7 @@ class Layouts:
         self._replayed: dict[str, torch.Tensor] = {}  # tensor name -> its meta tensor
         self._runs: dict[int, object] = {}  # id(bound symbol) -> what it returned on meta tensors
         self._guessed: dict[int, tuple] = {}  # id(proxy) -> (proxy, stand-in) where the layout is not known
+        self._made_by: dict[int, tuple] = {}  # id(proxy) -> (proxy, bound symbol) where the layout is not known
 
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
@@ -130,7 +131,7 @@ class Layouts:
 
     def rebind(self, old: TensorProxy, proxy: TensorProxy, value: TensorProxy) -> None:
         """``proxy`` stands for ``value`` from now on and ``old`` for what it was (TraceCtx.rebind)."""
-        for table in (self._known, self._guessed):
+        for table in (self._known, self._guessed, self._made_by):
             for src, dst in ((proxy, old), (value, proxy)):
                 entry = table.pop(id(src), None)
                 if entry is not None and entry[0] is src:
@@ -175,6 +176,9 @@ class Layouts:
         tensor_args = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
         unknown_args = any(self._entry(x) is None for x in tensor_args)
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        for o in outs:
+            if self._entry(o) is None:
+                self._made_by[id(o)] = (o, bsym)
         inplace = "inplace" in bsym.sym.tags
         if not (unknown_args if inplace else any(self._entry(o) is None for o in outs)):
             return
@@ -197,6 +201,58 @@ class Layouts:
         for o in outs:
             if self._entry(o) is None:
                 self._guessed[id(o)] = (o, _contiguous_standin(o))
+
+    def _check_view_by_replay(self, fn, bsym) -> None:
+        """A view of a tensor of unknown layout: tried on the contiguous guess, it almost always succeeds, and
+        then so does eager. Where the guess fails, the real strides decide: the tensors of unknown layout are
+        replayed on meta tensors from the ops that made them (slow the first time, hence only here), and
+        eager's error, if eager fails too, is the program's."""
+        args, kwargs = tree_map(self._guessed_standin, (bsym.args, bsym.kwargs))
+        try:
+            fn(*args, **kwargs)
+            return
+        except Exception:
+            pass
+        inputs: set = set()
+        args, kwargs = tree_map(lambda x: self._replayed_standin(x, inputs), (bsym.args, bsym.kwargs))
+        if any(isinstance(x, TensorProxy) for x in tree_flatten((args, kwargs))[0]):
+            return  # not replayable: the view stays unchecked
+        try:
+            fn(*args, **kwargs)
+        except RuntimeError:
+            self.rely_on(inputs)
+            raise
+
+    def _replayed_standin(self, x, inputs: set):
+        """The stand-in of ``x`` with eager's strides, replaying the ops that made it where it is not known; ``x``
+        itself where that cannot be done."""
+        if not isinstance(x, TensorProxy):
+            return pyval(x) if isinstance(x, NumberProxy) else x
+        entry = self._entry(x)
+        if entry is not None:
+            inputs.update(entry[2])
+            return entry[1]
+        made = self._made_by.get(id(x))
+        if made is None or made[0] is not x:
+            return x
+        b = made[1]
+        fn = _table_call(b.sym.id)
+        if fn is None:
+            return x
+        args, kwargs = tree_map(lambda y: self._replayed_standin(y, inputs), (b.args, b.kwargs))
+        if any(isinstance(y, TensorProxy) or (isinstance(y, torch.Tensor) and y.device.type != "meta")
+               for y in tree_flatten((args, kwargs))[0]):
+            return x
+        try:
+            metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
+        except Exception:
+            return x
+        outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
+        if len(metas) != len(outs):
+            return x
+        for o, m in zip(outs, metas):
+            self._known[id(o)] = (o, m, frozenset(inputs))
+        return self._entry(x)[1]
 
     def _guessed_standin(self, x):
         if isinstance(x, TensorProxy):
@@ -234,6 +290,8 @@ class Layouts:
             return x
 
         args, kwargs = tree_map(standin, (bsym.args, bsym.kwargs))
+        if missing and bsym.sym.id in _STRIDE_CHECKED:
+            self._check_view_by_replay(fn, bsym)
         if missing or any(isinstance(x, torch.Tensor) and x.device.type != "meta"
                                         for x in tree_flatten((args, kwargs))[0]):
             return  # an argument of unknown layout (or an index tensor): its results are of unknown layout
