@@ -317,3 +317,37 @@ def test_an_output_the_loss_does_not_use_gets_gradients_like_eager():
         got[which].sum().backward()
         want[which].sum().backward()
         torch.testing.assert_close((x.grad, w.grad), (xe.grad, we.grad))
+
+
+def _backward_outcome(fn, use_all_outputs=True):
+    x = torch.tensor([3.0, 1.0, 1.0, 2.0, 5.0], requires_grad=True)
+    out = fn(x)
+    outs = out if isinstance(out, tuple) else (out,)
+    flags = [o.requires_grad for o in outs]
+    loss = sum(o.float().sum() for o in (outs if use_all_outputs else outs[:1]) if o.requires_grad)
+    try:
+        loss.backward()
+    except Exception as e:
+        return flags, type(e), str(e)
+    return flags, x.grad
+
+
+NO_EAGER_DERIVATIVE = {
+    "unique": lambda x: x.unique() * 2,
+    "unique(sorted=False)": lambda x: torch.unique(x, sorted=False),
+    "unique with counts": lambda x: x.unique(return_counts=True),
+    "unique_consecutive with inverse": lambda x: torch.unique_consecutive(x, return_inverse=True),
+    "histc (not differentiable)": lambda x: (torch.histc(x), x * 2),
+    "unique's size only": lambda x: x * x.unique().numel(),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_EAGER_DERIVATIVE))
+@pytest.mark.parametrize("use_all_outputs", [True, False])
+def test_ops_without_an_eager_derivative_require_grad_and_fail_in_backward_like_eager(name, use_all_outputs):
+    # eager: unique's values require grad and a backward reaching them raises NotImplementedError; histc's result
+    # does not require grad; a backward that does not reach unique's values is fine
+    fn = NO_EAGER_DERIVATIVE[name]
+    expected = _backward_outcome(fn, use_all_outputs)
+    got = _backward_outcome(thunder.jit(fn), use_all_outputs)
+    assert str(got) == str(expected)

@@ -8,12 +8,6 @@ inherits its op's default-run entry).
 
 EXPECTED_FAILURES: dict[str, str] = {}
 
-_R0 = ("an island (PyTorch-autograd fallback) marks every floating output differentiable: outputs PyTorch does not "
-       "differentiate (native_layer_norm's mean and rstd, batch norm's saved statistics) require grad in thunder "
-       "(transforms/autograd.py)")
-EXPECTED_FAILURES.update(dict.fromkeys(['native_layer_norm', 'native_batch_norm', '_native_batch_norm_legit',
-                                        '_batch_norm_with_update'], _R0))
-
 _R1 = ("an in-place overwrite of a tensor that requires grad with a constant (x.clone().zero_()) is functionalized "
        "into a constant: the result does not require grad (eager: it requires grad, with a zero gradient)")
 EXPECTED_FAILURES.update(dict.fromkeys(['zero_'], _R1))

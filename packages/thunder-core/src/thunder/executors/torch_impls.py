@@ -103,6 +103,10 @@ def setitem(a, key, value):
     return out
 
 
+def derivative_not_implemented(a, op_name):
+    raise NotImplementedError(f"the derivative for '{op_name}' is not implemented.")
+
+
 def get_rng_state(*, size):
     return torch.get_rng_state()
 

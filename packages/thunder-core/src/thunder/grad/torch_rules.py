@@ -26,6 +26,22 @@ register_nondifferentiable(ltorch.detach)
 register_nondifferentiable(ltorch.rand_like, ltorch.randn_like, ltorch.randint_like, ltorch.multinomial)
 
 
+def _derivative_not_implemented(sym, op_name):
+    """Ops whose derivative eager leaves unimplemented: their values require grad as eager's do, and a backward
+    reaching them raises eager's error when it runs."""
+
+    @register_grad(sym)
+    def rule(a, *args, **kwargs):
+        def backward(*cotangents):
+            return {"a": prims.derivative_not_implemented(a, op_name)}
+
+        return sym(a, *args, **kwargs), backward
+
+
+_derivative_not_implemented(ltorch.unique_sized, "_unique2")
+_derivative_not_implemented(ltorch.unique_consecutive_sized, "unique_consecutive")
+
+
 def _tensor(x) -> bool:
     return isinstance(x, TensorProxy)
 

@@ -182,7 +182,7 @@ register_method("masked_select", masked_select, torch.masked_select, torch.Tenso
 register_method("unique", unique, torch.unique, torch.Tensor.unique)
 register_method("unique_consecutive", unique_consecutive, torch.unique_consecutive, torch.Tensor.unique_consecutive)
 register_method("bincount", bincount, torch.bincount, torch.Tensor.bincount)
-register_nondifferentiable(nonzero_static, unique_sized, unique_consecutive_sized, bincount_sized)
+register_nondifferentiable(nonzero_static, bincount_sized)
 
 
 # ------------------------------------------------------------------------------------------------------------

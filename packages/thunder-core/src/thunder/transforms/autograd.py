@@ -296,7 +296,12 @@ class _Differentiator:
             graph = AnyProxy(self.fw.make_unique_name(f"{b.sym.name}_graph"))
         self.emit(BoundSymbol(sym, tuple(inputs), {}, (b.output, graph), (b,), b.source))  # b: printed as a comment
         outs = list(b.flat_proxy_outs)
-        self.active.update(o.name for o in outs if _differentiable_dtype(o))
+        # an opaque call's outputs carry gradients where PyTorch's autograd tracks them (its meta run's
+        # requires_grad: histc's result does not, whatever its input)
+        from thunder.torch.opaque import OPAQUE_ID_PREFIX
+
+        opaque = b.sym.id.startswith(OPAQUE_ID_PREFIX)
+        self.active.update(o.name for o in outs if _differentiable_dtype(o) and (o.requires_grad or not opaque))
         leaves = [p for p, d in zip(inputs, differentiable) if d]
 
         def backprop(cotangents):
