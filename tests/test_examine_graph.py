@@ -86,6 +86,17 @@ def test_tensor_area_grows_with_bytes():
     assert 'label="big\\lcpu f32[48, 64], 12.0 KiB\\l"' in trace_dot_source(trace, show_metadata=True)
 
 
+def test_symbolic_sizes_are_sized_by_the_traced_bytes():
+    def f(x, w):
+        return torch.nn.functional.linear(x, w).relu().sum(0)
+
+    jf = thunder.jit(f, cache="symbolic values")
+    jf(torch.randn(5, 8, requires_grad=True), torch.randn(3, 8)).sum().backward()
+    for trace in (thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]):
+        source = trace_dot_source(trace, show_metadata=True)
+        assert re.search(r"f32\[s\d+, s\d+\], 60 bytes at the traced sizes", source), source  # 5 x 3 float32
+
+
 def test_operation_labels_drop_the_type_comment_and_wrap_long_lines():
     def f(x):
         return torch.nn.functional.pad(x, (1, 1, 2, 2, 3, 3), mode="constant", value=0.123456789) * 2

@@ -49,7 +49,7 @@ def _executor_name(bsym) -> str:
 
 
 def _label(bsym) -> str:
-    """The operation's line of the trace without its type comment, wrapped after commas when long."""
+    """The operation's line of the trace without its type comment (the tensor nodes show it), wrapped when long."""
     from thunder.core.codegen import bsym_lines
 
     lines = [_TYPE_COMMENT.sub("", line.strip()) for line in bsym_lines(bsym, set(), with_subsymbols=False)]
@@ -67,7 +67,8 @@ def _human_bytes(n: int) -> str:
 
 def _tensor_attrs(p: TensorProxy, kind: str, nbytes: int, largest: int, show_metadata: bool) -> tuple[str, dict]:
     """(label, attributes) of a tensor's ellipse: its area is proportional to its bytes, within _TENSOR_WIDTH."""
-    description = f"{p.type_string()}, {_human_bytes(nbytes)}"
+    traced = "" if all(isinstance(d, int) for d in p.shape) else " at the traced sizes"  # symbolic sizes
+    description = f"{p.type_string()}, {_human_bytes(nbytes)}{traced}"
     small, large = _TENSOR_WIDTH
     width = max(small, large * math.sqrt(nbytes / largest)) if largest else small
     label = f"{p.name}\n{description}" if show_metadata else p.name
