@@ -35,7 +35,8 @@ def gpt_traces(executors: list[str]) -> dict:
 
     import thunder
 
-    sys.path.insert(0, str(ROOT / "examples"))
+    if str(ROOT / "examples") not in sys.path:  # once, though `mkdocs serve` rebuilds
+        sys.path.insert(0, str(ROOT / "examples"))
     from nanogpt import GPT, GPTConfig
 
     torch.manual_seed(0)
