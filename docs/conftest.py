@@ -4,8 +4,9 @@ The blocks of a page run in order in one namespace, as a reader would paste them
 ```text title="Output"``` block must print that text; the comparison ignores what differs between runs
 (timings, object addresses, line numbers of the page) and ``...`` in the expected text matches anything, as in
 doctest. A comment line right before a block states what it needs, and the block is skipped with the reason where
-that is missing: ``<!-- requires: cuda -->``, or an executor's name (``<!-- requires: triton -->``). A line
-``--8<-- "path"`` in a block is a file of the repository, shown by pymdownx.snippets and run here.
+that is missing: ``<!-- requires: cuda -->``, ``<!-- requires: pygraphviz -->``, or an executor's name
+(``<!-- requires: triton -->``). A line ``--8<-- "path"`` in a block is a file of the repository, shown by
+pymdownx.snippets and run here.
 
 ``pytest docs --update-outputs`` writes what the blocks printed into the output blocks that do not match it (review
 the diff before committing it). Only Python runs: ```bash blocks are commands for a shell (installing, nox sessions).
@@ -36,8 +37,15 @@ def _cuda() -> bool:
 
 
 # what a block may require -> (is it there?, the reason a block is skipped without it)
+def _pygraphviz() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pygraphviz") is not None
+
+
 REQUIREMENTS = {
     "cuda": (_cuda, "needs a CUDA GPU"),
+    "pygraphviz": (_pygraphviz, "needs pygraphviz (pip install pygraphviz) to lay out a picture"),
 }
 
 

@@ -492,7 +492,7 @@ def test_make_trace_dot():
 
     trace, _ = _fused_trace()
     source = trace_dot_source(trace, show_metadata=True)
-    assert source.count("subgraph cluster_") == 2 and "(tiny_fuser)" in source
+    assert source.count("subgraph cluster_") == 3 and "(tiny_fuser)" in source  # two regions and the legend
     assert "prims.mul(a, b)" in source and 'fillcolor="green"' in source and "cpu f32[3, 4]" in source
     if importlib.util.find_spec("graphviz") is None:
         with pytest.warns(UserWarning, match="graphviz"):
@@ -500,7 +500,7 @@ def test_make_trace_dot():
         pytest.skip("the graphviz package is not installed: only the DOT source was checked")
     dot = make_trace_dot(trace)
     first_fusion = next(b for b in trace.bound_symbols if b.subsymbols).sym.name
-    assert dot.source.count("subgraph cluster_") == 2 and f"{first_fusion} (tiny_fuser)" in dot.source
+    assert dot.source.count("subgraph cluster_") == 3 and f"{first_fusion} (tiny_fuser)" in dot.source
 
 
 # ---------------------------------------------------------------------------------------------
