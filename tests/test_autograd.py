@@ -351,3 +351,24 @@ def test_ops_without_an_eager_derivative_require_grad_and_fail_in_backward_like_
     expected = _backward_outcome(fn, use_all_outputs)
     got = _backward_outcome(thunder.jit(fn), use_all_outputs)
     assert str(got) == str(expected)
+
+
+@pytest.mark.parametrize("restride", ["squeeze_", "t_", "unsqueeze_"])
+def test_an_input_whose_shape_the_call_changes_in_place_is_saved_as_it_was_read(restride):
+    # fuzz seed 200709: the input was saved for backward as itself, then the epilogue's t1.squeeze_() bumped its
+    # version and changed its shape, and the backward raised where eager's does not
+    def f(t0, t1):
+        getattr(t1, restride)(*((0,) if restride == "unsqueeze_" else ()))
+        return t1 * t0
+
+    grads = []
+    for fn in (f, thunder.jit(f)):
+        t0 = torch.arange(2.0, dtype=torch.float64).reshape(2, 1).requires_grad_()
+        t1 = torch.tensor([[3.0], [4.0]])
+        out = fn(t0, t1)
+        out.sum().backward()
+        grads.append((out, t0.grad, t1.shape, t1._version))
+    (eo, eg, es, ev), (to, tg, ts, tv) = grads
+    torch.testing.assert_close(to, eo)
+    torch.testing.assert_close(tg, eg)
+    assert (ts, tv) == (es, ev)

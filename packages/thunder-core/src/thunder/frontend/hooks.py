@@ -413,6 +413,7 @@ class JitHooks(Hooks):
         # id(proxy) -> (proxy, provenance) of outside tensors whose shape or strides the program changed in place
         # (x.t_()): the proxy stands for the changed tensor, which the epilogue reaches (it is the caller's object)
         self.restrided: dict[int, tuple] = {}
+        self.restrided_inputs: set[str] = set()  # names of the computation's inputs changed in place after the call
 
     # calls ---------------------------------------------------------------------------------------
     def wrapped_lookaside(self, fn):
@@ -690,6 +691,7 @@ class JitHooks(Hooks):
         args = tree_unflatten([pyval(x) for x in leaves], spec)
         self.side_effects.call_later(provenance, name, args, source_location())
         self.restrided[id(proxy)] = (proxy, provenance)
+        self.restrided_inputs.add(old.name)
 
     def _module_state_as_proxy(self, value):
         """A parameter or buffer of the jitted module reached without provenance (through a weak reference, as

@@ -195,7 +195,8 @@ class ThunderFunction:
             traces += path.traces
             backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
         else:
-            more, backward_traces, split, computation_fn = self._compile_prepared(before_lowering)
+            more, backward_traces, split, computation_fn = self._compile_prepared(before_lowering,
+                                                                                  hooks.restrided_inputs)
             traces += more
             updated_inputs = _updated_inputs(traces[-1])
         if updated_inputs:
@@ -249,10 +250,11 @@ class ThunderFunction:
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         return epilogue_traces, template
 
-    def _compile_prepared(self, prepared):
+    def _compile_prepared(self, prepared, restrided_inputs=frozenset()):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
-        of a functional computation trace: autograd split when needed, rematerialization, executor dispatch."""
-        traces, backward_traces, split = self._lower(prepared)
+        of a functional computation trace: autograd split when needed, rematerialization, executor dispatch.
+        ``restrided_inputs``: the inputs the epilogue changes in place (``x.t_()``), which the call must not save."""
+        traces, backward_traces, split = self._lower(prepared, restrided_inputs)
         final = traces[-1]
         if split is None:
             computation_fn = final.python_callable()
@@ -263,7 +265,7 @@ class ThunderFunction:
                                                         split, len(final.args))
         return traces, backward_traces, split, computation_fn
 
-    def _lower(self, computation) -> tuple[list, list, ForwardBackward | None]:
+    def _lower(self, computation, restrided_inputs=frozenset()) -> tuple[list, list, ForwardBackward | None]:
         """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
         ``computation``, the last being what runs; the backward traces; the split or None)."""
         check = not self.disable_inplace_copy_check
@@ -272,7 +274,8 @@ class ThunderFunction:
             return lower(computation, self.executors, post, check_inplace=check), [], None
         split = rematerialize(split_forward_backward(computation, self.executors), self.executors)
         traces = [split.forward]
-        forward = snapshot_saved_values(split.forward)  # saved values a later update of an input overwrites
+        # saved values a later update of an input overwrites, or inputs whose shape the epilogue changes in place
+        forward = snapshot_saved_values(split.forward, restrided_inputs)
         if forward is not split.forward:
             split = ForwardBackward(forward, split.backward, split.saved, split.output_spec,
                                     split.differentiable_outputs, split.differentiable_inputs)

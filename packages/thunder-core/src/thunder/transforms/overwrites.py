@@ -103,12 +103,36 @@ def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
     return new
 
 
-def snapshot_saved_values(forward: TraceCtx) -> TraceCtx:
+def snapshot_saved_values(forward: TraceCtx, changed_after=frozenset()) -> TraceCtx:
     """The forward of an autograd split, where what is saved for backward is read at the end: an input the
-    forward updates later is saved as it was when read (``outputs, saved tensors, saved numbers``)."""
+    forward updates later is saved as it was when read (``outputs, saved tensors, saved numbers``). So is an input
+    in ``changed_after``, whose metadata the epilogue changes in place after the call (``x.t_()``): saved as itself,
+    it would have the old shape and the version the change bumps, which autograd refuses."""
     outputs, saved, numbers = forward.output
     inputs = {a.name for a in forward.args if isinstance(a, Proxy)}
     flat_outputs, flat_saved = tree_flatten(outputs)[0], tree_flatten(saved)[0]
     values = {i for i, x in enumerate(flat_outputs) if isinstance(x, Proxy) and x.name not in inputs}
     values |= set(range(len(flat_outputs), len(flat_outputs) + len(flat_saved)))
-    return snapshot_overwritten(forward, values)
+    forward = snapshot_overwritten(forward, values)
+    return _snapshot_saved_inputs(forward, inputs & set(changed_after))
+
+
+def _snapshot_saved_inputs(forward: TraceCtx, names: set) -> TraceCtx:
+    """``forward`` saving a clone of each input in ``names`` it saves."""
+    import thunder.torch as ltorch
+
+    outputs, saved, numbers = forward.output
+    flat_saved, spec = tree_flatten(saved)
+    if not any(isinstance(x, Proxy) and x.name in names for x in flat_saved):
+        return forward
+    new = from_trace(forward)
+    new.bound_symbols.extend(forward.bound_symbols)
+    clones: dict[str, Proxy] = {}
+    with tracectx(new):
+        for x in flat_saved:
+            if isinstance(x, Proxy) and x.name in names and x.name not in clones:
+                clones[x.name] = ltorch.clone(x)
+    new.provenance = TraceProvenance("Snapshots of saved inputs the call changes in place afterwards", 0.0)
+    new.output = (outputs, tree_unflatten([clones.get(x.name, x) if isinstance(x, Proxy) else x for x in flat_saved],
+                                          spec), numbers)
+    return new
