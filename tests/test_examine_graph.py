@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 import torch
-from helpers.tiny_fusion import tiny_fuser
 
 import thunder
+from helpers.tiny_fusion import tiny_fuser
 from thunder.examine import render_trace, trace_dot_source
 from thunder.examine.graph import _TENSOR_WIDTH
 

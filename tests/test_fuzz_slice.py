@@ -16,10 +16,7 @@ CACHES = [c.value for c in thunder.CACHE_OPTIONS]
 GRAD_FRACTION = 0.25  # as the CLI's default
 
 # the regression test of each failure kind (tests/fuzz_regressions/<name>.py): (kind, [(seed, cache), ...])
-KNOWN_FAILURES = {
-    'test_fuzz_7_constant_values': ('mismatch: backward: no exception, eager RuntimeError: one of the variables needed for gradient compu',
-        [(7, 'constant values'), (7, 'no caching'), (7, 'same input'), (7, 'symbolic values')]),
-}
+KNOWN_FAILURES: dict = {}
 
 
 KNOWN = {case: (kind, regression) for regression, (kind, cases) in KNOWN_FAILURES.items() for case in cases}

@@ -614,6 +614,26 @@ def _derivative_not_implemented_meta(a, op_name):
 make_prim("derivative_not_implemented", _derivative_not_implemented_meta)
 
 
+def _raise_in_backward_meta(g, message, entry_version=0):
+    return _tensor(g.shape, g.dtype, g.device)
+
+
+# the cotangent of an op's output where eager's backward fails on reaching that op (a tensor it saved was updated
+# in place afterwards, transforms/saved_versions.py): running it raises eager's RuntimeError, whose version numbers
+# count from ``entry_version``, the version of the input the tensor belongs to when the call began
+make_prim("raise_in_backward", _raise_in_backward_meta)
+
+
+def _tensor_version_meta(a):
+    proxy = proxy_number(0)
+    proxy.data_dependent = True  # a run-time value, never specialized on
+    return proxy
+
+
+# ``a._version``: how many in-place updates its memory has had (eager's messages about saved tensors count them)
+make_prim("tensor_version", _tensor_version_meta)
+
+
 def _set_grad_enabled_meta(enabled):
     return None
 

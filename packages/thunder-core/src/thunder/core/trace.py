@@ -78,6 +78,8 @@ class TraceCtx:
         # set by the jit on the program's own trace: reads Python values from tensor data by splitting the program
         # there (frontend/value_reads.py); sub-traces have none, so a read inside them is refused
         self.value_reader = None
+        # names of the views ``rebind`` made a tensor of the program stand for (``x.t_()``): in-place changes
+        self.restrided_views: set[str] = set()
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
         # (old, proxy, how) -> None, set by the jit: sees each rebind (below), to update its own records of proxies
@@ -130,6 +132,7 @@ class TraceCtx:
         self._swap_recorded(proxy.name, old)
         proxy.take_place_of(value)
         self._swap_recorded(value.name, proxy)
+        self.restrided_views.add(proxy.name)
         if self.on_rebind is not None:
             self.on_rebind(old, proxy, value, how)
 

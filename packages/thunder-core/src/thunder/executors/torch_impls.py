@@ -5,6 +5,8 @@ They are importable so that printed traces calling them run as they read.
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 
@@ -105,6 +107,22 @@ def setitem(a, key, value):
 
 def derivative_not_implemented(a, op_name):
     raise NotImplementedError(f"the derivative for '{op_name}' is not implemented.")
+
+
+def raise_in_backward(g, message, entry_version=0):
+    if getattr(g, "of_an_unused_output", False):  # the loss does not use the output: eager's backward never gets here
+        return g
+    if entry_version:  # the message counts the call's own updates: eager's counter started at entry_version
+        current, expected = (int(n) + entry_version for n in _VERSIONS.search(message).groups())
+        message = _VERSIONS.sub(f"is at version {current}; expected version {expected} instead", message)
+    raise RuntimeError(message)
+
+
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+) instead")
+
+
+def tensor_version(a):
+    return a._version
 
 
 def get_rng_state(*, size):

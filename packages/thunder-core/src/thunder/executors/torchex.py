@@ -247,6 +247,8 @@ def thunder_register_implementations(get_executor):
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")
     register("prims.derivative_not_implemented", "thunder.executors.torch_impls.derivative_not_implemented")
+    register("prims.raise_in_backward", "thunder.executors.torch_impls.raise_in_backward")
+    register("prims.tensor_version", "thunder.executors.torch_impls.tensor_version")
     register("prims.manual_seed", "torch.manual_seed")
     register("prims.get_rng_state", "thunder.executors.torch_impls.get_rng_state")
     register("prims.set_rng_state", "torch.set_rng_state")

@@ -120,17 +120,25 @@ def _zeros_maker(p):
     from thunder.core import dtypes
 
     shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
-    return lambda: torch.zeros((), dtype=dtype, device=device).expand(shape)
+
+    def make():
+        zero = torch.zeros((), dtype=dtype, device=device).expand(shape)
+        zero.of_an_unused_output = True  # eager never reaches the ops that made that output (raise_in_backward)
+        return zero
+
+    return make
 
 
 def _check_versions(saved, versions) -> None:
     for t, v in zip(saved, versions):
         if t._version != v:
+            # eager's message (torch/csrc/autograd/saved_variable.cpp), which names bool tensors by their type
+            kind = f"{t.device.type.upper()}BoolType" if t.dtype is torch.bool else t.type()
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{t.type()} {list(t.shape)}] is at version {t._version}; expected version {v} instead. Hint: "
+                f"[{kind} {list(t.shape)}] is at version {t._version}; expected version {v} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True).")
+                "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 # torch._C._FunctionBase.apply bound to the class: what Function.apply calls after its Python-level preparation

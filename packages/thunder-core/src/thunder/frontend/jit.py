@@ -32,6 +32,7 @@ from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
+from thunder.transforms.saved_versions import modified_saved_values
 from thunder.transforms.transform import split_transforms
 
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
@@ -195,8 +196,8 @@ class ThunderFunction:
             traces += path.traces
             backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
         else:
-            more, backward_traces, split, computation_fn = self._compile_prepared(before_lowering,
-                                                                                  hooks.restrided_inputs)
+            more, backward_traces, split, computation_fn = self._compile_prepared(
+                before_lowering, hooks.restrided_inputs, modified_saved_values(computation))
             traces += more
             updated_inputs = _updated_inputs(traces[-1])
         if updated_inputs:
@@ -250,11 +251,12 @@ class ThunderFunction:
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         return epilogue_traces, template
 
-    def _compile_prepared(self, prepared, restrided_inputs=frozenset()):
+    def _compile_prepared(self, prepared, restrided_inputs=frozenset(), fails_in_backward=None):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
         of a functional computation trace: autograd split when needed, rematerialization, executor dispatch.
-        ``restrided_inputs``: the inputs the epilogue changes in place (``x.t_()``), which the call must not save."""
-        traces, backward_traces, split = self._lower(prepared, restrided_inputs)
+        ``restrided_inputs``: the inputs the epilogue changes in place (``x.t_()``), which the call must not save;
+        ``fails_in_backward``: output name -> eager's error on reaching the op making it (saved_versions.py)."""
+        traces, backward_traces, split = self._lower(prepared, restrided_inputs, fails_in_backward)
         final = traces[-1]
         if split is None:
             computation_fn = final.python_callable()
@@ -265,14 +267,15 @@ class ThunderFunction:
                                                         split, len(final.args))
         return traces, backward_traces, split, computation_fn
 
-    def _lower(self, computation, restrided_inputs=frozenset()) -> tuple[list, list, ForwardBackward | None]:
+    def _lower(self, computation, restrided_inputs=frozenset(), fails_in_backward=None) \
+            -> tuple[list, list, ForwardBackward | None]:
         """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
         ``computation``, the last being what runs; the backward traces; the split or None)."""
         check = not self.disable_inplace_copy_check
         post = self.trace_transforms + self._post_optimization()
         if self.disable_torch_autograd or not requires_grad(computation):
             return lower(computation, self.executors, post, check_inplace=check), [], None
-        split = rematerialize(split_forward_backward(computation, self.executors), self.executors)
+        split = rematerialize(split_forward_backward(computation, self.executors, fails_in_backward), self.executors)
         traces = [split.forward]
         # saved values a later update of an input overwrites, or inputs whose shape the epilogue changes in place
         forward = snapshot_saved_values(split.forward, restrided_inputs)

@@ -97,6 +97,7 @@ class SegmentedProgram:
         ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
         from thunder.core.trace import TraceProvenance
         from thunder.frontend.jit import _updated_inputs
+        from thunder.transforms.saved_versions import modified_saved_values
 
         reads = reads if reads is not None else self.reads
         size_read_guards(computation, reads)
@@ -106,6 +107,7 @@ class SegmentedProgram:
             raise UnsupportedError("internal error: the program's splits changed while it was compiled; please "
                                    "file an issue")
         flat_output = [p for p in tree_flatten(prepared.output)[0] if isinstance(p, Proxy)]
+        fails_in_backward = modified_saved_values(computation)
         used = [uses(bsyms, marker.args if marker is not None else flat_output) for bsyms, marker in pieces]
         # grad mode where each piece starts: a split inside a no_grad region starts the next segment with grad off.
         # Each segment is called in the program's grad mode (so its autograd node is recorded) and sets its own.
@@ -145,7 +147,7 @@ class SegmentedProgram:
                 read = reads[k]
                 where = f"{read.what} at {read.location}"
             seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
-            more, backward_traces, split, run = self.jfn._compile_prepared(seg)
+            more, backward_traces, split, run = self.jfn._compile_prepared(seg, fails_in_backward=fails_in_backward)
             path.traces += [seg, *more]
             path.backward_traces += backward_traces
             if split is not None:

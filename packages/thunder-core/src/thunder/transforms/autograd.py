@@ -118,6 +118,8 @@ class _Differentiator:
         self.trace, self.executors = trace, executors
         self.env: dict[str, Proxy] = {}  # original name -> the proxy now holding that value
         self.tape: list = []  # (bound symbol, outputs, backprop(cotangents) -> [(proxy, grad)])
+        # output name -> eager's error when the backward reaches the op making it (transforms/saved_versions.py)
+        self.fails_in_backward: dict[str, str] = {}
         self.recomputing = recompute_into is not None  # then composites are decomposed right away
         # depth of the symbol being visited (0: top level); an island at the top level may give None gradients
         self.depth = 1 if self.recomputing else 0
@@ -367,6 +369,11 @@ class _Differentiator:
     def run_tape(self, cotangents: dict) -> None:
         """Propagates ``cotangents`` (name -> cotangent) back through the recorded symbols, in place."""
         for b, outs, backprop in reversed(self.tape):
+            for o in outs:
+                fails = self.fails_in_backward.pop(o.name, None)
+                if fails is not None and cotangents.get(o.name) is not None:
+                    message, entry_version = fails
+                    cotangents[o.name] = prims.raise_in_backward(cotangents[o.name], message, entry_version)
             cots = [cotangents.get(o.name) for o in outs]
             for proxy, grad in backprop(cots):
                 if grad is not None and proxy.name in self.active:
@@ -539,13 +546,23 @@ def _hoist_numbers(fw: TraceCtx, trace: TraceCtx, needed: list, defined: set) ->
     fw.bound_symbols[first:first] = hoisted
 
 
-def split_forward_backward(trace: TraceCtx, executors) -> ForwardBackward:
-    """The forward and backward traces of ``trace`` (functional, before executor dispatch)."""
+def _with_entry_versions(trace: TraceCtx, fails: dict) -> dict:
+    """``fails`` (output name -> (message, input or None)) with each input replaced by its version read at the start of
+    the forward (``prims.tensor_version``), which eager's message counts from."""
+    by_name = {a.name: a for a in trace.args if isinstance(a, TensorProxy)}
+    versions = {name: prims.tensor_version(by_name[name]) for name in {i for _, i in fails.values() if i in by_name}}
+    return {out: (message, versions.get(i, 0)) for out, (message, i) in fails.items()}
+
+
+def split_forward_backward(trace: TraceCtx, executors, fails_in_backward=None) -> ForwardBackward:
+    """The forward and backward traces of ``trace`` (functional, before executor dispatch). ``fails_in_backward``:
+    output name -> the error eager's backward raises on reaching the op that made it."""
     import time
 
     start = time.perf_counter_ns()
     d = _Differentiator(trace, executors)
     with tracectx(d.fw):
+        d.fails_in_backward = _with_entry_versions(trace, fails_in_backward or {})
         for bsym in trace.bound_symbols:
             d.visit(bsym)
     flat_out, spec = tree_flatten(trace.output)

@@ -118,9 +118,15 @@ def snapshot_saved_values(forward: TraceCtx, changed_after=frozenset()) -> Trace
 
 
 def _snapshot_saved_inputs(forward: TraceCtx, names: set) -> TraceCtx:
-    """``forward`` saving a clone of each input in ``names`` it saves."""
+    """``forward`` saving a clone of each input in ``names`` it saves, or of a view of one (which shares its
+    version counter)."""
     import thunder.torch as ltorch
+    from thunder.transforms.functionalize import is_view
 
+    names = set(names)
+    for b in forward.bound_symbols if names else ():
+        if is_view(b) and isinstance(b.args[0], Proxy) and b.args[0].name in names:
+            names.update(o.name for o in b.flat_proxy_outs)
     outputs, saved, numbers = forward.output
     flat_saved, spec = tree_flatten(saved)
     if not any(isinstance(x, Proxy) and x.name in names for x in flat_saved):
