@@ -163,6 +163,13 @@ class _Differentiator:
         if sid in ("prims.copy_", "prims.copy_to_out_") and b.kwargs["out"].name in self.active:
             self._copy(b)
             return
+        if sid == "prims.copy_to_out_" and self._makes_an_input_require_grad(b):
+            where = f" (at {b.source})" if b.source is not None else ""
+            raise UnsupportedError(
+                f"an in-place update of the input {b.kwargs['out'].name}{where} with a value that requires grad: in "
+                "eager the input then requires grad itself (autograd records the update), which thunder does not "
+                "support yet; update a clone of the input, or detach the value"
+            )
         inputs = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy) and p.name in self.active]
         outputs = [o for o in b.flat_proxy_outs if _differentiable_dtype(o)]
         if b.subsymbols and inputs and outputs:
@@ -204,6 +211,13 @@ class _Differentiator:
                 rule = ex.grad_rule(b) if ex.grad_rules else None
                 return rule if rule is not None else grad_rule(b.sym.id)
         return grad_rule(b.sym.id)
+
+    def _makes_an_input_require_grad(self, b: BoundSymbol) -> bool:
+        """A copy into an input that does not require grad, of a value that does, with grad recorded (functionalization
+        refuses those it sees; a value made through a view's write-back is only known to need grad here)."""
+        value = b.args[0]
+        return (b.kwargs.get("grad_enabled", True) and self.grad_enabled and isinstance(value, TensorProxy)
+                and value.name in self.active and any(a.name == b.kwargs["out"].name for a in self.trace.args))
 
     def _update_without_grad(self, b: BoundSymbol) -> None:
         self.emit(b)
