@@ -472,13 +472,29 @@ def test_a_saved_tensor_updated_in_place_later_fails_the_backward_like_eager(nam
         assert str(got) == str(expected)
 
 
-def test_a_backward_that_does_not_reach_the_op_runs_like_eager():
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_backward_that_does_not_reach_the_op_runs_like_eager(cache):
     def f(t0, t1):
         a = t0 * t1
         t0.add_(1)
         return a, t1 * 3
 
-    for fn in (f, thunder.jit(f)):
+    for fn in (f, thunder.jit(f, cache=cache)):
         t1 = torch.ones(2, requires_grad=True)
         fn(torch.ones(2), t1)[1].sum().backward()  # the loss does not use `a`: mul's backward is never reached
         assert t1.grad.tolist() == [3.0, 3.0]
+
+
+def test_a_value_read_split_keeps_unused_outputs_unreached():
+    # fuzz seed 220935: under symbolic values the segment before the read hands `v` on (a later segment might use
+    # it); the loss does not, so eager's backward never reaches the division whose saved t0 the store updated
+    def f(t0, t1):
+        v = t0 / t1
+        out = torch.minimum(t1, t1)
+        t0[t0 > 0] = 0
+        return out
+
+    for fn in (f, thunder.jit(f, cache="symbolic values")):
+        t1 = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        fn(torch.tensor([1, -2, 3]), t1).sum().backward()
+        assert t1.grad.tolist() == [1.0, 1.0, 1.0]

@@ -30,7 +30,7 @@ __all__ = ["differentiable_computation"]
 class _Compiled:
     """What the autograd node needs of one cache entry."""
 
-    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "nargs",
+    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "sized", "nargs",
                  "differentiable_inputs",
                  "differentiable_outputs", "nondifferentiable_outputs")
 
@@ -47,9 +47,12 @@ class _Compiled:
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
         self.zero_cotangents = None
-        # with one differentiable output the backward runs only when that output's cotangent exists
-        if len(outs) > 1 and all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape)
-                                 for p in outs):
+        # with one differentiable output the backward runs only when that output's cotangent exists; symbolic sizes
+        # are read from the outputs of each call (``sized``), where the backward must know which outputs the loss
+        # did not use (prims.raise_in_backward: eager's backward never reaches the ops that made them)
+        static = all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape) for p in outs)
+        self.sized = not static and any(b.sym.name == "raise_in_backward" for b in backward_trace.bound_symbols)
+        if len(outs) > 1 and (static or self.sized):
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
@@ -84,6 +87,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
         ctx.compiled = compiled
         if compiled.zero_cotangents is not None:
             ctx.set_materialize_grads(False)
+            if compiled.sized:
+                ctx.output_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -97,7 +102,9 @@ class ThunderAutogradFunction(torch.autograd.Function):
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
         if compiled.zero_cotangents is not None and None in cotangents:
             # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
-            cotangents = [c if c is not None else make() for c, make in zip(cotangents, compiled.zero_cotangents)]
+            shapes = ctx.output_shapes if compiled.sized else [None] * len(cotangents)
+            cotangents = [c if c is not None else make(shape)
+                          for c, make, shape in zip(cotangents, compiled.zero_cotangents, shapes)]
         saved = ctx.saved
         if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
             grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
@@ -119,10 +126,10 @@ class ThunderAutogradFunction(torch.autograd.Function):
 def _zeros_maker(p):
     from thunder.core import dtypes
 
-    shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
+    static_shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
 
-    def make():
-        zero = torch.zeros((), dtype=dtype, device=device).expand(shape)
+    def make(shape=None):
+        zero = torch.zeros((), dtype=dtype, device=device).expand(static_shape if shape is None else shape)
         zero.of_an_unused_output = True  # eager never reaches the ops that made that output (raise_in_backward)
         return zero
 
