@@ -489,7 +489,7 @@ def test_a_value_read_split_keeps_unused_outputs_unreached():
     # fuzz seed 220935: under symbolic values the segment before the read hands `v` on (a later segment might use
     # it); the loss does not, so eager's backward never reaches the division whose saved t0 the store updated
     def f(t0, t1):
-        v = t0 / t1
+        v = t0 / t1  # noqa: F841 (live at the split, unused after)
         out = torch.minimum(t1, t1)
         t0[t0 > 0] = 0
         return out
