@@ -1,5 +1,6 @@
 """Invalid calls raise eager's exception, type and message, from the metas at trace time (fuzzer kind W9)."""
 
+import itertools
 import warnings
 
 import pytest
@@ -92,4 +93,52 @@ def test_error_matches_eager(name, cache):
         with pytest.raises(Exception) as got:
             thunder.jit(fn, cache=cache)(*args)
     assert type(got.value) is type(eager.value), got.value
+    assert str(got.value) == str(eager.value)
+
+
+# torch.matmul words its errors as the kernel it lowers to (dot, mv, mm of a folded batch, bmm), which depends on
+# the ranks, on whether the smaller operand requires grad and on the larger one's strides (fuzz seeds 205794,
+# 209552); each kernel checks sizes and dtypes in its own order
+MATMUL_SHAPES = [((3,), (4,)), ((2, 3), (4,)), ((4,), (2, 3)), ((2, 3), (4, 5)), ((5, 2, 3), (4, 5)),
+                 ((5, 2, 3), (4,)), ((3,), (2, 4, 5)), ((2, 1), (0, 2, 1)), ((2, 1), (3, 2, 1)),
+                 ((5, 2, 3), (1, 4, 5)), ((1, 2, 3), (5, 4, 5)), ((2, 1, 2, 3), (3, 4, 5)), ((0, 2, 3), (4,)),
+                 ((2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)), ((1, 2, 3), (5, 3, 4))]
+
+
+def _matmul_operand(shape, dtype, requires_grad, transposed):
+    transposed = transposed and len(shape) >= 2
+    x = torch.ones(*shape[:-2], shape[-1], shape[-2], dtype=dtype) if transposed else torch.ones(shape, dtype=dtype)
+    x.requires_grad_(bool(requires_grad) and x.is_floating_point())
+    return x.mT if transposed else x
+
+
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float32), (torch.float32, torch.int64),
+                                    (torch.bfloat16, torch.float64)], ids=str)
+def test_matmul_errors_match_eager(dtypes):
+    jitted = thunder.jit(lambda a, b: a @ b)
+    differ = []
+    for (sa, sb), grads, layouts in itertools.product(MATMUL_SHAPES, ((0, 0), (1, 0), (0, 1)), ((0, 0), (1, 0), (0, 1))):
+        a = _matmul_operand(sa, dtypes[0], grads[0], layouts[0])
+        b = _matmul_operand(sb, dtypes[1], grads[1], layouts[1])
+        results = []
+        for fn in (torch.matmul, jitted):
+            try:
+                fn(a, b)
+                results.append("ok")
+            except Exception as e:  # noqa: BLE001 - the exception itself is compared
+                results.append(f"{type(e).__name__}: {e}")
+        if results[0] != results[1]:
+            differ.append((sa, sb, grads, layouts, results))
+    assert not differ, differ[:5]
+
+
+@pytest.mark.parametrize("name,fn,shapes", [
+    ("mm", torch.mm, ((2, 3), (3, 4))), ("bmm", torch.bmm, ((2, 2, 3), (2, 3, 4))),
+])
+def test_mm_bmm_dtype_errors_match_eager(name, fn, shapes):
+    a, b = torch.ones(shapes[0]), torch.ones(shapes[1], dtype=torch.int64)
+    with pytest.raises(RuntimeError) as eager:
+        fn(a, b)
+    with pytest.raises(RuntimeError) as got:
+        thunder.jit(fn)(a, b)
     assert str(got.value) == str(eager.value)

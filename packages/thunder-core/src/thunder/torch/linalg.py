@@ -9,6 +9,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
+from thunder.torch.matmul_errors import check_bmm, check_matmul, check_mm
 from thunder.torch.registry import torchsymbol
 
 
@@ -23,6 +24,7 @@ def matmul(a, b):
     _check_tensors("matmul", a, b)
     check(a.ndim >= 1 and b.ndim >= 1, lambda: f"both arguments to matmul need to be at least 1D, but they are "
           f"{a.ndim}D and {b.ndim}D")
+    check_matmul(a, b)
     return prims.matmul(a, b)
 
 
@@ -36,6 +38,7 @@ def mm(a, b):
     _check_tensors("mm", a, b)
     check(a.ndim == 2, "self must be a matrix")
     check(b.ndim == 2, "mat2 must be a matrix")
+    check_mm(a, b)
     return prims.matmul(a, b)
 
 
@@ -44,8 +47,7 @@ def bmm(a, b):
     _check_tensors("bmm", a, b)
     check(a.ndim == 3, "batch1 must be a 3D tensor")
     check(b.ndim == 3, "batch2 must be a 3D tensor")
-    check(b.shape[0] == a.shape[0] and b.shape[1] == a.shape[2], lambda: f"Expected size for first two dimensions of "
-          f"batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    check_bmm(a, b)
     return prims.matmul(a, b)
 
 
