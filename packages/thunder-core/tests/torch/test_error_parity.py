@@ -79,6 +79,17 @@ CASES = {
     "transpose_out_of_range": ((r(2, 3),), lambda a: a.transpose(0, 2)),
     "squeeze_out_of_range": ((r(2, 3),), lambda a: a.squeeze(3)),
     "split_sizes": ((r(4, 2),), lambda a: a.split([1, 2], 0)),
+    # dtypes named as eager names them ("Float", "float", "torch.FloatTensor"), never thunder's dtypes.float32
+    "linear_weight_dtype": ((r(2, 3), r(4, 3).double()), lambda a, b: F.linear(a, b)),
+    "linear_vector_weight_dtype": ((r(2, 3), r(3).double()), lambda a, b: F.linear(a, b)),
+    "linear_dot_dtype": ((r(3), r(3).double()), lambda a, b: F.linear(a, b)),
+    "linear_bias_dtype": ((r(2, 3), r(4, 3), r(4).double()), lambda a, b, c: F.linear(a, b, c)),
+    "linear_bias_and_weight_dtype": ((r(2, 2, 3), r(4, 3).double(), r(4).double()), lambda a, b, c: F.linear(a, b, c)),
+    "sdpa_dtypes": ((r(1, 2, 3), r(1, 2, 3).double()), lambda a, b: F.scaled_dot_product_attention(a, a, b)),
+    "embedding_float_indices": ((r(5, 3), r(2)), lambda a, b: F.embedding(b, a)),
+    "mean_int": ((r(2).long(),), lambda a: a.mean()),
+    "mean_int_dtype": ((r(2),), lambda a: a.mean(dtype=torch.int64)),
+    "masked_fill_float_mask": ((r(2, 3), r(2, 3)), lambda a, b: a.masked_fill(b, 0)),
 }
 
 

@@ -542,7 +542,7 @@ def _linear_mismatch(a, w) -> str:
 
 def _linear_meta(a, w, bias):
     check(a.shape[-1] == w.shape[-1], lambda: _linear_mismatch(a, w))
-    check(a.dtype is w.dtype, lambda: f"mat1 and mat2 must have the same dtype, but got {a.dtype} and {w.dtype}")
+    check(a.dtype is w.dtype, lambda: f"prims.linear: dtypes differ: {a.dtype} and {w.dtype}")
     shape = tuple(a.shape[:-1]) + ((w.shape[0],) if w.ndim == 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, w, bias))
 

@@ -9,7 +9,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
-from thunder.torch.matmul_errors import check_bmm, check_matmul, check_mm
+from thunder.torch.matmul_errors import check_bmm, check_linear, check_matmul, check_mm
 from thunder.torch.registry import torchsymbol
 
 
@@ -69,10 +69,12 @@ def linear(input, weight, bias=None):
           f"are {input.ndim}D and {weight.ndim}D")
     check(weight.ndim <= 2, lambda: f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     if bias is not None:
-        check(bias.dtype is input.dtype, lambda: f"linear(): bias dtype {bias.dtype} does not match input dtype "
-              f"{input.dtype}")
         # eager adds the bias expanded to the output's shape: its error for a bias that does not fit
         shape_ops.expand_shape(bias, (*input.shape[:-1], *weight.shape[:-1]))
+    if input.shape[-1] == weight.shape[-1]:  # else the prim raises eager's size error, which comes first
+        check_linear(input, weight, bias)
+    if bias is not None and input.ndim == 1 and weight.ndim == 1:
+        return ew.add(prims.linear(input, weight, None), bias)  # eager: a dot, then an add that promotes
     return prims.linear(input, weight, bias)
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from thunder.core.dtype_names import cpp_name
+from thunder.core.dtypes import torch_scalar_name as scalar_name
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.shapes import broadcast_shapes
 from thunder.core.trace import get_tracectx
-from thunder.core.dtype_names import cpp_name, scalar_name
 
-__all__ = ["check_matmul", "check_mm", "check_bmm"]
+__all__ = ["check_matmul", "check_mm", "check_bmm", "check_linear"]
 
 
 class _Operand(NamedTuple):
@@ -141,3 +142,18 @@ def check_mm(a: TensorProxy, b: TensorProxy) -> None:
 def check_bmm(a: TensorProxy, b: TensorProxy) -> None:
     if a.dtype is not b.dtype or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         _bmm(tuple(pyval(d) for d in a.shape), tuple(pyval(d) for d in b.shape), a.dtype, b.dtype)
+
+
+def check_linear(x: TensorProxy, w: TensorProxy, bias: TensorProxy | None) -> None:
+    """Eager's dtype errors for ``F.linear``: a dot for two vectors, an addmm when there is a bias (the bias
+    against the weight, then the input against it), else the matmul of the input with the weight transposed."""
+    if x.dtype is w.dtype and (bias is None or bias.dtype is w.dtype or (x.ndim == 1 and w.ndim == 1)):
+        return
+    if x.ndim == 1 and w.ndim == 1:
+        return _dot(tuple(pyval(d) for d in x.shape), tuple(pyval(d) for d in w.shape), x.dtype, w.dtype)
+    if bias is not None:
+        check(bias.dtype is w.dtype, lambda: f"self and mat2 must have the same dtype, but got {scalar_name(bias.dtype)} "
+              f"and {scalar_name(w.dtype)}")
+        check(x.dtype is w.dtype, lambda: f"mat1 and mat2 must have the same dtype, but got {scalar_name(x.dtype)} and "
+              f"{scalar_name(w.dtype)}")
+    _matmul_checks(_operand(x), _mT(_operand(w)) if w.ndim == 2 else _operand(w))
