@@ -77,27 +77,23 @@ def check_constant_key(a, key) -> None:
     runs as one call: its result may be unused, and eager raises anyway)."""
     key = _normalize_key(key)
     consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
-    a_dim = out_dim = 0  # dim of a, dim of the indexed result (the one eager's message for an int names)
+    a_dim = 0
     advanced = 0  # lists and tensors so far: eager's message for a list names its position among them
-    for k in key:
+    for position, k in enumerate(key):  # eager's message for an int names its position in the key
         check(a_dim < a.ndim or k is None or k is Ellipsis or isinstance(k, bool),
               lambda: f"too many indices for tensor of dimension {a.ndim}", IndexError)
         if k is Ellipsis:
             a_dim += a.ndim - consumed
-            out_dim += a.ndim - consumed
-        elif k is None or isinstance(k, bool):
-            out_dim += 1
         elif _is_int(k):
             size = a.shape[a_dim]
-            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {out_dim} with size {size}",
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {position} with size {size}",
                   IndexError)
             a_dim += 1
-        else:
+        elif not (k is None or isinstance(k, bool)):
             if isinstance(k, list) and _has_elements(a, key):
                 _check_constant_bounds(k, a.shape[a_dim], advanced)
             advanced += not isinstance(k, slice)
             a_dim += 1
-            out_dim += 1
 
 
 @torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
@@ -115,7 +111,7 @@ def getitem(a, key):
     # Basic indexing, one key entry at a time; `dim` is the current dim of `out`.
     out, dim = a, 0
     advanced: dict[int, TensorProxy] = {}  # dim of `out` -> index tensor
-    for k in key:
+    for position, k in enumerate(key):  # eager's message for an int names its position in the key
         if k is Ellipsis:
             dim += a.ndim - consumed
         elif k is None or isinstance(k, bool):
@@ -125,7 +121,7 @@ def getitem(a, key):
             dim += 1
         elif _is_int(k):
             size = out.shape[dim]
-            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {dim} with size {size}",
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {position} with size {size}",
                   IndexError)
             i = k + size if k < 0 else k
             out = prims.squeeze(shape_ops.slice_dim(out, dim, i, i + 1), (dim,))
