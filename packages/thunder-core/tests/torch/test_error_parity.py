@@ -95,6 +95,10 @@ CASES = {
     "index_int_after_ellipsis": ((r(2, 1, 2),), lambda a: a[..., 5]),
     "index_int_after_list": ((r(2, 1, 2),), lambda a: a[[0], 0, 5]),
     "setitem_second_int": ((r(2, 1, 2),), lambda a: a.clone().__setitem__((0, None, 1), 0)),
+    # each index op words a wrong index dtype its own way
+    "index_select_float_index": ((r(3, 2), r(2)), lambda a, b: a.index_select(0, b)),
+    "gather_float_index": ((r(3, 2), r(2, 2)), lambda a, b: a.gather(0, b)),
+    "take_along_dim_int32_index": ((r(3, 2), r(2, 2)), lambda a, b: torch.take_along_dim(a, b.int(), 0)),
 }
 
 

@@ -163,10 +163,19 @@ def _slice(a, dim, s: slice):
     return prims.slice(a, starts, ends, strides)
 
 
-def _check_index_dtype(index, fn_name, allowed=(dtypes.int64, dtypes.int32)):
-    names = " or ".join(d.name for d in allowed)
+# op -> (the index dtypes it takes, eager's message for another one, given that dtype's name)
+_INDEX_DTYPES = {
+    "index_select": ((dtypes.int64, dtypes.int32), lambda _: "index_select(): Expected dtype int32 or int64 for index"),
+    "gather": ((dtypes.int64, dtypes.int32), lambda _: "gather(): Expected dtype int32/int64 for index"),
+    "take_along_dim": ((dtypes.int64,),
+                       lambda name: f"torch.take_along_dim(): dtype of indices should be Long but got {name}"),
+}
+
+
+def _check_index_dtype(index, fn_name):
+    allowed, message = _INDEX_DTYPES[fn_name]
     check(isinstance(index, TensorProxy) and index.dtype in allowed,
-          lambda: f"{fn_name}(): Expected dtype {names} for index")
+          lambda: message(dtypes.torch_scalar_name(index.dtype) if isinstance(index, TensorProxy) else None))
 
 
 @torchsymbol(torch.index_select, torch.Tensor.index_select, method="index_select")
@@ -195,7 +204,7 @@ def gather(a, dim, index, *, sparse_grad=False):
 
 @torchsymbol(torch.take_along_dim, torch.Tensor.take_along_dim, method="take_along_dim")
 def take_along_dim(a, indices, dim=None):
-    _check_index_dtype(indices, "take_along_dim", (dtypes.int64,))
+    _check_index_dtype(indices, "take_along_dim")
     if dim is None:
         return prims.take_along_axis(shape_ops.reshape(a, -1), shape_ops.reshape(indices, -1), 0)
     check(a.ndim == indices.ndim, lambda: f"torch.take_along_dim(): input and indices should have the same number of "
