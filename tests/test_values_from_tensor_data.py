@@ -423,3 +423,24 @@ def test_a_size_computed_inside_a_decomposition_crosses_a_split_under_symbolic_v
     jfn = thunder.jit(f, cache="symbolic values")
     for n in (2, 3, 5):
         check_like_eager(f, torch.randn(n), jfn=jfn)
+
+
+def _cat_twice_then_read(t):
+    a, b = torch.cat((t, t)), torch.cat([t, t])  # two equal sizes: the first trace merges them, a second one not
+    n = int(b.sum() > 0)
+    return b.view(b.shape) + n, torch.einsum("...i,...i->...", b[None], b[None]), a
+
+
+def _cat_twice_then_tolist(t):
+    torch.cat((t, t))
+    b = torch.cat([t, t])
+    b.tolist()
+    return b.view(b.shape[0] // 2, 2) * 2
+
+
+@pytest.mark.parametrize("fn", [_cat_twice_then_read, _cat_twice_then_tolist])
+def test_a_continuation_reads_a_size_named_anew_from_the_tensor_handed_over(fn):
+    # fuzz seeds 201424, 203523: a continuation needed a size the segments before handed over under another name
+    jfn = thunder.jit(fn, cache="symbolic values")
+    for t in (torch.ones(2), -torch.ones(2), torch.ones(3), -torch.ones(3), torch.ones(2), torch.randn(3)):
+        check_like_eager(fn, t, jfn=jfn)

@@ -7,7 +7,7 @@ from thunder.testing.fuzz.compare import first_difference
 from thunder.testing.fuzz.generator import generate, run_eager_locals
 from thunder.testing.fuzz.program import Call, Program, TensorInput, default_calls
 from thunder.testing.fuzz.regression import regression_test_source
-from thunder.testing.fuzz.runner import DATA_REFUSAL, EAGER_RAISES, MATCH, normalize, run_program
+from thunder.testing.fuzz.runner import DATA_REFUSAL, EAGER_RAISES, MATCH, _as_accurate, normalize, run_program
 from thunder.testing.fuzz.shrink import shrink
 
 
@@ -52,6 +52,20 @@ def test_normwise_comparison_of_gradients_allows_rounding_of_the_largest_terms()
     assert "values differ" in first_difference(eager, thunder)
     assert first_difference(eager, thunder, normwise=True) is None
     assert "values differ" in first_difference(eager, torch.tensor([3.0, 1e-2]), normwise=True)
+
+
+def test_a_differing_gradient_passes_only_when_as_accurate_as_eagers_against_float64():
+    # fuzz seeds 203646 (eager's gradient of t0 / t0 is rounding noise, thunder's exact) and 200690, 207711 (a
+    # gradient summed over a bfloat16 tensor: eager rounds the sum to bfloat16, thunder sums in float32)
+    ref = torch.tensor([1.2578, -0.4301, 3.0], dtype=torch.float64)
+    eager = ref.float() + torch.tensor([6e-5, -2e-5, 0.0])
+    assert _as_accurate(eager, ref.float(), ref, torch.float32)
+    assert _as_accurate(eager, ref.float() + 1e-4, ref, torch.float32)  # within twice eager's own error
+    assert not _as_accurate(eager, ref.float() * 1.01, ref, torch.float32)  # a wrong gradient
+    assert _as_accurate(eager, (ref * 1.002).float(), ref, torch.bfloat16)  # bfloat16 rounding
+    assert not _as_accurate(eager, (ref * 1.1).float(), ref, torch.bfloat16)
+    assert not _as_accurate(eager, torch.tensor([float("nan"), 0.0, 3.0]), ref, torch.bfloat16)
+    assert not _as_accurate(eager, ref.float(), None, torch.float32)  # no reference: the difference stands
 
 
 def test_normalize_makes_one_kind_of_differing_numbers_and_names():

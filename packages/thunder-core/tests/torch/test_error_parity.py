@@ -1,5 +1,6 @@
 """Invalid calls raise eager's exception, type and message, from the metas at trace time (fuzzer kind W9)."""
 
+import itertools
 import warnings
 
 import pytest
@@ -78,6 +79,26 @@ CASES = {
     "transpose_out_of_range": ((r(2, 3),), lambda a: a.transpose(0, 2)),
     "squeeze_out_of_range": ((r(2, 3),), lambda a: a.squeeze(3)),
     "split_sizes": ((r(4, 2),), lambda a: a.split([1, 2], 0)),
+    # dtypes named as eager names them ("Float", "float", "torch.FloatTensor"), never thunder's dtypes.float32
+    "linear_weight_dtype": ((r(2, 3), r(4, 3).double()), lambda a, b: F.linear(a, b)),
+    "linear_vector_weight_dtype": ((r(2, 3), r(3).double()), lambda a, b: F.linear(a, b)),
+    "linear_dot_dtype": ((r(3), r(3).double()), lambda a, b: F.linear(a, b)),
+    "linear_bias_dtype": ((r(2, 3), r(4, 3), r(4).double()), lambda a, b, c: F.linear(a, b, c)),
+    "linear_bias_and_weight_dtype": ((r(2, 2, 3), r(4, 3).double(), r(4).double()), lambda a, b, c: F.linear(a, b, c)),
+    "sdpa_dtypes": ((r(1, 2, 3), r(1, 2, 3).double()), lambda a, b: F.scaled_dot_product_attention(a, a, b)),
+    "embedding_float_indices": ((r(5, 3), r(2)), lambda a, b: F.embedding(b, a)),
+    "mean_int": ((r(2).long(),), lambda a: a.mean()),
+    "mean_int_dtype": ((r(2),), lambda a: a.mean(dtype=torch.int64)),
+    "masked_fill_float_mask": ((r(2, 3), r(2, 3)), lambda a, b: a.masked_fill(b, 0)),
+    # an int index out of range: eager names its position in the key, not the dim it selects (fuzz seed 209037)
+    "index_second_int": ((r(2, 1, 2),), lambda a: a[0, 1]),
+    "index_int_after_ellipsis": ((r(2, 1, 2),), lambda a: a[..., 5]),
+    "index_int_after_list": ((r(2, 1, 2),), lambda a: a[[0], 0, 5]),
+    "setitem_second_int": ((r(2, 1, 2),), lambda a: a.clone().__setitem__((0, None, 1), 0)),
+    # each index op words a wrong index dtype its own way
+    "index_select_float_index": ((r(3, 2), r(2)), lambda a, b: a.index_select(0, b)),
+    "gather_float_index": ((r(3, 2), r(2, 2)), lambda a, b: a.gather(0, b)),
+    "take_along_dim_int32_index": ((r(3, 2), r(2, 2)), lambda a, b: torch.take_along_dim(a, b.int(), 0)),
 }
 
 
@@ -92,4 +113,52 @@ def test_error_matches_eager(name, cache):
         with pytest.raises(Exception) as got:
             thunder.jit(fn, cache=cache)(*args)
     assert type(got.value) is type(eager.value), got.value
+    assert str(got.value) == str(eager.value)
+
+
+# torch.matmul words its errors as the kernel it lowers to (dot, mv, mm of a folded batch, bmm), which depends on
+# the ranks, on whether the smaller operand requires grad and on the larger one's strides (fuzz seeds 205794,
+# 209552); each kernel checks sizes and dtypes in its own order
+MATMUL_SHAPES = [((3,), (4,)), ((2, 3), (4,)), ((4,), (2, 3)), ((2, 3), (4, 5)), ((5, 2, 3), (4, 5)),
+                 ((5, 2, 3), (4,)), ((3,), (2, 4, 5)), ((2, 1), (0, 2, 1)), ((2, 1), (3, 2, 1)),
+                 ((5, 2, 3), (1, 4, 5)), ((1, 2, 3), (5, 4, 5)), ((2, 1, 2, 3), (3, 4, 5)), ((0, 2, 3), (4,)),
+                 ((2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)), ((1, 2, 3), (5, 3, 4))]
+
+
+def _matmul_operand(shape, dtype, requires_grad, transposed):
+    transposed = transposed and len(shape) >= 2
+    x = torch.ones(*shape[:-2], shape[-1], shape[-2], dtype=dtype) if transposed else torch.ones(shape, dtype=dtype)
+    x.requires_grad_(bool(requires_grad) and x.is_floating_point())
+    return x.mT if transposed else x
+
+
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float32), (torch.float32, torch.int64),
+                                    (torch.bfloat16, torch.float64)], ids=str)
+def test_matmul_errors_match_eager(dtypes):
+    jitted = thunder.jit(lambda a, b: a @ b)
+    differ = []
+    for (sa, sb), grads, layouts in itertools.product(MATMUL_SHAPES, ((0, 0), (1, 0), (0, 1)), ((0, 0), (1, 0), (0, 1))):
+        a = _matmul_operand(sa, dtypes[0], grads[0], layouts[0])
+        b = _matmul_operand(sb, dtypes[1], grads[1], layouts[1])
+        results = []
+        for fn in (torch.matmul, jitted):
+            try:
+                fn(a, b)
+                results.append("ok")
+            except Exception as e:  # noqa: BLE001 - the exception itself is compared
+                results.append(f"{type(e).__name__}: {e}")
+        if results[0] != results[1]:
+            differ.append((sa, sb, grads, layouts, results))
+    assert not differ, differ[:5]
+
+
+@pytest.mark.parametrize("name,fn,shapes", [
+    ("mm", torch.mm, ((2, 3), (3, 4))), ("bmm", torch.bmm, ((2, 2, 3), (2, 3, 4))),
+])
+def test_mm_bmm_dtype_errors_match_eager(name, fn, shapes):
+    a, b = torch.ones(shapes[0]), torch.ones(shapes[1], dtype=torch.int64)
+    with pytest.raises(RuntimeError) as eager:
+        fn(a, b)
+    with pytest.raises(RuntimeError) as got:
+        thunder.jit(fn)(a, b)
     assert str(got.value) == str(eager.value)

@@ -508,12 +508,11 @@ make_prim("argmin", _argreduction_meta, tags=("reduction",))
 
 
 def _matmul_meta(a, b):
-    check(a.dtype is b.dtype, lambda: f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
-    check(a.ndim >= 1 and b.ndim >= 1, "both arguments to matmul need to be at least 1D")
+    # the torch language raised eager's error first (thunder.torch.matmul_errors); these guard the prim itself
+    check(a.dtype is b.dtype, lambda: f"prims.matmul: dtypes differ: {a.dtype} and {b.dtype}")
+    check(a.ndim >= 1 and b.ndim >= 1, "prims.matmul: both operands need at least one dimension")
     if a.ndim == 1 and b.ndim == 1:
-        check(a.shape[0] == b.shape[0], lambda: f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
-              f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
-              "respectively")
+        check(a.shape[0] == b.shape[0], lambda: f"prims.matmul: inner sizes differ: {a.shape[0]} and {b.shape[0]}")
         shape = ()
     else:
         from thunder.core.shapes import broadcast_shapes
@@ -521,22 +520,9 @@ def _matmul_meta(a, b):
         ka = a.shape[-1]
         kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        check(ka == kb, lambda: _matmul_mismatch(a, b, batch))
+        check(ka == kb, lambda: f"prims.matmul: inner sizes differ: {ka} and {kb}")
         shape = tuple(batch) + (a.shape[-2:-1] if a.ndim >= 2 else ()) + (b.shape[-1:] if b.ndim >= 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, b))
-
-
-def _matmul_mismatch(a, b, batch) -> str:
-    """Eager's message for mismatched inner sizes, which names the kernel eager lowers matmul to: mv or mm of
-    ``a`` with its leading dims folded, else bmm over the broadcast batch."""
-    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
-    rows = math.prod(a.shape[:-1])
-    if b.ndim == 1:
-        return f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})"
-    if b.ndim == 2:
-        return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and {kb}x{b.shape[-1]})"
-    return (f"Expected size for first two dimensions of batch2 tensor to be: [{math.prod(batch)}, {ka}] but got: "
-            f"[{math.prod(batch)}, {kb}].")
 
 
 make_prim("matmul", _matmul_meta)
@@ -556,7 +542,7 @@ def _linear_mismatch(a, w) -> str:
 
 def _linear_meta(a, w, bias):
     check(a.shape[-1] == w.shape[-1], lambda: _linear_mismatch(a, w))
-    check(a.dtype is w.dtype, lambda: f"mat1 and mat2 must have the same dtype, but got {a.dtype} and {w.dtype}")
+    check(a.dtype is w.dtype, lambda: f"prims.linear: dtypes differ: {a.dtype} and {w.dtype}")
     shape = tuple(a.shape[:-1]) + ((w.shape[0],) if w.ndim == 2 else ())
     return _tensor(shape, a.dtype, a.device, _any_requires_grad(a, w, bias))
 

@@ -30,8 +30,8 @@ __all__ = ["differentiable_computation"]
 class _Compiled:
     """What the autograd node needs of one cache entry."""
 
-    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "sized", "nargs",
-                 "differentiable_inputs",
+    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
+                 "nargs", "differentiable_inputs", "cotangents_used",
                  "differentiable_outputs", "nondifferentiable_outputs")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
@@ -43,17 +43,16 @@ class _Compiled:
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
         self.saved_outputs = tuple(i for i, p in enumerate(split.saved)
                                    if isinstance(p, TensorProxy) and p.name in outputs)
-        # where every differentiable output has a static shape: how to make the zero cotangent of an unused one
+        # how to make the zero cotangent of an output the loss does not use (of the shape the forward recorded,
+        # where the outputs' shapes are symbolic); with one differentiable output the backward runs only when that
+        # output's cotangent exists
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
-        self.zero_cotangents = None
-        # with one differentiable output the backward runs only when that output's cotangent exists; symbolic sizes
-        # are read from the outputs of each call (``sized``), where the backward must know which outputs the loss
-        # did not use (prims.raise_in_backward: eager's backward never reaches the ops that made them)
-        static = all(isinstance(p, TensorProxy) and all(isinstance(d, int) for d in p.shape) for p in outs)
-        self.sized = not static and any(b.sym.name == "raise_in_backward" for b in backward_trace.bound_symbols)
-        if len(outs) > 1 and (static or self.sized):
+        self.zero_cotangents, self.static_shapes, self.cotangents_used = None, True, ()
+        if len(outs) > 1 and all(isinstance(p, TensorProxy) for p in outs):
+            self.static_shapes = all(isinstance(d, int) for p in outs for d in p.shape)
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
+            self.cotangents_used = _cotangents_used(backward_trace, len(split.saved))
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
@@ -87,8 +86,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
         ctx.compiled = compiled
         if compiled.zero_cotangents is not None:
             ctx.set_materialize_grads(False)
-            if compiled.sized:
-                ctx.output_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+            if not compiled.static_shapes:
+                ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -100,9 +99,11 @@ class ThunderAutogradFunction(torch.autograd.Function):
     def backward(ctx, *cotangents):
         compiled = ctx.compiled
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+        unused = None
         if compiled.zero_cotangents is not None and None in cotangents:
             # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
-            shapes = ctx.output_shapes if compiled.sized else [None] * len(cotangents)
+            unused = {k for k, c in enumerate(cotangents) if c is None}
+            shapes = [None] * len(cotangents) if compiled.static_shapes else ctx.out_shapes
             cotangents = [c if c is not None else make(shape)
                           for c, make, shape in zip(cotangents, compiled.zero_cotangents, shapes)]
         saved = ctx.saved
@@ -120,16 +121,35 @@ class ThunderAutogradFunction(torch.autograd.Function):
         result = [None] * (compiled.nargs + 1)
         for i, g in zip(compiled.differentiable_inputs, grads):
             result[i + 1] = g
+        if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
+            for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
+                if used and used <= unused:
+                    result[i + 1] = None
         return tuple(result)
+
+
+def _cotangents_used(backward_trace, n_saved: int) -> tuple:
+    """For each gradient the backward returns, the positions of the output cotangents it is computed from."""
+    from thunder.core.proxies import Proxy
+
+    deps = {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:]) if isinstance(p, Proxy)}
+    for b in backward_trace.bound_symbols:
+        d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
+        for o in b.flat_proxy_outs:
+            deps[o.name] = deps.get(o.name, frozenset()) | d
+    out = backward_trace.output
+    return tuple(deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
+                 for g in (out if isinstance(out, (tuple, list)) else (out,)))
 
 
 def _zeros_maker(p):
     from thunder.core import dtypes
 
-    static_shape, dtype, device = tuple(p.shape), dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
+    dtype, device = dtypes.to_torch_dtype(p.dtype), p.device.to_torch()
+    static = tuple(p.shape) if all(isinstance(d, int) for d in p.shape) else None
 
-    def make(shape=None):
-        zero = torch.zeros((), dtype=dtype, device=device).expand(static_shape if shape is None else shape)
+    def make(shape):
+        zero = torch.zeros((), dtype=dtype, device=device).expand(static if static is not None else shape)
         zero.of_an_unused_output = True  # eager never reaches the ops that made that output (raise_in_backward)
         return zero
 

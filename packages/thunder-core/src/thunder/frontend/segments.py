@@ -22,7 +22,7 @@ import torch
 
 from thunder.core import prims
 from thunder.core.errors import UnsupportedError
-from thunder.core.proxies import Proxy
+from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
 from thunder.frontend.size_guards import size_read_guards, sizes_check
@@ -259,6 +259,7 @@ class SegmentedProgram:
             env.update(zip(names, inputs))
         missing = [n for s in path.segments for n in s.arg_names
                    if n not in env and not any(n in t.out_names for t in path.segments)]
+        missing = _sizes_from_tensors(traces[-1], env, path.segments, missing)
         if missing:
             raise UnsupportedError(
                 f"internal error: the continuation traced for a new value read from tensor data needs "
@@ -287,6 +288,34 @@ class SegmentedProgram:
                 "of the program (the oldest is dropped). Keep it a tensor (torch.where, masks) if it changes on "
                 "every call", ContinuationLimitWarning, stacklevel=4)
         node.children.setdefault(key, []).append(variant)
+
+
+def _sizes_from_tensors(trace, env, segments, missing: list) -> list:
+    """Tracing again may name a size anew where the first trace had merged two equal ones (``cat([t, t])`` twice),
+    so a continuation may need a size the segments before did not hand over by that name: where it is a size of a
+    tensor they did hand over, the segment takes that tensor and reads the size from it on each call. Returns the
+    names still missing."""
+    found: dict[str, tuple[str, int]] = {}
+    for p in [*trace.args, *(o for b in trace.bound_symbols for o in b.flat_proxy_outs)] if missing else ():
+        if isinstance(p, TensorProxy) and isinstance(env.get(p.name), torch.Tensor):
+            for d, size in enumerate(p.shape):
+                if isinstance(size, Proxy) and size.name in missing:
+                    found.setdefault(size.name, (p.name, d))
+    for s in segments:
+        dims = {i: found[n][1] for i, n in enumerate(s.arg_names) if n in found}
+        if dims:
+            s.arg_names = [found[n][0] if n in found else n for n in s.arg_names]
+            s.run = _reading_sizes(s.run, dims)
+    return [n for n in missing if n not in found]
+
+
+def _reading_sizes(run, dims: dict):
+    """``run`` given, at each position in ``dims``, the size ``dims[i]`` of the tensor passed there."""
+
+    def run_reading_sizes(*args):
+        return run(*(a.shape[dims[i]] if i in dims else a for i, a in enumerate(args)))
+
+    return run_reading_sizes
 
 
 def _inputs_as_they_are(*inputs):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from thunder.core import dtypes, prims
+from thunder.core.dtype_names import cpp_name
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import as_ints, broadcast_shapes, canonicalize_dim
@@ -76,27 +77,23 @@ def check_constant_key(a, key) -> None:
     runs as one call: its result may be unused, and eager raises anyway)."""
     key = _normalize_key(key)
     consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
-    a_dim = out_dim = 0  # dim of a, dim of the indexed result (the one eager's message for an int names)
+    a_dim = 0
     advanced = 0  # lists and tensors so far: eager's message for a list names its position among them
-    for k in key:
+    for position, k in enumerate(key):  # eager's message for an int names its position in the key
         check(a_dim < a.ndim or k is None or k is Ellipsis or isinstance(k, bool),
               lambda: f"too many indices for tensor of dimension {a.ndim}", IndexError)
         if k is Ellipsis:
             a_dim += a.ndim - consumed
-            out_dim += a.ndim - consumed
-        elif k is None or isinstance(k, bool):
-            out_dim += 1
         elif _is_int(k):
             size = a.shape[a_dim]
-            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {out_dim} with size {size}",
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {position} with size {size}",
                   IndexError)
             a_dim += 1
-        else:
+        elif not (k is None or isinstance(k, bool)):
             if isinstance(k, list) and _has_elements(a, key):
                 _check_constant_bounds(k, a.shape[a_dim], advanced)
             advanced += not isinstance(k, slice)
             a_dim += 1
-            out_dim += 1
 
 
 @torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
@@ -114,7 +111,7 @@ def getitem(a, key):
     # Basic indexing, one key entry at a time; `dim` is the current dim of `out`.
     out, dim = a, 0
     advanced: dict[int, TensorProxy] = {}  # dim of `out` -> index tensor
-    for k in key:
+    for position, k in enumerate(key):  # eager's message for an int names its position in the key
         if k is Ellipsis:
             dim += a.ndim - consumed
         elif k is None or isinstance(k, bool):
@@ -124,7 +121,7 @@ def getitem(a, key):
             dim += 1
         elif _is_int(k):
             size = out.shape[dim]
-            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {dim} with size {size}",
+            check(-size <= k < size, lambda: f"index {k} is out of bounds for dimension {position} with size {size}",
                   IndexError)
             i = k + size if k < 0 else k
             out = prims.squeeze(shape_ops.slice_dim(out, dim, i, i + 1), (dim,))
@@ -166,10 +163,19 @@ def _slice(a, dim, s: slice):
     return prims.slice(a, starts, ends, strides)
 
 
-def _check_index_dtype(index, fn_name, allowed=(dtypes.int64, dtypes.int32)):
-    names = " or ".join(d.name for d in allowed)
+# op -> (the index dtypes it takes, eager's message for another one, given that dtype's name)
+_INDEX_DTYPES = {
+    "index_select": ((dtypes.int64, dtypes.int32), lambda _: "index_select(): Expected dtype int32 or int64 for index"),
+    "gather": ((dtypes.int64, dtypes.int32), lambda _: "gather(): Expected dtype int32/int64 for index"),
+    "take_along_dim": ((dtypes.int64,),
+                       lambda name: f"torch.take_along_dim(): dtype of indices should be Long but got {name}"),
+}
+
+
+def _check_index_dtype(index, fn_name):
+    allowed, message = _INDEX_DTYPES[fn_name]
     check(isinstance(index, TensorProxy) and index.dtype in allowed,
-          lambda: f"{fn_name}(): Expected dtype {names} for index")
+          lambda: message(dtypes.torch_scalar_name(index.dtype) if isinstance(index, TensorProxy) else None))
 
 
 @torchsymbol(torch.index_select, torch.Tensor.index_select, method="index_select")
@@ -198,7 +204,7 @@ def gather(a, dim, index, *, sparse_grad=False):
 
 @torchsymbol(torch.take_along_dim, torch.Tensor.take_along_dim, method="take_along_dim")
 def take_along_dim(a, indices, dim=None):
-    _check_index_dtype(indices, "take_along_dim", (dtypes.int64,))
+    _check_index_dtype(indices, "take_along_dim")
     if dim is None:
         return prims.take_along_axis(shape_ops.reshape(a, -1), shape_ops.reshape(indices, -1), 0)
     check(a.ndim == indices.ndim, lambda: f"torch.take_along_dim(): input and indices should have the same number of "
@@ -217,7 +223,7 @@ def take_along_dim(a, indices, dim=None):
 @torchsymbol(torch.masked_fill, torch.Tensor.masked_fill, method="masked_fill")
 def masked_fill(a, mask, value):
     check(isinstance(mask, TensorProxy) and mask.dtype is dtypes.bool8,
-          lambda: f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+          lambda: f"masked_fill_ only supports boolean masks, but got mask with dtype {cpp_name(mask.dtype)}")
     if isinstance(value, TensorProxy):
         check(value.ndim == 0, lambda: f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
               f"{value.ndim} dimension(s).")

@@ -9,6 +9,7 @@ from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
+from thunder.torch.matmul_errors import check_bmm, check_linear, check_matmul, check_mm
 from thunder.torch.registry import torchsymbol
 
 
@@ -23,6 +24,7 @@ def matmul(a, b):
     _check_tensors("matmul", a, b)
     check(a.ndim >= 1 and b.ndim >= 1, lambda: f"both arguments to matmul need to be at least 1D, but they are "
           f"{a.ndim}D and {b.ndim}D")
+    check_matmul(a, b)
     return prims.matmul(a, b)
 
 
@@ -36,6 +38,7 @@ def mm(a, b):
     _check_tensors("mm", a, b)
     check(a.ndim == 2, "self must be a matrix")
     check(b.ndim == 2, "mat2 must be a matrix")
+    check_mm(a, b)
     return prims.matmul(a, b)
 
 
@@ -44,8 +47,7 @@ def bmm(a, b):
     _check_tensors("bmm", a, b)
     check(a.ndim == 3, "batch1 must be a 3D tensor")
     check(b.ndim == 3, "batch2 must be a 3D tensor")
-    check(b.shape[0] == a.shape[0] and b.shape[1] == a.shape[2], lambda: f"Expected size for first two dimensions of "
-          f"batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    check_bmm(a, b)
     return prims.matmul(a, b)
 
 
@@ -67,10 +69,12 @@ def linear(input, weight, bias=None):
           f"are {input.ndim}D and {weight.ndim}D")
     check(weight.ndim <= 2, lambda: f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     if bias is not None:
-        check(bias.dtype is input.dtype, lambda: f"linear(): bias dtype {bias.dtype} does not match input dtype "
-              f"{input.dtype}")
         # eager adds the bias expanded to the output's shape: its error for a bias that does not fit
         shape_ops.expand_shape(bias, (*input.shape[:-1], *weight.shape[:-1]))
+    if input.shape[-1] == weight.shape[-1]:  # else the prim raises eager's size error, which comes first
+        check_linear(input, weight, bias)
+    if bias is not None and input.ndim == 1 and weight.ndim == 1:
+        return ew.add(prims.linear(input, weight, None), bias)  # eager: a dot, then an add that promotes
     return prims.linear(input, weight, bias)
 
 

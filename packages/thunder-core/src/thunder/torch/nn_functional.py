@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from thunder.core import dtypes, prims
+from thunder.core.dtype_names import cpp_name
 from thunder.core.errors import check
 from thunder.core.proxies import torch_function_table
 from thunder.core.shapes import as_ints
@@ -182,12 +183,18 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 # ---------------------------------------------------------------------------------------------
 
 
+def _legacy_type_name(a) -> str:
+    """``torch.FloatTensor``, ``torch.cuda.LongTensor``: the name some argument checks print (``Tensor.type()``)."""
+    device = "" if a.device.type == "cpu" else f"{a.device.type}."
+    return f"torch.{device}{dtypes.torch_scalar_name(a.dtype)}Tensor"
+
+
 @torchsymbol(F.embedding, method=())
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     check(max_norm is None, "embedding(max_norm=...) renormalizes the weight in place, which thunder does not support",
           NotImplementedError)
     check(input.dtype in (dtypes.int64, dtypes.int32), lambda: f"Expected tensor for argument #1 'indices' to have one "
-          f"of the following scalar types: Long, Int; but got {input.dtype.name} instead (while checking arguments "
+          f"of the following scalar types: Long, Int; but got {_legacy_type_name(input)} instead (while checking arguments "
           "for embedding)")
     check(weight.ndim == 2, "'weight' must be 2-D")
     # padding_idx only affects the gradient
@@ -219,7 +226,8 @@ def _repeat_heads(x, n):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     check(query.dtype is key.dtype is value.dtype, lambda: f"Expected query, key, and value to have the same dtype, "
-          f"but got query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+          f"but got query.dtype: {cpp_name(query.dtype)} key.dtype: {cpp_name(key.dtype)} and value.dtype: "
+          f"{cpp_name(value.dtype)} instead.")
     check(dropout_p == 0.0, "thunder.torch.scaled_dot_product_attention has no dropout; "
           "torch.nn.functional.scaled_dot_product_attention with dropout_p > 0 is thunder.torch.randomness's",
           NotImplementedError)

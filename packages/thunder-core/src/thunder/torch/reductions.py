@@ -73,8 +73,8 @@ def prod(a, dim=None, keepdim=False, *, dtype=None):
 def mean(a, dim=None, keepdim=False, *, dtype=None):
     out_dtype = a.dtype if dtype is None else dtypes.to_dtype(dtype)
     check(dtypes.is_float_dtype(out_dtype) or dtypes.is_complex_dtype(out_dtype),
-          lambda: f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
-          f"Got: {out_dtype.name}")
+          lambda: f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be either "
+          f"a floating point or complex dtype. Got: {dtypes.torch_scalar_name(out_dtype)}")
     dims = reduction_dims(a, dim)
     compute = dtypes.float32 if dtypes.is_low_precision(out_dtype) else out_dtype
     total = prims.sum(ew.convert(a, compute), dims)
