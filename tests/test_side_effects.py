@@ -423,3 +423,43 @@ def test_lists_appended_to_on_every_call(case):
     if case in ("append only", "append twice", "extend insert reverse"):
         assert thunder.cache_hits(jf) == 4
         assert APPENDED == ([1] * 10 if case == "append only" else [])
+
+
+RUN_LOG = []
+
+
+def _log_then_index(t, n):
+    RUN_LOG.append(n)
+    return t.index_select(0, torch.tensor([1, 0, 5]))
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_side_effects_before_an_error_eager_raises_from_tensor_data_happen(cache):
+    # the index is out of range only for short inputs: the compiled program raises at run time, and the append the
+    # program made before is still made (fuzz seeds 208365, 310452)
+    jf = thunder.jit(_log_then_index, cache=cache)
+    for size in (6, 3, 3, 6):
+        outcomes = []
+        for f in (_log_then_index, jf):
+            RUN_LOG.clear()
+            try:
+                result = f(torch.arange(float(size)), size)
+            except IndexError as e:
+                result = str(e)
+            outcomes.append((result if isinstance(result, str) else result.tolist(), list(RUN_LOG)))
+        assert outcomes[0] == outcomes[1]
+
+
+def test_a_compiled_program_failing_where_eager_does_not_runs_eagerly_and_says_so():
+    jf = thunder.jit(_log_then_index)
+    RUN_LOG.clear()
+    jf(torch.arange(6.0), 1)
+
+    def broken(*inputs):  # stands for a thunder bug in the compiled computation
+        raise RuntimeError("a kernel thunder generated failed")
+
+    jf.entries[0].computation = broken
+    RUN_LOG.clear()
+    with pytest.warns(thunder.frontend.jit.CompiledProgramFailedWarning, match="a kernel thunder generated failed"):
+        out = jf(torch.arange(6.0), 1)
+    assert out.tolist() == [1.0, 0.0, 5.0] and RUN_LOG == [1]

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
+
+import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy
@@ -38,6 +41,10 @@ from thunder.transforms.transform import split_transforms
 __all__ = ["jit", "ThunderFunction", "CompileStats"]
 
 _SHARP_EDGES = (None, "allow", "warn", "error")
+
+
+class CompiledProgramFailedWarning(UserWarning):
+    """A compiled program raised where eager's run of the same call did not (a thunder bug): the call ran eagerly."""
 
 
 class CompileStats:
@@ -145,7 +152,7 @@ class ThunderFunction:
                     self.entries.insert(0, entry)
                 if entry.epilogue is None:
                     return entry.computation(*inputs)
-                return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+                return self._run_with_epilogue(entry, inputs, args, kwargs)
         stats.cache_misses += 1
         if self.entries:
             record_miss(self, args, kwargs)  # why each entry rejected the call; warns past the recompile limit
@@ -156,7 +163,7 @@ class ThunderFunction:
         if entry.epilogue is None:
             return entry.computation(*inputs)
         if raised is None:
-            return entry.epilogue(entry.computation(*inputs), *args, **kwargs)
+            return self._run_with_epilogue(entry, inputs, args, kwargs)
         # The program raised while traced: the entry does what came before the raise, then raises a copy.
         # This call raises the very exception the program made (its traceback shows the program's frames).
         try:
@@ -164,6 +171,25 @@ class ThunderFunction:
         except type(raised):
             pass
         raise raised
+
+    def _run_with_epilogue(self, entry, inputs, args, kwargs):
+        """The computation, then the epilogue's writes. Where the computation raises (eager's error from tensor
+        data: an index out of range) before it updated any input, the side effects the program made before the
+        failing op would be lost with the epilogue: the call runs eagerly instead, which makes them and raises
+        eager's error. Where eager does not fail, thunder's computation was wrong to: eager's result, with a
+        warning that names the error."""
+        versions = [x._version for x in inputs if isinstance(x, torch.Tensor)]
+        try:
+            values = entry.computation(*inputs)
+        except Exception as error:
+            if not is_program_exception(error) or versions != [x._version for x in inputs
+                                                                 if isinstance(x, torch.Tensor)]:
+                raise
+            result = self.fn(*args, **kwargs)
+            warnings.warn(f"thunder's compiled {self.__name__} raised {type(error).__name__}: {error} where eager runs; "
+                          "this call ran eagerly. Please file an issue.", CompiledProgramFailedWarning, stacklevel=3)
+            return result
+        return entry.epilogue(values, *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"thunder.jit({self.fn!r})"

@@ -17,6 +17,7 @@ import torch
 
 import thunder
 from thunder.core.errors import UnsupportedError
+from thunder.frontend.jit import CompiledProgramFailedWarning
 from thunder.interpreter.errors import InterpreterError
 from thunder.testing.fuzz.compare import TOLERANCES, first_difference
 from thunder.testing.fuzz.program import GLOBAL_STATES, Program, default_calls, make_args
@@ -78,12 +79,15 @@ def _load(program: Program) -> dict:
 
 
 def _attempt(fn, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            return fn(*args), None
+            result = fn(*args), None
         except Exception as error:  # the program's own exception is part of what is compared
-            return None, error
+            result = None, error
+    # a compiled program that failed where eager does not ran eagerly: thunder's bug, however right the result
+    failed = next((w.message for w in caught if issubclass(w.category, CompiledProgramFailedWarning)), None)
+    return (None, RuntimeError(f"internal error: {failed}")) if failed is not None else result
 
 
 def _classify_thunder_error(error: BaseException, during: str) -> Outcome:
