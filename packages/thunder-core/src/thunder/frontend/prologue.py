@@ -115,7 +115,10 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 if not checks:
                     continue
                 device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
-                prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
+                # the traced value's class (Tensor, Parameter) is tested first: `type(x) is C` is a quarter of
+                # what isinstance costs on a torch.Tensor subclass, and any subclass is still accepted after it
+                tp = reacher.ref(type(r.value), type(r.value).__name__)
+                prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad, tp)
                 if t.name in strides:  # the program's meaning depended on them (transforms/layouts.py)
                     prims.check_strides(v, strides[t.name])
                 if any(isinstance(d, NumberProxy) for d in t.shape):
