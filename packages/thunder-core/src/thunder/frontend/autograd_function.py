@@ -22,7 +22,7 @@ import torch
 
 from thunder.core.codegen import compile_trace
 from thunder.core.proxies import TensorProxy
-from thunder.core.pytree import tree_unflatten
+from thunder.core.pytree import tree_unflatten, unflattener
 
 __all__ = ["differentiable_computation"]
 
@@ -31,8 +31,7 @@ class _Compiled:
     """What the autograd node needs of one cache entry."""
 
     __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "nargs",
-                 "differentiable_inputs",
-                 "differentiable_outputs", "nondifferentiable_outputs")
+                 "differentiable_inputs", "differentiable_outputs", "nondifferentiable_outputs", "plain", "single")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs):
@@ -54,11 +53,14 @@ class _Compiled:
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
+        # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs)
+        # the node returns its one output as it is, not in a tuple (set where the caller wants the value itself)
+        self.single = False
 
 
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
-_functorch_active = torch._C._are_functorch_transforms_active
 _version = operator.attrgetter("_version")
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -71,24 +73,27 @@ class ThunderAutogradFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, compiled: _Compiled, *args):
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
-        if _saved_tensor_hooks(False) is not None or _functorch_active():
-            ctx.save_for_backward(*saved_tensors)
-            ctx.saved = None
+        ctx.compiled = compiled
+        # (functorch transforms never get here: Function.apply refuses a node without setup_context under them)
+        if _saved_tensor_hooks(False) is None:
+            ctx.versions = list(map(_version, saved_tensors))
+            ctx.saved = saved = [*saved_tensors, *saved_others]
         else:
-            saved = [*saved_tensors, *saved_others]
+            ctx.save_for_backward(*saved_tensors)
+            ctx.saved = saved = None
+            ctx.saved_others = saved_others
+        if compiled.plain:
+            return flat_out[0] if compiled.single else flat_out
+        if saved is not None:
             for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
                 saved[i] = saved[i].detach()
-            ctx.saved = saved
-            ctx.versions = list(map(_version, saved_tensors))
-        ctx.saved_others = saved_others
-        ctx.compiled = compiled
         if compiled.zero_cotangents is not None:
             ctx.set_materialize_grads(False)
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
                 ctx.mark_non_differentiable(*nondiff)
-        return flat_out
+        return flat_out[0] if compiled.single else flat_out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -146,13 +151,6 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
 
-    def apply(*args):
-        # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
-        # microseconds on each call): the node is created in C++ directly unless functorch transforms are active
-        if functorch_active():
-            return ThunderAutogradFunction.apply(*args)
-        return node_apply(*args)
-
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     names = {p.name: i for i, p in enumerate(split.forward.args)}
@@ -174,15 +172,26 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
-    elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
-        def computation(*args):  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-            return apply(compiled, *args)
-    elif not passthrough:
+    elif not passthrough and spec.kind == "leaf":  # one value: the node returns it as it is
+        compiled.single = True
+
         def computation(*args):
-            return tree_unflatten(apply(compiled, *args), spec)
+            # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
+            # microseconds on each call): the node is created in C++ directly unless functorch transforms are active
+            if functorch_active():
+                return ThunderAutogradFunction.apply(compiled, *args)
+            return node_apply(compiled, *args)
+    elif not passthrough:
+        unflatten = unflattener(spec)
+
+        def computation(*args):
+            if functorch_active():  # (as above)
+                return unflatten(ThunderAutogradFunction.apply(compiled, *args))
+            return unflatten(node_apply(compiled, *args))
     else:
         def computation(*args):
-            flat = list(apply(compiled, *args))
+            flat = list(ThunderAutogradFunction.apply(compiled, *args) if functorch_active()
+                        else node_apply(compiled, *args))
             for k, i in passthrough:
                 flat[k] = args[i]
             return tree_unflatten(flat, spec)

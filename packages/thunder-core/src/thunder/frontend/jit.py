@@ -43,7 +43,6 @@ class CompileStats:
     """Counters and timings of one jitted callable (``thunder.compile_stats(jfn)``)."""
 
     def __init__(self):
-        self.calls = 0
         self.cache_hits = 0
         self.cache_misses = 0
         self.last_compile_seconds: float | None = None
@@ -54,6 +53,10 @@ class CompileStats:
         self.warned_recompiles = False
         # continuations traced for a new value read from tensor data (frontend/segments.py)
         self.continuations = 0
+
+    @property
+    def calls(self) -> int:
+        return self.cache_hits + self.cache_misses  # every call is one or the other: one counter less per call
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -128,7 +131,6 @@ class ThunderFunction:
 
     def __call__(self, *args, **kwargs):
         stats = self.stats
-        stats.calls += 1
         for entry in self.entries:
             try:
                 inputs = entry.prologue(*args, **kwargs)
