@@ -5,7 +5,7 @@ Kept tiny and torch-free: traces and executors only ever need these container ty
 
 from __future__ import annotations
 
-__all__ = ["tree_flatten", "tree_unflatten", "unflattener", "tree_map", "TreeSpec"]
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "TreeSpec"]
 
 
 class TreeSpec:
@@ -65,13 +65,6 @@ def _unflatten(it, spec: TreeSpec):
         tp, names = spec.meta
         return tp(**dict(zip(names, children)))
     return spec.kind(children)
-
-
-def unflattener(spec: TreeSpec):
-    """``lambda leaves: tree_unflatten(leaves, spec)``, without the walk for a flat tuple."""
-    if spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
-        return tuple
-    return lambda leaves: tree_unflatten(leaves, spec)
 
 
 def tree_map(fn, tree):

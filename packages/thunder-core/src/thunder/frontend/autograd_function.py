@@ -16,13 +16,15 @@ all until the whole backward returned: a higher peak, and memory touched afresh 
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import torch
 
 from thunder.core.codegen import compile_trace
+from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy
-from thunder.core.pytree import tree_unflatten, unflattener
+from thunder.core.pytree import tree_unflatten
 
 __all__ = ["differentiable_computation"]
 
@@ -74,7 +76,6 @@ class ThunderAutogradFunction(torch.autograd.Function):
     def forward(ctx, compiled: _Compiled, *args):
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
         ctx.compiled = compiled
-        # (functorch transforms never get here: Function.apply refuses a node without setup_context under them)
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
@@ -144,12 +145,22 @@ _node_apply = super(torch.autograd.Function, ThunderAutogradFunction).apply
 
 def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
+    if torch._C._are_functorch_transforms_active():
+        raise UnsupportedError(
+            "thunder.jit: a program whose inputs require grad called under a torch.func transform (grad, vjp, jacrev, "
+            "...) is not supported: its forward and backward run as one torch.autograd.Function, which functorch "
+            "does not differentiate. Apply the transform inside the jitted function, or call the function without "
+            "thunder.jit under the transform.")
     n_outputs = len(split.forward.output[0])
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs)
     spec = split.output_spec
-    node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
+    # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
+    # microseconds on each call): the node is created in C++ directly. The prologue has checked that no functorch
+    # transform is active (a call under one compiles anew and is refused above), under which Function.apply would
+    # refuse the node and the C++ call would fail an internal assertion.
+    node_apply = functools.partial(_node_apply, compiled)
 
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
@@ -172,26 +183,17 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
-    elif not passthrough and spec.kind == "leaf":  # one value: the node returns it as it is
+    elif not passthrough and spec.kind == "leaf":  # one value: the node returns it as it is, no Python frame
         compiled.single = True
-
-        def computation(*args):
-            # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
-            # microseconds on each call): the node is created in C++ directly unless functorch transforms are active
-            if functorch_active():
-                return ThunderAutogradFunction.apply(compiled, *args)
-            return node_apply(compiled, *args)
+        computation = node_apply
+    elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+        computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
     elif not passthrough:
-        unflatten = unflattener(spec)
-
         def computation(*args):
-            if functorch_active():  # (as above)
-                return unflatten(ThunderAutogradFunction.apply(compiled, *args))
-            return unflatten(node_apply(compiled, *args))
+            return tree_unflatten(node_apply(*args), spec)
     else:
         def computation(*args):
-            flat = list(ThunderAutogradFunction.apply(compiled, *args) if functorch_active()
-                        else node_apply(compiled, *args))
+            flat = list(node_apply(*args))
             for k, i in passthrough:
                 flat[k] = args[i]
             return tree_unflatten(flat, spec)

@@ -358,6 +358,11 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
             trace.value_reader.finish()
         trace.grad_enabled = grad_enabled
+        if grad_enabled:
+            # the program may run as an autograd node, which PyTorch runs only outside functorch transforms (the
+            # node is then created in C++ without Function.apply's test): the prologue asks again
+            functorch_active = torch._C._are_functorch_transforms_active
+            trace.state_reads[functorch_active] = functorch_active()
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
         trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None
