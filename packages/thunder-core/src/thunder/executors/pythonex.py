@@ -128,7 +128,7 @@ def _unpack_dims(bsym, imports):
 
 
 def _check_tensor(bsym, imports):
-    t, shape, device, dtype, requires_grad, traced_type = bsym.args
+    t, shape, device, dtype, requires_grad, traced_type, guard = bsym.args
     imports.need("import torch")
     name = prettyprint(t, imports)
     if all(isinstance(d, int) for d in shape):
@@ -141,6 +141,8 @@ def _check_tensor(bsym, imports):
     cond = (f"(type({name}) is {prettyprint(traced_type, imports)} or isinstance({name}, torch.Tensor)) "
             f"and {shape_check} and {name}.dtype is {prettyprint(dtype, imports)} and {device_check} "
             f"and {'' if requires_grad else 'not '}{name}.requires_grad")
+    if guard is not None:  # C++ first (frontend/tensor_guards.py); where it says no, the check above decides
+        cond = f"{prettyprint(guard, imports)}.check({name}) or ({cond})"
     return [f"if not ({cond}): return None"]
 
 
