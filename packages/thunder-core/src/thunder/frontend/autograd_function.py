@@ -16,7 +16,6 @@ all until the whole backward returned: a higher peak, and memory touched afresh 
 
 from __future__ import annotations
 
-import functools
 import operator
 
 import torch
@@ -36,7 +35,7 @@ class _Compiled:
                  "differentiable_inputs", "differentiable_outputs", "nondifferentiable_outputs", "plain", "single")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs):
+                 n_outputs, single):
         self.forward, self.nargs = forward, nargs
         self.backward = backward_trace.python_callable()
         # the same backward taking the saved values in one list, which it empties (see the module's docstring)
@@ -57,8 +56,8 @@ class _Compiled:
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
         self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs)
-        # the node returns its one output as it is, not in a tuple (set where the caller wants the value itself)
-        self.single = False
+        # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
+        self.single = single
 
 
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
@@ -72,22 +71,22 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 class ThunderAutogradFunction(torch.autograd.Function):
+    """The autograd node of a cache entry. Each entry has its own subclass (:func:`_node_function`), whose class
+    attribute ``compiled`` is the entry's and whose forward is, for the common node, generated for the entry."""
+
+    compiled: _Compiled
+
     @staticmethod
-    def forward(ctx, compiled: _Compiled, *args):
+    def forward(ctx, *args):
+        compiled = ctx._forward_cls.compiled
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
-        ctx.compiled = compiled
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
-        else:
-            ctx.save_for_backward(*saved_tensors)
-            ctx.saved = saved = None
-            ctx.saved_others = saved_others
-        if compiled.plain:
-            return flat_out[0] if compiled.single else flat_out
-        if saved is not None:
             for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
                 saved[i] = saved[i].detach()
+        else:
+            _save_for_hooks(ctx, saved_tensors, saved_others)
         if compiled.zero_cotangents is not None:
             ctx.set_materialize_grads(False)
         if compiled.nondifferentiable_outputs:
@@ -99,7 +98,7 @@ class ThunderAutogradFunction(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
-        compiled = ctx.compiled
+        compiled = ctx._forward_cls.compiled
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
         if compiled.zero_cotangents is not None and None in cotangents:
             # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
@@ -116,10 +115,41 @@ class ThunderAutogradFunction(torch.autograd.Function):
             else:
                 ctx.saved = None
             grads = compiled.backward_from_list(saved, *cotangents)
-        result = [None] * (compiled.nargs + 1)
+        result = [None] * compiled.nargs
         for i, g in zip(compiled.differentiable_inputs, grads):
-            result[i + 1] = g
+            result[i] = g
         return tuple(result)
+
+
+def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
+    # saved-tensor hooks (torch.utils.checkpoint, save_on_cpu) see the tensors only through save_for_backward
+    ctx.save_for_backward(*saved_tensors)
+    ctx.saved = None
+    ctx.saved_others = saved_others
+
+
+def _node_function(compiled: _Compiled, n_saved_tensors: int) -> type:
+    """The entry's subclass of ThunderAutogradFunction. For the common node (nothing to detach, mark or
+    materialize) its forward is generated: the saved tensors unpacked by name and their versions read one by one,
+    not through a loop and a map, a few tenths of a microsecond of each call of a small program."""
+    namespace = {"compiled": compiled}
+    if compiled.plain:
+        args = ", ".join(f"a{i}" for i in range(compiled.nargs))
+        saved = "".join(f"s{i}, " for i in range(n_saved_tensors))
+        source = (
+            f"def forward(ctx, {args}):\n"
+            f"    flat_out, ({saved}), saved_others = run({args})\n"
+            f"    if saved_tensor_hooks(False) is None:\n"
+            f"        ctx.saved = [{saved}*saved_others]\n"
+            f"        ctx.versions = [{', '.join(f's{i}._version' for i in range(n_saved_tensors))}]\n"
+            f"    else:\n"
+            f"        save_for_hooks(ctx, ({saved}), saved_others)\n"
+            f"    return {'flat_out[0]' if compiled.single else 'flat_out'}\n")
+        scope = {"run": compiled.forward, "saved_tensor_hooks": _saved_tensor_hooks, "save_for_hooks": _save_for_hooks}
+        exec(compile(source, f"<thunder autograd node forward {id(compiled):x}>", "exec"), scope)
+        namespace["forward"] = staticmethod(scope["forward"])
+    # the class's name is what grad_fn shows: ThunderAutogradFunctionBackward
+    return type("ThunderAutogradFunction", (ThunderAutogradFunction,), namespace)
 
 
 def _zeros_maker(p):
@@ -139,10 +169,6 @@ def _check_versions(saved, versions) -> None:
                 "torch.autograd.set_detect_anomaly(True).")
 
 
-# torch._C._FunctionBase.apply bound to the class: what Function.apply calls after its Python-level preparation
-_node_apply = super(torch.autograd.Function, ThunderAutogradFunction).apply
-
-
 def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
     if torch._C._are_functorch_transforms_active():
@@ -152,21 +178,20 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
             "does not differentiate. Apply the transform inside the jitted function, or call the function without "
             "thunder.jit under the transform.")
     n_outputs = len(split.forward.output[0])
-    compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
-                         split.differentiable_outputs, n_outputs)
     spec = split.output_spec
-    is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
-    # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
-    # microseconds on each call): the node is created in C++ directly. The prologue has checked that no functorch
-    # transform is active (a call under one compiles anew and is refused above), under which Function.apply would
-    # refuse the node and the C++ call would fail an internal assertion.
-    node_apply = functools.partial(_node_apply, compiled)
-
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     names = {p.name: i for i, p in enumerate(split.forward.args)}
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
+    compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
+                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf")
+    is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
+    # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
+    # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
+    # directly. The prologue has checked that no functorch transform is active (a call under one compiles anew and
+    # is refused above), under which Function.apply would refuse the node and the C++ call fail an assertion.
+    node_apply = super(torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply
 
     if not compiled.differentiable_outputs and not passthrough:
         # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
@@ -183,8 +208,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
-    elif not passthrough and spec.kind == "leaf":  # one value: the node returns it as it is, no Python frame
-        compiled.single = True
+    elif compiled.single:  # one value: the node returns it as it is, no Python frame
         computation = node_apply
     elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
         computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
@@ -200,7 +224,6 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
 
     grad_mode_after = _grad_mode_left(split.forward)
     if grad_mode_after is None:
-        computation.compiled = compiled
         return computation
 
     def leaving_grad_mode(*args):
@@ -210,7 +233,6 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
         torch._C._set_grad_enabled(grad_mode_after)
         return result
 
-    leaving_grad_mode.compiled = compiled
     return leaving_grad_mode
 
 
