@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--out", default=None, help="the JSON file (default: benchmarks/results/optimizer-<date>.json)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
@@ -104,7 +105,7 @@ def main() -> None:
     print("load average before/after:", load_before, results["machine"]["load_average_after"])
     if args.no_write:
         return
-    out = ROOT / "benchmarks" / "results" / f"optimizer-{results['date'][:10]}.json"
+    out = pathlib.Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"optimizer-{results['date'][:10]}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
 
