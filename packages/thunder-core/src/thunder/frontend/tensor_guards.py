@@ -15,6 +15,8 @@ from thunder.core import dtypes
 
 __all__ = ["tensor_guard"]
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
 try:
     from torch._C._dynamo.guards import TensorGuards
 except ImportError:  # a PyTorch without it: the Python checks alone
@@ -25,7 +27,9 @@ def tensor_guard(value, proxy):
     """A guard accepting only tensors that the prologue's check of ``proxy`` accepts too, built from ``value``, the
     tensor traced; None where PyTorch has no such guard or ``value`` no longer looks as traced (the program changed
     its metadata in place)."""
-    if TensorGuards is None or not isinstance(value, torch.Tensor):
+    # only where the guard's C++ metadata is what the Python check reads: a subclass may answer .shape, .dtype or
+    # .device in Python otherwise
+    if TensorGuards is None or type(value) not in _PLAIN:
         return None
     # the guard takes class, dispatch keys, dtype, device and requires_grad from the value, the sizes from the proxy
     if (value.dtype is not dtypes.to_torch_dtype(proxy.dtype) or value.device != proxy.device.to_torch()
