@@ -110,11 +110,12 @@ def _chains(segment, memory, torch_ex) -> list:
 
 # A chain whose tensors all fit in this many bytes costs more in Python calls than in memory traffic: alike ones are
 # run in lockstep (op k of each, then op k + 1 of each) as long as their tensors together stay this far below the
-# cache, each step one torch._foreach_* call, as eager's foreach optimizers do. Larger chains run one by one: each
-# parameter's tensors stay in cache along its chain, and each temporary (Adam's denominator) is freed before the
-# next chain allocates its own. That holds for chains that allocate nothing too (SGD with momentum: mul_, add_ of
-# the buffer, add_ of the parameter): over a GPT-sized parameter set with the cache flushed between steps
-# (benchmarks/optimizer_step.py --flush-cache), one by one took 3-4% less CPU time than lockstep.
+# cache, each step one torch._foreach_* call, as eager's foreach optimizers do. A chain that allocates nothing (every
+# op writes into its own state: SGD with momentum) gains nothing from running alone either, whatever its size: alike
+# ones run in lockstep too (measured on a GPT-sized set, 13M parameters: one by one took 3-4% less CPU time only
+# with the cache flushed before each step, and 10-13% more with the state warm, benchmarks/optimizer_step.py).
+# Larger chains with temporaries (Adam's denominator) run one by one, so that each temporary is freed before the
+# next chain allocates its own.
 SMALL_CHAIN_BYTES = 1 << 16
 LOCKSTEP_BYTES = 1 << 20
 
@@ -136,15 +137,15 @@ def _chain_bytes(bsyms) -> int | None:
 
 
 def _lockstep_groups(chains, segment) -> list[list]:
-    """``chains`` cut into groups run together: each large chain alone, the small ones together with the chains of
-    the same ops."""
+    """``chains`` cut into groups run together: each large chain with temporaries alone, the others together with
+    the chains of the same ops."""
     groups, open_groups = [], {}  # signature -> the group chains of that signature join
     for chain in chains:
         bsyms = [segment[i] for i in chain]
         size = _chain_bytes(bsyms)
         allocates = any("out" not in b.kwargs and any(isinstance(o, TensorProxy) for o in b.flat_proxy_outs)
                         for b in bsyms)
-        if size is None or size > SMALL_CHAIN_BYTES:
+        if size is None or (size > SMALL_CHAIN_BYTES and allocates):
             groups.append([chain])
             continue
         signature = (allocates, *(b.sym.id for b in bsyms))
