@@ -528,3 +528,24 @@ def test_a_value_handed_over_a_split_and_unused_gives_its_input_no_gradient():
         t0, t1 = _leaves((2, 2, 2), (3,))
         thunder.jit(f, cache=cache)(t0, t1)[0].sum().backward()
         assert t0.grad is not None and t1.grad is None
+
+
+def test_a_call_under_a_torch_func_transform_is_refused_clearly_and_the_cached_entry_still_runs():
+    # the autograd node is created in C++ directly (no Function.apply), so the prologue checks that no functorch
+    # transform is active: a call under torch.func.grad compiles anew and is refused with thunder's reason
+    def f(x):
+        return (x.sin() * 2).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    jf = thunder.jit(f)
+    jf(x).backward()
+    with pytest.raises(UnsupportedError, match="torch.func transform"):
+        torch.func.grad(jf)(x.detach().requires_grad_())
+    x.grad = None
+    out = jf(x)
+    out.backward()
+    torch.testing.assert_close(x.grad, 2 * x.detach().cos())
+    # vmap's batched inputs do not require grad: the mapped program runs, as eager's does
+    xs = torch.randn(4, 3, requires_grad=True)
+    torch.testing.assert_close(torch.func.vmap(jf)(xs), torch.func.vmap(f)(xs))
+    assert thunder.cache_hits(jf) >= 1

@@ -51,6 +51,33 @@ def test_cache_hits_and_misses():
     assert stats.calls == 5 and stats.last_compile_seconds > 0
 
 
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_tensor_checks_accept_what_the_python_checks_accept(cache):
+    # the prologue asks PyTorch's C++ tensor guard first and its own Python check where the guard says no: the
+    # guard is stricter (exact class, dispatch keys), so a Parameter, an inference tensor or a non-contiguous view
+    # of the traced metadata is still a hit, and any other dtype, device, shape or requires_grad still a miss
+    jf = thunder.jit(f, cache=cache)
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    jf(a, b)
+    prologue = jf.entries[0].prologue
+    guards = [v for k, v in prologue.__globals__.items() if k.endswith("_guard")]
+    assert len(guards) == 2 and all(g.check(a) for g in guards)  # the fast path accepts what was traced
+    with torch.inference_mode():
+        inference = torch.randn(4, 4)
+    for x, y in [(torch.nn.Parameter(torch.randn(4, 4), requires_grad=False), torch.randn(4, 4)),
+                 (inference, torch.randn(4, 4)), (torch.randn(4, 4).t(), torch.randn(8, 4)[::2])]:
+        torch.testing.assert_close(jf(x, y), f(x, y))
+    assert thunder.cache_misses(jf) == 1
+    misses = 1
+    for x, y in [(a.double(), b.double()), (a.to("meta"), b.to("meta")), (torch.randn(4, 4, 1), torch.randn(4, 4, 1)),
+                 (a.clone().requires_grad_(), b)]:
+        out = jf(x, y)
+        misses += 1
+        assert thunder.cache_misses(jf) == misses
+        if x.device.type != "meta":
+            torch.testing.assert_close(out, f(x, y))
+
+
 def test_no_caching_traces_every_call():
     jf = thunder.jit(f, cache="no caching")
     a, b = torch.randn(2, 2), torch.randn(2, 2)

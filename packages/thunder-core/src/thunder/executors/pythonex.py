@@ -128,18 +128,21 @@ def _unpack_dims(bsym, imports):
 
 
 def _check_tensor(bsym, imports):
-    t, shape, device, dtype, requires_grad = bsym.args
+    t, shape, device, dtype, requires_grad, traced_type, guard = bsym.args
     imports.need("import torch")
     name = prettyprint(t, imports)
-    dev = prettyprint(device, imports)
     if all(isinstance(d, int) for d in shape):
         shape_check = f"{name}.shape == {prettyprint(tuple(shape))}"
     else:  # symbolic dims are unpacked after the check; the static ones are compared
         shape_check = " and ".join([f"{name}.ndim == {len(shape)}"] + [
             f"{name}.shape[{i}] == {d}" for i, d in enumerate(shape) if isinstance(d, int)])
-    cond = (f"isinstance({name}, torch.Tensor) and {shape_check} "
-            f"and {name}.dtype is {prettyprint(dtype, imports)} and {name}.device == {dev} "
+    # is_cpu is a flag; .device makes a torch.device to compare
+    device_check = f"{name}.is_cpu" if device.obj.type == "cpu" else f"{name}.device == {prettyprint(device, imports)}"
+    cond = (f"(type({name}) is {prettyprint(traced_type, imports)} or isinstance({name}, torch.Tensor)) "
+            f"and {shape_check} and {name}.dtype is {prettyprint(dtype, imports)} and {device_check} "
             f"and {'' if requires_grad else 'not '}{name}.requires_grad")
+    if guard is not None:  # C++ first (frontend/tensor_guards.py); where it says no, the check above decides
+        cond = f"{prettyprint(guard, imports)}.check({name}) or ({cond})"
     return [f"if not ({cond}): return None"]
 
 

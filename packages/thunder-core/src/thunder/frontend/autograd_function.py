@@ -21,6 +21,7 @@ import operator
 import torch
 
 from thunder.core.codegen import compile_trace
+from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy
 from thunder.core.pytree import tree_unflatten
 
@@ -31,11 +32,11 @@ class _Compiled:
     """What the autograd node needs of one cache entry."""
 
     __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
-                 "nargs", "differentiable_inputs", "cotangents_used",
-                 "differentiable_outputs", "nondifferentiable_outputs")
+                 "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
+                 "nondifferentiable_outputs", "plain", "single")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs):
+                 n_outputs, single):
         self.forward, self.nargs = forward, nargs
         self.backward = backward_trace.python_callable()
         # the same backward taking the saved values in one list, which it empties (see the module's docstring)
@@ -56,11 +57,14 @@ class _Compiled:
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
+        # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs)
+        # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
+        self.single = single
 
 
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
-_functorch_active = torch._C._are_functorch_transforms_active
 _version = operator.attrgetter("_version")
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -70,20 +74,22 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 class ThunderAutogradFunction(torch.autograd.Function):
+    """The autograd node of a cache entry. Each entry has its own subclass (:func:`_node_function`), whose class
+    attribute ``compiled`` is the entry's and whose forward is, for the common node, generated for the entry."""
+
+    compiled: _Compiled
+
     @staticmethod
-    def forward(ctx, compiled: _Compiled, *args):
+    def forward(ctx, *args):
+        compiled = ctx._forward_cls.compiled
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
-        if _saved_tensor_hooks(False) is not None or _functorch_active():
-            ctx.save_for_backward(*saved_tensors)
-            ctx.saved = None
-        else:
-            saved = [*saved_tensors, *saved_others]
+        if _saved_tensor_hooks(False) is None:
+            ctx.versions = list(map(_version, saved_tensors))
+            ctx.saved = saved = [*saved_tensors, *saved_others]
             for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
                 saved[i] = saved[i].detach()
-            ctx.saved = saved
-            ctx.versions = list(map(_version, saved_tensors))
-        ctx.saved_others = saved_others
-        ctx.compiled = compiled
+        else:
+            _save_for_hooks(ctx, saved_tensors, saved_others)
         if compiled.zero_cotangents is not None:
             ctx.set_materialize_grads(False)
             if not compiled.static_shapes:
@@ -92,12 +98,12 @@ class ThunderAutogradFunction(torch.autograd.Function):
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
                 ctx.mark_non_differentiable(*nondiff)
-        return flat_out
+        return flat_out[0] if compiled.single else flat_out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
-        compiled = ctx.compiled
+        compiled = ctx._forward_cls.compiled
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
         unused = None
         if compiled.zero_cotangents is not None and None in cotangents:
@@ -118,13 +124,13 @@ class ThunderAutogradFunction(torch.autograd.Function):
             else:
                 ctx.saved = None
             grads = compiled.backward_from_list(saved, *cotangents)
-        result = [None] * (compiled.nargs + 1)
+        result = [None] * compiled.nargs
         for i, g in zip(compiled.differentiable_inputs, grads):
-            result[i + 1] = g
+            result[i] = g
         if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
             for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
                 if used and used <= unused:
-                    result[i + 1] = None
+                    result[i] = None
         return tuple(result)
 
 
@@ -140,6 +146,37 @@ def _cotangents_used(backward_trace, n_saved: int) -> tuple:
     out = backward_trace.output
     return tuple(deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
                  for g in (out if isinstance(out, (tuple, list)) else (out,)))
+
+
+def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
+    # saved-tensor hooks (torch.utils.checkpoint, save_on_cpu) see the tensors only through save_for_backward
+    ctx.save_for_backward(*saved_tensors)
+    ctx.saved = None
+    ctx.saved_others = saved_others
+
+
+def _node_function(compiled: _Compiled, n_saved_tensors: int) -> type:
+    """The entry's subclass of ThunderAutogradFunction. For the common node (nothing to detach, mark or
+    materialize) its forward is generated: the saved tensors unpacked by name and their versions read one by one,
+    not through a loop and a map, a few tenths of a microsecond of each call of a small program."""
+    namespace = {"compiled": compiled}
+    if compiled.plain:
+        args = ", ".join(f"a{i}" for i in range(compiled.nargs))
+        saved = "".join(f"s{i}, " for i in range(n_saved_tensors))
+        source = (
+            f"def forward(ctx, {args}):\n"
+            f"    flat_out, ({saved}), saved_others = run({args})\n"
+            f"    if saved_tensor_hooks(False) is None:\n"
+            f"        ctx.saved = [{saved}*saved_others]\n"
+            f"        ctx.versions = [{', '.join(f's{i}._version' for i in range(n_saved_tensors))}]\n"
+            f"    else:\n"
+            f"        save_for_hooks(ctx, ({saved}), saved_others)\n"
+            f"    return {'flat_out[0]' if compiled.single else 'flat_out'}\n")
+        scope = {"run": compiled.forward, "saved_tensor_hooks": _saved_tensor_hooks, "save_for_hooks": _save_for_hooks}
+        exec(compile(source, f"<thunder autograd node forward {id(compiled):x}>", "exec"), scope)
+        namespace["forward"] = staticmethod(scope["forward"])
+    # the class's name is what grad_fn shows: ThunderAutogradFunctionBackward
+    return type("ThunderAutogradFunction", (ThunderAutogradFunction,), namespace)
 
 
 def _zeros_maker(p):
@@ -168,31 +205,29 @@ def _check_versions(saved, versions) -> None:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-# torch._C._FunctionBase.apply bound to the class: what Function.apply calls after its Python-level preparation
-_node_apply = super(torch.autograd.Function, ThunderAutogradFunction).apply
-
-
 def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
+    if torch._C._are_functorch_transforms_active():
+        raise UnsupportedError(
+            "thunder.jit: a program whose inputs require grad called under a torch.func transform (grad, vjp, jacrev, "
+            "...) is not supported: its forward and backward run as one torch.autograd.Function, which functorch "
+            "does not differentiate. Apply the transform inside the jitted function, or call the function without "
+            "thunder.jit under the transform.")
     n_outputs = len(split.forward.output[0])
-    compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
-                         split.differentiable_outputs, n_outputs)
     spec = split.output_spec
-    node_apply, functorch_active = _node_apply, torch._C._are_functorch_transforms_active
-    is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
-
-    def apply(*args):
-        # Function.apply's Python part only unwraps functorch's dead wrappers (a walk over every argument, a few
-        # microseconds on each call): the node is created in C++ directly unless functorch transforms are active
-        if functorch_active():
-            return ThunderAutogradFunction.apply(*args)
-        return node_apply(*args)
-
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     names = {p.name: i for i, p in enumerate(split.forward.args)}
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
+    compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
+                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf")
+    is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
+    # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
+    # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
+    # directly. The prologue has checked that no functorch transform is active (a call under one compiles anew and
+    # is refused above), under which Function.apply would refuse the node and the C++ call fail an assertion.
+    node_apply = super(torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply
 
     if not compiled.differentiable_outputs and not passthrough:
         # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
@@ -209,22 +244,22 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
+    elif compiled.single:  # one value: the node returns it as it is, no Python frame
+        computation = node_apply
     elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
-        def computation(*args):  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-            return apply(compiled, *args)
+        computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
     elif not passthrough:
         def computation(*args):
-            return tree_unflatten(apply(compiled, *args), spec)
+            return tree_unflatten(node_apply(*args), spec)
     else:
         def computation(*args):
-            flat = list(apply(compiled, *args))
+            flat = list(node_apply(*args))
             for k, i in passthrough:
                 flat[k] = args[i]
             return tree_unflatten(flat, spec)
 
     grad_mode_after = _grad_mode_left(split.forward)
     if grad_mode_after is None:
-        computation.compiled = compiled
         return computation
 
     def leaving_grad_mode(*args):
@@ -234,7 +269,6 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
         torch._C._set_grad_enabled(grad_mode_after)
         return result
 
-    leaving_grad_mode.compiled = compiled
     return leaving_grad_mode
 
 

@@ -51,7 +51,6 @@ class CompileStats:
     """Counters and timings of one jitted callable (``thunder.compile_stats(jfn)``)."""
 
     def __init__(self):
-        self.calls = 0
         self.cache_hits = 0
         self.cache_misses = 0
         self.last_compile_seconds: float | None = None
@@ -62,6 +61,10 @@ class CompileStats:
         self.warned_recompiles = False
         # continuations traced for a new value read from tensor data (frontend/segments.py)
         self.continuations = 0
+
+    @property
+    def calls(self) -> int:
+        return self.cache_hits + self.cache_misses  # every call is one or the other: one counter less per call
 
     @property
     def last_traces(self) -> list[TraceCtx]:
@@ -136,7 +139,6 @@ class ThunderFunction:
 
     def __call__(self, *args, **kwargs):
         stats = self.stats
-        stats.calls += 1
         for entry in self.entries:
             try:
                 inputs = entry.prologue(*args, **kwargs)
@@ -388,6 +390,11 @@ class ThunderFunction:
             torch._C._set_grad_enabled(grad_enabled)  # a failed trace must not leave grad mode changed
             trace.value_reader.finish()
         trace.grad_enabled = grad_enabled
+        if grad_enabled:
+            # the program may run as an autograd node, which PyTorch runs only outside functorch transforms (the
+            # node is then created in C++ without Function.apply's test): the prologue asks again
+            functorch_active = torch._C._are_functorch_transforms_active
+            trace.state_reads[functorch_active] = functorch_active()
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
         trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None

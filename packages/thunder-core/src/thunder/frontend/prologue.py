@@ -12,6 +12,7 @@ from thunder.core.proxies import NumberProxy
 from thunder.core.trace import TraceCtx, get_tracectx, tracectx
 from thunder.frontend.autocast import check_autocast_state
 from thunder.frontend.paths import PathReacher
+from thunder.frontend.tensor_guards import tensor_guard
 from thunder.interpreter import Provenance
 
 __all__ = ["InputRecord", "build_prologue", "proxy_name_for"]
@@ -115,7 +116,12 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 if not checks:
                     continue
                 device = reacher.ref(_torch_device(t.device), f"device_{t.device}")
-                prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad)
+                # the traced value's class (Tensor, Parameter) is tested first: `type(x) is C` is a quarter of
+                # what isinstance costs on a torch.Tensor subclass, and any subclass is still accepted after it
+                tp = reacher.ref(type(r.value), type(r.value).__name__)
+                guard = tensor_guard(r.value, t)
+                guard = None if guard is None else reacher.ref(guard, f"{t.name}_guard")
+                prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad, tp, guard)
                 if t.name in strides:  # the program's meaning depended on them (transforms/layouts.py)
                     prims.check_strides(v, strides[t.name])
                 if any(isinstance(d, NumberProxy) for d in t.shape):

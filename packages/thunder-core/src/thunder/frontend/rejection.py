@@ -196,7 +196,7 @@ def _type_name(x) -> str:
 
 # what each check compared: bound symbol, paths -> (path of the value, expected, got) ---------------------------
 def _describe_tensor(bsym, paths):
-    t, shape, device, dtype, requires_grad = bsym.args
+    t, shape, device, dtype, requires_grad, _, _ = bsym.args
     v = paths.value(t)
     path = paths.of(t)
     import torch
