@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives
+from .ddp_buckets import buckets_overlap_backward, trace_reduction_refusals
 from .launch import run_distributed
 from .refusals import refusals
 from .training import scenarios
@@ -31,6 +32,8 @@ def _small_model_collectives_and_refusals(rank, world_size):
                  ("net_with_unused", "ddp", "sgd_momentum", ("find_unused_parameters",)),
                  ("net", "ddp", "adamw", ("static_graph",)), ("net", "fsdp", "sgd_momentum", ("blocks_only",))])
     refusals(rank, world_size)
+    buckets_overlap_backward(rank, world_size)
+    trace_reduction_refusals(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
 
@@ -38,7 +41,8 @@ def _small_model_collectives_and_refusals(rank, world_size):
 def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
     bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
-    in a jitted function are trace symbols with gradients."""
+    in a jitted function are trace symbols with gradients; DDP's buckets are all-reduced in the backward trace,
+    overlapping it."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
 
