@@ -9,9 +9,10 @@ median of rank 0's step times is reported (the ranks wait for each other in ever
 
 Bytes communicated: the bytes of the tensors each rank hands to collectives in one step (DDP: the gradient
 buckets it all-reduces; FSDP2: the parameters it all-gathers, in the forward and again in the backward, and the
-gradients it reduce-scatters, gathered size), counted in one extra step of each variant through a DDP comm hook
-and by wrapping the collectives FSDP2 calls. Wire traffic depends on the backend's algorithm (a ring all-reduce
-sends about twice the payload).
+gradients it reduce-scatters, gathered size), counted in one extra step of each variant: eager DDP's buckets
+through a DDP comm hook, thunder DDP's (all-reduced by its backward trace, which a comm hook would hand back to
+DDP's reducer) from the profiler's record of the functional all-reduces, FSDP2's by wrapping the collectives it
+calls. Wire traffic depends on the backend's algorithm (a ring all-reduce sends about twice the payload).
 
     python benchmarks/distributed_step.py [--steps N] [--world-size 2]
 """
@@ -66,6 +67,7 @@ def wrap(model, wrapper):
 
 class Counter:
     bytes = 0
+    calls = 0
     active = False
 
 
@@ -89,7 +91,19 @@ def _counting_allreduce_hook(state, bucket):
     if Counter.active:
         buffer = bucket.buffer()
         Counter.bytes += buffer.numel() * buffer.element_size()
+        Counter.calls += 1
     return default_hooks.allreduce_hook(state, bucket)
+
+
+def _trace_all_reduce_bytes(step, model) -> tuple[int, int]:
+    """(bytes, calls) of the functional all-reduces ``step()`` issues (the model's gradients are all of one dtype)."""
+    import math
+
+    element_size = next(model.parameters()).element_size()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        step()
+    shapes = [e.input_shapes[0] for e in prof.events() if e.name == "_c10d_functional::all_reduce"]
+    return sum(math.prod(shape) * element_size for shape in shapes), len(shapes)
 
 
 # one rank -----------------------------------------------------------------------------------------------------------
@@ -122,13 +136,19 @@ def _measure(rank, wrapper, steps):
             else:
                 v["wall"].append(wall)
                 v["cpu"].append(cpu)
-    for v in variants.values():  # one more step, counting the bytes handed to collectives
+    for name, v in variants.items():  # one more step, counting the bytes handed to collectives
+        if wrapper == "ddp" and name == "thunder":
+            v["bytes_per_step"], v["all_reduces_per_step"] = _trace_all_reduce_bytes(
+                lambda v=v: _step(v["model"], v["runner"], v["opt"], batches[-1]), base)
+            continue
         if wrapper == "ddp":
             v["model"].register_comm_hook(None, _counting_allreduce_hook)
-        Counter.bytes, Counter.active = 0, True
+        Counter.bytes, Counter.calls, Counter.active = 0, 0, True
         _step(v["model"], v["runner"], v["opt"], batches[-1])
         Counter.active = False
         v["bytes_per_step"] = Counter.bytes
+        if wrapper == "ddp":
+            v["all_reduces_per_step"] = Counter.calls
     eager = variants["eager"]
     result = {"wrapper": wrapper, "parameters": sum(p.numel() for p in base.parameters())}
     for name, v in variants.items():
@@ -139,6 +159,7 @@ def _measure(rank, wrapper, steps):
             "step_cpu_ms": round(statistics.median(v["cpu"]), 2), "first_step_s": round(v["first_step_s"], 3),
             "over_eager": round(wall / statistics.median(eager["wall"]), 3),
             "bytes_communicated_per_step": v["bytes_per_step"],
+            **({"all_reduces_per_step": v["all_reduces_per_step"]} if "all_reduces_per_step" in v else {}),
             "max_loss_diff_vs_eager": max(abs(a - b).item() for a, b in zip(v["losses"], eager["losses"])),
         }
     return result

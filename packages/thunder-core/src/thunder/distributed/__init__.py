@@ -17,6 +17,7 @@ __all__ = ["ddp", "fsdp"]
 # backward, ZERO3 frees them after the forward and gathers them again
 _RESHARD_AFTER_FORWARD = {"ZERO2": False, "ZERO3": True}
 _BUCKETING = ("NONE", "BLOCK")
+_DDP_DEFAULT_BUCKET_MB = 25.0
 
 
 def _name(option) -> str:
@@ -42,7 +43,10 @@ def ddp(model, *, broadcast_from: int | None = None, bucket_size_in_mb: float = 
     from torch.nn.parallel import DistributedDataParallel
 
     _broadcast(model, broadcast_from)
-    return DistributedDataParallel(model, bucket_cap_mb=bucket_size_in_mb, **ddp_options)
+    # 25 is DDP's own default, which also keeps DDP's small first bucket (1 MiB, reduced while the rest of the
+    # backward runs); DDP drops it when any bucket_cap_mb is given
+    cap = None if bucket_size_in_mb == _DDP_DEFAULT_BUCKET_MB else bucket_size_in_mb
+    return DistributedDataParallel(model, bucket_cap_mb=cap, **ddp_options)
 
 
 def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2", bucketing_strategy="NONE",
