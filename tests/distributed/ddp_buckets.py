@@ -114,3 +114,42 @@ def trace_reduction_refusals(rank, world_size):
     thunder.jit(compiled)(x).sum().backward()
     for p, q in zip(eager.parameters(), compiled.parameters(), strict=True):
         torch.testing.assert_close(q.grad, p.grad)
+
+
+class _TiedFrozen(nn.Module):
+    """A weight shared by two modules, a frozen layer, and an input of the forward that requires grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 8)
+        self.mid = nn.Linear(8, 8)
+        self.frozen = nn.Linear(8, 8).requires_grad_(False)
+        self.head = nn.Linear(8, 16, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, ids, extra):
+        return self.head(self.frozen(self.mid(self.emb(ids) + extra).relu()))
+
+
+def shared_frozen_and_input_gradients(rank, world_size):
+    """A shared weight's gradients are summed then reduced once, a frozen parameter gets none, an input's gradient
+    stays each rank's own; per dtype (DDP buckets each dtype apart)."""
+    torch.manual_seed(0)
+    base = _TiedFrozen()
+    for dtype in (torch.float32, torch.bfloat16):
+        eager = thunder.distributed.ddp(copy.deepcopy(base).to(dtype), bucket_size_in_mb=0.0002)
+        compiled = thunder.distributed.ddp(copy.deepcopy(base).to(dtype), bucket_size_in_mb=0.0002)
+        jitted = thunder.jit(compiled)
+        for step in range(2):
+            generator = torch.Generator().manual_seed(7 * rank + step)
+            ids, extra = torch.randint(0, 16, (3, 5), generator=generator), torch.randn(3, 5, 8, generator=generator)
+            x_eager, x_jit = (extra.to(dtype).requires_grad_() for _ in range(2))
+            eager(ids, x_eager).float().square().mean().backward()
+            jitted(ids, x_jit).float().square().mean().backward()
+            torch.testing.assert_close(x_jit.grad, x_eager.grad)
+            for (name, p), q in zip(eager.named_parameters(), compiled.parameters(), strict=True):
+                assert (p.grad is None) == (q.grad is None), name
+                if p.grad is not None:
+                    torch.testing.assert_close(q.grad, p.grad, msg=lambda m, name=name: f"{name}.grad: {m}")
+                p.grad = q.grad = None
+        assert f"{_COLLECTIVE}all_reduce(" in str(thunder.last_backward_traces(jitted)[-1])
