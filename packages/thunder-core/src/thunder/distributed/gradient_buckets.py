@@ -11,7 +11,8 @@ it (see :mod:`thunder.distributed.boundaries` for when DDP's reducer does it ins
   ``bucket_cap_mb``), as DDP's reducer rebuilds its buckets after the first iteration from the order the
   gradients became ready;
 - right after a bucket's last gradient is computed: the gradients flattened into one buffer, multiplied by
-  ``1 / world size`` (DDP divides before it sums), and ``all_reduce(sum)`` issued, without waiting;
+  ``1 / world size`` (DDP divides before it sums), and ``all_reduce(sum)`` issued, without waiting (in place:
+  the buffer is the trace's own, read by nothing else);
 - at the end of the backward: each bucket waited for, in issue order, and split back into the gradients' shapes.
 
 Collectives are ``side_effect`` symbols: nothing moves across them, so a reduction is issued where it is written
@@ -126,7 +127,7 @@ def _group_name(group) -> str:
 def _issue(backward, members: list[list[int]], world_size: int, group_name: str) -> TensorProxy:
     """Records the flattening, scaling and all-reduce of one bucket; returns the pending all-reduce's output."""
     import thunder.torch as ltorch
-    from thunder.distributed.collectives import all_reduce
+    from thunder.distributed.collectives import all_reduce_temporary
 
     flat = []
     for positions in members:
@@ -138,7 +139,7 @@ def _issue(backward, members: list[list[int]], world_size: int, group_name: str)
     buffer = flat[0] if len(flat) == 1 else ltorch.cat(flat, 0)
     if world_size != 1:
         buffer = ltorch.mul(buffer, 1.0 / world_size)
-    return all_reduce(buffer, "sum", group_name)
+    return all_reduce_temporary(buffer, "sum", group_name)
 
 
 def _unpack(backward, members: list[list[int]], reduced: TensorProxy, new_output: list) -> None:
