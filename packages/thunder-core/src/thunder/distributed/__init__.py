@@ -57,7 +57,8 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
     sharding_strategy: "ZERO2" (parameters gathered in the forward stay for the backward) or "ZERO3" (freed after
         the forward, gathered again for the backward); lightning-thunder's ``FSDPType`` members are accepted.
     bucketing_strategy: "NONE" (one unit: all parameters gathered together) or "BLOCK" (each module held in an
-        ``nn.ModuleList`` is its own unit, gathered just before it runs; the root holds the rest).
+        ``nn.ModuleList`` is its own unit, and each block's all-gather is issued while the block before it runs,
+        FSDP2's explicit forward prefetch; the root holds the rest).
     device: move the model there first. mp_policy: FSDP2's ``MixedPrecisionPolicy``.
     """
     from torch import nn
@@ -74,7 +75,12 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
     options = {"reshard_after_forward": _RESHARD_AFTER_FORWARD[strategy],
                "mp_policy": mp_policy or MixedPrecisionPolicy()}
     if bucketing == "BLOCK":
-        for block in [m for lst in model.modules() if isinstance(lst, nn.ModuleList) for m in lst]:
+        lists = [list(lst) for lst in model.modules() if isinstance(lst, nn.ModuleList)]
+        for block in (m for blocks in lists for m in blocks):
             fully_shard(block, **options)
     fully_shard(model, **options)
+    if bucketing == "BLOCK":
+        for blocks in lists:
+            for block, following in zip(blocks, blocks[1:]):
+                block.set_modules_to_forward_prefetch([following])
     return model
