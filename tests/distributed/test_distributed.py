@@ -65,10 +65,15 @@ def test_real_models_train_like_eager():
     run_distributed(scenarios, 2, list(REAL_MODEL_CASES), timeout=900)
 
 
+def _four_process_cases(rank, world_size):
+    scenarios(rank, world_size, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())])
+    buckets_overlap_backward(rank, world_size)  # several buckets, issued in the same order by every rank
+
+
 @pytest.mark.slow
 def test_four_processes():
-    run_distributed(scenarios, 4, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())],
-                    timeout=600)
+    """litgpt's GPT under DDP and HF's Llama under FSDP2 on 4 processes, and DDP's buckets in the backward trace."""
+    run_distributed(_four_process_cases, 4, timeout=600)
 
 
 @pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")
