@@ -61,29 +61,29 @@ class DDPGradientBuckets(Transform):
 
         ready = _ready_positions(backward)
         order = sorted(outputs, key=lambda key: max(ready.get(backward.output[k].name, -1) for k in outputs[key]))
-        buckets = _bucket_assignment(self.ddp, [params[key][1] for key in order])
-        issue_after, previous = [], -1
-        for bucket in buckets:
-            position = max(ready.get(backward.output[k].name, -1) for b in bucket for k in outputs[order[b]])
-            previous = max(previous, position)  # buckets are issued in order on every rank
-            issue_after.append(previous)
+        # each bucket: the output positions of each of its parameters' gradients
+        buckets = [[outputs[order[b]] for b in bucket]
+                   for bucket in _bucket_assignment(self.ddp, [params[key][1] for key in order])]
+        issued_after: dict[int, list[int]] = {}  # bound symbol index (-1: before the first) -> buckets issued then
+        position = -1
+        for i, bucket in enumerate(buckets):
+            # after its last gradient, and not before the bucket before it: every rank issues them in one order
+            position = max(position, *(ready.get(backward.output[k].name, -1) for ks in bucket for k in ks))
+            issued_after.setdefault(position, []).append(i)
 
         new = from_trace(backward)
         new_output = list(backward.output)
-        pending = []  # (bucket, its all-reduce's output)
         world_size = self.ddp.process_group.size()
         group_name = _group_name(self.ddp.process_group)
+        reduced = {}  # bucket -> its pending all-reduce's output
         with tracectx(new):
-            issue = [i for i, p in enumerate(issue_after) if p < 0]
-            pending += [(buckets[i], _issue(backward, [outputs[order[b]] for b in buckets[i]], world_size,
-                                            group_name)) for i in issue]
-            for j, bsym in enumerate(backward.bound_symbols):
-                new.bound_symbols.append(bsym)
-                for i in (i for i, p in enumerate(issue_after) if p == j):
-                    pending.append((buckets[i], _issue(backward, [outputs[order[b]] for b in buckets[i]], world_size,
-                                                       group_name)))
-            for bucket, reduced in pending:
-                _unpack(backward, [outputs[order[b]] for b in bucket], reduced, new_output)
+            for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
+                if bsym is not None:
+                    new.bound_symbols.append(bsym)
+                for i in issued_after.get(j, ()):
+                    reduced[i] = _issue(backward, buckets[i], world_size, group_name)
+            for i, bucket in enumerate(buckets):
+                _unpack(backward, bucket, reduced[i], new_output)
         new.output = tuple(new_output)
         seconds = (time.perf_counter_ns() - start) / 1e9
         new.provenance = TraceProvenance(f"DDP gradient buckets: {len(buckets)} all-reduces overlapping the backward",
