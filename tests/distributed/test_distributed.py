@@ -54,14 +54,15 @@ REAL_MODEL_CASES = (
      for optimizer in OPTIMIZERS]
     + [("litgpt_gpt", wrapper, "adamw", ("accumulate",)) for wrapper in WRAPPERS]
     + [("hf_llama", "fsdp", "adamw", ("mixed_precision",))]
+    + [(model, "ddp", "adamw", ("small_buckets",)) for model in ("litgpt_gpt", "hf_llama")]
 )
 
 
 @pytest.mark.slow
 def test_real_models_train_like_eager():
     """litgpt's GPT and HF's Llama, 5 steps of SGD with momentum and of AdamW under DDP and FSDP2 (and gradient
-    accumulation, and bf16 parameters with fp32 reduction): every rank's losses, gathered gradients and
-    parameters equal the eager run's."""
+    accumulation, bf16 parameters with fp32 reduction, DDP's gradients in many buckets): every rank's losses,
+    gathered gradients and parameters equal the eager run's."""
     run_distributed(scenarios, 2, list(REAL_MODEL_CASES), timeout=900)
 
 
