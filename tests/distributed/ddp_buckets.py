@@ -1,6 +1,7 @@
 """What each rank runs for DDP's gradient reduction in the backward trace: bucketed all-reduces issued while the
 backward still computes, DDP's reducer idle, the gradients DDP's own would be; DDP's reducer where the trace
-cannot do what it does (a communication hook); unused parameters refused."""
+cannot do what it does (a communication hook, gradients accumulated outside thunder's backward, unused parameters,
+a program in segments)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 import thunder
 from thunder.core.errors import UnsupportedError
@@ -87,33 +89,70 @@ class _Branching(nn.Module):
         return y * 2 if y.sum().item() > 0 else y
 
 
-def trace_reduction_refusals(rank, world_size):
-    """What the trace cannot reduce as DDP would is refused, naming it and the way out (find_unused_parameters,
-    with which DDP's reducer reduces); never run unreduced."""
-    # an unused parameter: eager DDP raises at the next step; thunder when it compiles
-    model, loss_fn = net()
-    model.unused = nn.Linear(8, 8)
-    jitted = thunder.jit(thunder.distributed.ddp(model))
-    with pytest.raises(UnsupportedError, match=r"parameters unused\.weight, unused\.bias of the DistributedDataParallel "
-                                               r"module get no gradient .*find_unused_parameters=True"):
-        loss_fn(jitted, torch.randn(4, 8))
+class _Checkpointed(nn.Module):
+    """Blocks under torch.utils.checkpoint: thunder runs each under PyTorch's autograd, which accumulates the
+    blocks' parameters' gradients itself."""
 
-    # a program in segments has no single backward to write the buckets into
+    def __init__(self):
+        super().__init__()
+        self.net = net()[0]
+        self.pre = nn.Linear(8, 8)  # the checkpointed blocks' input requires grad
+
+    def forward(self, x):
+        x = self.pre(x)
+        for block in self.net.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return self.net.head(x)
+
+
+def _eager_and_jitted(make, **ddp_options):
     torch.manual_seed(0)
-    jitted = thunder.jit(thunder.distributed.ddp(_Branching()))
-    with pytest.raises(UnsupportedError, match=r"DDPGradientBuckets\.transform_backward_pre_lowering cannot apply .*"
-                                               r"reads values from tensor data.*find_unused_parameters=True"):
-        jitted(torch.randn(4, 8)).sum().backward()
-    # with find_unused_parameters, DDP's reducer reduces it like eager
+    eager = thunder.distributed.ddp(make(), **ddp_options)
     torch.manual_seed(0)
-    eager = thunder.distributed.ddp(_Branching(), find_unused_parameters=True)
-    torch.manual_seed(0)
-    compiled = thunder.distributed.ddp(_Branching(), find_unused_parameters=True)
-    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(rank))
+    compiled = thunder.distributed.ddp(make(), **ddp_options)
+    return eager, compiled, thunder.jit(compiled)
+
+
+def reducer_fallbacks(rank, world_size):
+    """Where the backward trace cannot hold every gradient, DDP's reducer reduces (with a warning saying why), as
+    in eager: never unreduced, never refused where eager runs."""
+    no_overlap = r"DDP's reducer all-reduces this model's gradients when the backward has ended, not overlapping it"
+    for make, why in ((_Branching, r"reads values from tensor data"),):
+        eager, compiled, jitted = _eager_and_jitted(make)
+        for step in range(2):
+            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+            eager(x).square().mean().backward()
+            if step == 0:
+                with pytest.warns(UserWarning, match=f"{no_overlap}, because .*{why}"):
+                    jitted(x).square().mean().backward()
+            else:
+                jitted(x).square().mean().backward()
+            for (name, p), q in zip(eager.named_parameters(), compiled.parameters(), strict=True):
+                torch.testing.assert_close(q.grad, p.grad, msg=lambda m, name=name: f"{name}.grad: {m}")
+                p.grad = q.grad = None
+
+    # a parameter the forward leaves unused without find_unused_parameters: DDP's reducer raises eager's error at
+    # the next step
+    def with_unused():
+        model = net()[0]
+        model.unused = nn.Linear(8, 8)
+        return model
+
+    eager, compiled, jitted = _eager_and_jitted(with_unused)
+    x = torch.randn(4, 8)
     eager(x).sum().backward()
-    thunder.jit(compiled)(x).sum().backward()
-    for p, q in zip(eager.parameters(), compiled.parameters(), strict=True):
-        torch.testing.assert_close(q.grad, p.grad)
+    with pytest.warns(UserWarning, match=rf"{no_overlap}, because .*unused\.weight, unused\.bias"):
+        jitted(x).sum().backward()
+    for model in (eager, jitted):
+        with pytest.raises(RuntimeError, match="Expected to have finished reduction in the prior iteration"):
+            model(x)
+
+    # gradients PyTorch's autograd accumulates inside thunder's backward (checkpointed blocks): DDP's reducer would
+    # reduce before they exist, so neither reduces: refused, naming them
+    eager, compiled, jitted = _eager_and_jitted(_Checkpointed)
+    with pytest.raises(UnsupportedError, match=r"parameters \(net\.blocks\.0\.fc1\.weight.*\) may get their gradients "
+                                               r"inside a call .*torch\.utils\.checkpoint"):
+        jitted(torch.randn(4, 8))
 
 
 class _TiedFrozen(nn.Module):

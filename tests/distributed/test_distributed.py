@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives
-from .ddp_buckets import buckets_overlap_backward, shared_frozen_and_input_gradients, trace_reduction_refusals
+from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
 from .fsdp_prefetch import forward_prefetch
 from .launch import run_distributed
 from .refusals import refusals
@@ -36,7 +36,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
-    trace_reduction_refusals(rank, world_size)
+    reducer_fallbacks(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 
 import torch
 
@@ -71,13 +72,22 @@ class DDPBoundary:
         return [f for f in made if f.stats.calls] or made[:1]
 
     def __call__(self, *args, **kwargs):
+        from thunder.distributed.gradient_buckets import NeedsDDPReducer
+
         ddp = self.ddp
         sync, training = ddp.require_backward_grad_sync, torch.is_grad_enabled()
         in_trace = self.reducing is not None and sync and not (training and self.unsynced) and not _needs_reducer(ddp)
         if training:
             self.unsynced = not sync
         if in_trace:
-            return self._call(self.reducing, args, kwargs, reducer=False)
+            try:
+                return self._call(self.reducing, args, kwargs, reducer=False)
+            except NeedsDDPReducer as e:
+                # raised while compiling, the same on every rank, before the program ran: from now on DDP's
+                # reducer reduces, as in eager (it also raises eager's error for a parameter left unused)
+                warnings.warn(f"thunder: DDP's reducer all-reduces this model's gradients when the backward has "
+                              f"ended, not overlapping it, because {e}", stacklevel=2)
+                self.reducing = None
         if self.plain is None:
             self.plain = _jitted(ddp.module, self.jit_options)
         return self._call(self.plain, args, kwargs, reducer=True)

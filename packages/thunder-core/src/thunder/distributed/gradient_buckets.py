@@ -17,8 +17,13 @@ it (see :mod:`thunder.distributed.boundaries` for when DDP's reducer does it ins
 
 Collectives are ``side_effect`` symbols: nothing moves across them, so a reduction is issued where it is written
 and the rest of the backward runs while it is in flight. Every rank issues the same buckets in the same order
-as long as every rank's backward trace is the same program (as DDP assumes that the ranks' backwards match); a
-parameter that gets no gradient (DDP's ``find_unused_parameters`` case) is refused, as the ranks could disagree.
+as long as every rank's backward trace is the same program (as DDP assumes that the ranks' backwards match).
+
+Where the trace cannot hold every parameter's gradient it raises :class:`NeedsDDPReducer`, and DDP's reducer
+reduces instead: a parameter the forward does not use, and a program that runs as segments (it reads values from
+tensor data: there is no single backward). A parameter whose gradient PyTorch's autograd may accumulate inside
+thunder's backward (``torch.utils.checkpoint``) is refused: DDP's reducer would finish its iteration at the end of
+that inner backward and reduce too early.
 """
 
 from __future__ import annotations
@@ -28,14 +33,20 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
 from thunder.transforms.transform import Transform
 
-__all__ = ["DDPGradientBuckets"]
+__all__ = ["DDPGradientBuckets", "NeedsDDPReducer"]
+
+_ISLAND_BACKWARD = "torch.thunder.grad.torch_island.backward"  # PyTorch's autograd run inside thunder's backward
+
+
+class NeedsDDPReducer(UnsupportedError):
+    """The backward trace cannot all-reduce this program's gradients as DDP would: DDP's reducer must."""
 
 
 class DDPGradientBuckets(Transform):
     """Writes ``ddp``'s bucketed gradient all-reduce into the backward trace of its module."""
 
-    remedy_on_segments = ("construct DistributedDataParallel with find_unused_parameters=True: DDP's reducer then "
-                          "reduces the gradients, outside the trace")
+    segments_error = NeedsDDPReducer
+    remedy_on_segments = "DDP's reducer reduces the gradients of such a program, outside the trace"
 
     def __init__(self, ddp):
         self.ddp = ddp
@@ -52,12 +63,19 @@ class DDPGradientBuckets(Transform):
             if value is not None and id(value) in params and backward.output[k] is not None:
                 outputs.setdefault(id(value), []).append(k)
         missing = [name for key, (name, _) in params.items() if key not in outputs]
-        if missing:
+        if missing and any(b.sym.id == _ISLAND_BACKWARD for b in backward.bound_symbols):
+            # PyTorch's autograd may accumulate them inside thunder's backward, where DDP's reducer would finish
+            # its iteration at the end of that inner backward, before the other gradients (they come out zero)
             raise UnsupportedError(
-                f"the parameters {', '.join(missing)} of the DistributedDataParallel module get no gradient in this "
-                "program: thunder reduces the gradients in the backward trace and every rank must reduce the same "
-                "ones. Construct DDP with find_unused_parameters=True (DDP's reducer then reduces the gradients, "
-                "handling unused parameters), or make the forward use every parameter that requires grad")
+                f"thunder.jit of a DistributedDataParallel model whose parameters ({', '.join(missing)}) may get "
+                "their gradients inside a call thunder runs under PyTorch's autograd (torch.utils.checkpoint, "
+                "thunder.jit's checkpoint=, an autograd.Function or an op with no gradient rule) is not supported: "
+                "neither thunder's backward trace nor DDP's reducer can reduce those gradients. Jit the model "
+                "without activation checkpointing, or checkpoint outside the DDP model")
+        if missing:
+            raise NeedsDDPReducer(
+                f"the parameters {', '.join(missing)} of the DistributedDataParallel module get no gradient from "
+                "thunder's backward (the forward does not use them)")
 
         ready = _ready_positions(backward)
         order = sorted(outputs, key=lambda key: max(ready.get(backward.output[k].name, -1) for k in outputs[key]))

@@ -386,7 +386,7 @@ def _refuse_whole_program_hooks_on_segments(transforms, reads) -> None:
         if reads and hooked:
             remedy = getattr(hooked[0], "remedy_on_segments", "use the transform on a program without such reads, "
                              "or transform_trace_post_optimization (applied to every segment)")
-            raise UnsupportedError(
+            raise getattr(hooked[0], "segments_error", UnsupportedError)(
                 f"{type(hooked[0]).__name__}.{hook} cannot apply to this program: it reads values from tensor data, "
                 f"so it runs as segments with no single computation trace; {remedy}")
 
