@@ -1,7 +1,7 @@
 """What each rank runs for DDP's gradient reduction in the backward trace: bucketed all-reduces issued while the
 backward still computes, DDP's reducer idle, the gradients DDP's own would be; DDP's reducer where the trace
-cannot do what it does (a communication hook, gradients accumulated outside thunder's backward, unused parameters,
-a program in segments)."""
+cannot do what it does (a communication hook, unused parameters, a program in segments); gradients PyTorch's
+autograd accumulates inside thunder's backward (checkpointed blocks) refused."""
 
 from __future__ import annotations
 
