@@ -2,16 +2,19 @@
 DDP and FSDP2 on 2 CPU processes (gloo): eager vs thunder.jit, side by side in one run. Writes
 benchmarks/results/distributed-step-<date>.json.
 
-Each rank trains two copies of a litgpt GPT (same weights, same batches), one eager and one jitted, under the same
-wrapper; their steps are interleaved round by round so that load from other processes hits both alike, and the
-median of rank 0's step times is reported (the ranks wait for each other in every collective). The first step
-(tracing included) is reported apart. Losses are checked equal.
+Each rank trains copies of a litgpt GPT (same weights, same batches) under the same wrapper, one eager and one
+jitted (for DDP also a jitted one whose gradients DDP's reducer all-reduces when the backward has ended, where
+thunder's backward trace otherwise all-reduces each bucket during the backward); their steps are interleaved round
+by round so that load from other processes hits all alike, and the median of rank 0's step times is reported (the
+ranks wait for each other in every collective). The first step (tracing included) is reported apart. Losses are
+checked equal.
 
 Bytes communicated: the bytes of the tensors each rank hands to collectives in one step (DDP: the gradient
 buckets it all-reduces; FSDP2: the parameters it all-gathers, in the forward and again in the backward, and the
-gradients it reduce-scatters, gathered size), counted in one extra step of each variant through a DDP comm hook
-and by wrapping the collectives FSDP2 calls. Wire traffic depends on the backend's algorithm (a ring all-reduce
-sends about twice the payload).
+gradients it reduce-scatters, gathered size), counted in one extra step of each variant: eager DDP's buckets
+through a DDP comm hook, thunder DDP's (all-reduced by its backward trace, which a comm hook would hand back to
+DDP's reducer) from the profiler's record of the functional all-reduces, FSDP2's by wrapping the collectives it
+calls. Wire traffic depends on the backend's algorithm (a ring all-reduce sends about twice the payload).
 
     python benchmarks/distributed_step.py [--steps N] [--world-size 2]
 """
@@ -66,6 +69,7 @@ def wrap(model, wrapper):
 
 class Counter:
     bytes = 0
+    calls = 0
     active = False
 
 
@@ -89,7 +93,24 @@ def _counting_allreduce_hook(state, bucket):
     if Counter.active:
         buffer = bucket.buffer()
         Counter.bytes += buffer.numel() * buffer.element_size()
+        Counter.calls += 1
     return default_hooks.allreduce_hook(state, bucket)
+
+
+def _trace_all_reduce_bytes(step, model) -> tuple[int, int]:
+    """(bytes, calls) of the functional all-reduces ``step()`` issues (the model's gradients are all of one dtype)."""
+    import math
+
+    element_size = next(model.parameters()).element_size()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        step()
+    shapes = [e.input_shapes[0] for e in prof.events() if e.name.startswith("_c10d_functional::all_reduce")]
+    return sum(math.prod(shape) * element_size for shape in shapes), len(shapes)
+
+
+# thunder_ddp_reducer: thunder with DDP's reducer reducing when the backward has ended (what the trace's buckets
+# replace), to show what their overlap with the backward gains
+VARIANTS = {"ddp": ("eager", "thunder", "thunder_ddp_reducer"), "fsdp": ("eager", "thunder")}
 
 
 # one rank -----------------------------------------------------------------------------------------------------------
@@ -106,9 +127,11 @@ def _step(model, runner, opt, ids):
 def _measure(rank, wrapper, steps):
     base = litgpt_model()
     variants = {}
-    for name in ("eager", "thunder"):
+    for name in VARIANTS[wrapper]:
         model = wrap(copy.deepcopy(base), wrapper)
-        runner = thunder.jit(model) if name == "thunder" else model
+        if name == "thunder_ddp_reducer":  # a comm hook hands the reduction back to DDP's reducer
+            model.register_comm_hook(None, _counting_allreduce_hook)
+        runner = thunder.jit(model) if name.startswith("thunder") else model
         variants[name] = {"model": model, "runner": runner, "opt": torch.optim.AdamW(model.parameters(), lr=1e-3),
                           "wall": [], "cpu": [], "losses": []}
     generator = torch.Generator().manual_seed(100 + rank)
@@ -122,13 +145,19 @@ def _measure(rank, wrapper, steps):
             else:
                 v["wall"].append(wall)
                 v["cpu"].append(cpu)
-    for v in variants.values():  # one more step, counting the bytes handed to collectives
-        if wrapper == "ddp":
+    for name, v in variants.items():  # one more step, counting the bytes handed to collectives
+        if wrapper == "ddp" and name == "thunder":
+            v["bytes_per_step"], v["all_reduces_per_step"] = _trace_all_reduce_bytes(
+                lambda v=v: _step(v["model"], v["runner"], v["opt"], batches[-1]), base)
+            continue
+        if name == "eager" and wrapper == "ddp":
             v["model"].register_comm_hook(None, _counting_allreduce_hook)
-        Counter.bytes, Counter.active = 0, True
+        Counter.bytes, Counter.calls, Counter.active = 0, 0, True
         _step(v["model"], v["runner"], v["opt"], batches[-1])
         Counter.active = False
         v["bytes_per_step"] = Counter.bytes
+        if wrapper == "ddp":
+            v["all_reduces_per_step"] = Counter.calls
     eager = variants["eager"]
     result = {"wrapper": wrapper, "parameters": sum(p.numel() for p in base.parameters())}
     for name, v in variants.items():
@@ -139,6 +168,7 @@ def _measure(rank, wrapper, steps):
             "step_cpu_ms": round(statistics.median(v["cpu"]), 2), "first_step_s": round(v["first_step_s"], 3),
             "over_eager": round(wall / statistics.median(eager["wall"]), 3),
             "bytes_communicated_per_step": v["bytes_per_step"],
+            **({"all_reduces_per_step": v["all_reduces_per_step"]} if "all_reduces_per_step" in v else {}),
             "max_loss_diff_vs_eager": max(abs(a - b).item() for a, b in zip(v["losses"], eager["losses"])),
         }
     return result
@@ -169,7 +199,9 @@ def main():
         results = json.loads(pathlib.Path(out_file).read_text())
     record = {
         "benchmark": "distributed_step",
-        "what": (f"forward + backward + AdamW step of a litgpt GPT under DDP and FSDP2 (ZERO3, one unit per block), "
+        "what": (f"forward + backward + AdamW step of a litgpt GPT under DDP (DDP's default buckets: 1 MiB first, then "
+                 f"25 MiB; thunder_ddp_reducer: DDP's reducer reduces after the backward instead of thunder's trace "
+                 f"during it) and FSDP2 (ZERO3, one unit per block), "
                  f"{args.world_size} CPU processes on gloo, median ms on rank 0 over {args.steps} interleaved steps; "
                  f"torch threads = 1 per process; bytes: tensors handed to collectives per rank per step"),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -179,9 +211,10 @@ def main():
         "results": results,
     }
     for r in results:
-        print(f"{r['wrapper']:5s} eager {r['eager']['step_ms']:8.2f} ms  thunder {r['thunder']['step_ms']:8.2f} ms "
-              f"({r['thunder']['over_eager']:.3f}x)  bytes/step eager {r['eager']['bytes_communicated_per_step']} "
-              f"thunder {r['thunder']['bytes_communicated_per_step']}")
+        for name in VARIANTS[r["wrapper"]]:
+            v = r[name]
+            print(f"{r['wrapper']:5s} {name:20s} {v['step_ms']:8.2f} ms ({v['over_eager']:.3f}x eager)  "
+                  f"bytes/step {v['bytes_communicated_per_step']}")
     path = ROOT / "benchmarks" / "results" / f"distributed-step-{datetime.date.today().isoformat()}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")

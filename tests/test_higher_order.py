@@ -144,6 +144,28 @@ def test_checkpoint_recomputes_instead_of_saving(use_reentrant):
         torch.testing.assert_close(got, want)
 
 
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_of_a_module_whose_input_needs_no_grad(use_reentrant):
+    """The parameters read inside get their gradients (no argument of the checkpoint requires grad: the first block
+    of a model, fed token embeddings that do not require grad); they were left without before."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    block, head = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+
+    def f(x):
+        return head(checkpoint(block, x, use_reentrant=use_reentrant)).sum()
+
+    x = torch.randn(2, 4)
+    f(x).backward()
+    expected = [p.grad for p in (*block.parameters(), *head.parameters())]
+    block.zero_grad(set_to_none=True)
+    head.zero_grad(set_to_none=True)
+    thunder.jit(f)(x).backward()
+    for got, want in zip([p.grad for p in (*block.parameters(), *head.parameters())], expected, strict=True):
+        torch.testing.assert_close(got, want)
+
+
 def test_loop_operators_forward():
     from torch._higher_order_ops import associative_scan, scan, while_loop
     from torch._higher_order_ops import map as hop_map

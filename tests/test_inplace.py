@@ -228,6 +228,16 @@ def test_torch_executor_reuses_dead_temporaries():
     final = str(thunder.last_traces(jfn)[-1])
     assert "out=" not in final, final
 
+    # a concatenation is a new buffer too (DDP's gradient buckets scale theirs in place); its inputs are not
+    def scaled_cat(x, y):
+        return torch.cat([x, y]) * 0.5, x * 2
+
+    jfn = thunder.jit(scaled_cat)
+    for a, e in zip(jfn(x, y), scaled_cat(x, y)):
+        torch.testing.assert_close(a, e)
+    final = str(thunder.last_traces(jfn)[-1])
+    assert final.count("out=t") == 1 and "out=x" not in final, final
+
 
 def test_where_with_a_number_is_not_given_out():
     # torch.where's out= overload takes tensors only: neither the copy folding nor the temporary reuse may use it

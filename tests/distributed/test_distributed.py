@@ -13,6 +13,8 @@ import torch
 import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives
+from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
+from .fsdp_prefetch import forward_prefetch
 from .launch import run_distributed
 from .refusals import refusals
 from .training import scenarios
@@ -31,6 +33,10 @@ def _small_model_collectives_and_refusals(rank, world_size):
                  ("net_with_unused", "ddp", "sgd_momentum", ("find_unused_parameters",)),
                  ("net", "ddp", "adamw", ("static_graph",)), ("net", "fsdp", "sgd_momentum", ("blocks_only",))])
     refusals(rank, world_size)
+    buckets_overlap_backward(rank, world_size)
+    shared_frozen_and_input_gradients(rank, world_size)
+    forward_prefetch(rank, world_size)
+    reducer_fallbacks(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
 
@@ -38,7 +44,8 @@ def _small_model_collectives_and_refusals(rank, world_size):
 def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
     bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
-    in a jitted function are trace symbols with gradients."""
+    in a jitted function are trace symbols with gradients; DDP's buckets are all-reduced in the backward trace,
+    overlapping it."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
 
@@ -47,21 +54,27 @@ REAL_MODEL_CASES = (
      for optimizer in OPTIMIZERS]
     + [("litgpt_gpt", wrapper, "adamw", ("accumulate",)) for wrapper in WRAPPERS]
     + [("hf_llama", "fsdp", "adamw", ("mixed_precision",))]
+    + [(model, "ddp", "adamw", ("small_buckets",)) for model in ("litgpt_gpt", "hf_llama")]
 )
 
 
 @pytest.mark.slow
 def test_real_models_train_like_eager():
     """litgpt's GPT and HF's Llama, 5 steps of SGD with momentum and of AdamW under DDP and FSDP2 (and gradient
-    accumulation, and bf16 parameters with fp32 reduction): every rank's losses, gathered gradients and
-    parameters equal the eager run's."""
+    accumulation, bf16 parameters with fp32 reduction, DDP's gradients in many buckets): every rank's losses,
+    gathered gradients and parameters equal the eager run's."""
     run_distributed(scenarios, 2, list(REAL_MODEL_CASES), timeout=900)
+
+
+def _four_process_cases(rank, world_size):
+    scenarios(rank, world_size, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())])
+    buckets_overlap_backward(rank, world_size)  # several buckets, issued in the same order by every rank
 
 
 @pytest.mark.slow
 def test_four_processes():
-    run_distributed(scenarios, 4, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())],
-                    timeout=600)
+    """litgpt's GPT under DDP and HF's Llama under FSDP2 on 4 processes, and DDP's buckets in the backward trace."""
+    run_distributed(_four_process_cases, 4, timeout=600)
 
 
 @pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")

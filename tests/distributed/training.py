@@ -84,8 +84,9 @@ MODELS = {"net": net, "net_with_unused": net_with_unused, "litgpt_gpt": litgpt_g
 # wrappers: (eager model, model to jit) from one model --------------------------------------------------------------
 
 def wrap_ddp(model, options=(), **_):
+    bucket_mb = 0.01 if "small_buckets" in options else 25.0  # 10 KB: a tiny model's gradients in many buckets
     return thunder.distributed.ddp(model, find_unused_parameters="find_unused_parameters" in options,
-                                   static_graph="static_graph" in options)
+                                   static_graph="static_graph" in options, bucket_size_in_mb=bucket_mb)
 
 
 def wrap_fsdp(model, options=(), mp_policy=None):
@@ -133,15 +134,22 @@ def _batches(rank, steps, model_name: str):
     return [torch.randint(0, VOCAB, (2, 12), generator=generator) for _ in range(steps)]
 
 
-def _assert_compiled(jitted, wrapper: str, calls: int) -> None:
+# DDP options with which DDP's reducer, not the backward trace, reduces the gradients
+_DDP_REDUCER_OPTIONS = {"accumulate", "find_unused_parameters", "static_graph"}
+
+
+def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
     """Thunder really traced the model's math, once, and ran it on every call (a silent fallback to eager could
-    not pass)."""
+    not pass); under DDP, its backward trace all-reduced the gradients (in several buckets with small ones)."""
     functions = jitted._run.functions
     assert functions, f"thunder compiled nothing of the {wrapper} model"
     for function in functions:
         stats = thunder.compile_stats(function)
         assert (stats.cache_misses, stats.cache_hits) == (1, calls - 1), (stats.cache_misses, stats.cache_hits)
         assert "ltorch.linear(" in str(stats.last_traces[0])
+    if wrapper == "ddp" and not _DDP_REDUCER_OPTIONS & set(options):
+        buckets = str(thunder.last_backward_traces(functions[0])[-1]).count("_c10d_functional.all_reduce_(")
+        assert buckets > ("small_buckets" in options), f"{buckets} all-reduces in the backward trace"
 
 
 # scenarios ----------------------------------------------------------------------------------------------------------
@@ -183,7 +191,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, option
         eager_opt.zero_grad()
         jit_opt.zero_grad()
         assert_same_state(compiled, eager, f"after the optimizer step {what}", tolerance)
-    _assert_compiled(jitted, wrapper, STEPS * micro)
+    _assert_compiled(jitted, wrapper, STEPS * micro, options)
 
 
 class _gradient_sync:
@@ -220,8 +228,8 @@ def bf16_params_fp32_reduce():
 def scenarios(rank, world_size, cases, device="cpu"):
     """Each case: (model, wrapper, optimizer, options); options: "accumulate", "mixed_precision" (FSDP2: bf16
     parameters, fp32 reduction), "zero2" (FSDP2: no resharding after the forward), "blocks_only" (FSDP2 units
-    below an unsharded root; the small model only), "find_unused_parameters" and
-    "static_graph" (DDP's)."""
+    below an unsharded root; the small model only), "find_unused_parameters", "static_graph" (DDP's) and
+    "small_buckets" (DDP: 10 KB buckets)."""
     for model_name, wrapper, optimizer, options in cases:
         train_like_eager(rank, model_name, wrapper, optimizer, options, device=device)
     dist.barrier()

@@ -17,6 +17,7 @@ __all__ = ["ddp", "fsdp"]
 # backward, ZERO3 frees them after the forward and gathers them again
 _RESHARD_AFTER_FORWARD = {"ZERO2": False, "ZERO3": True}
 _BUCKETING = ("NONE", "BLOCK")
+_DDP_DEFAULT_BUCKET_MB = 25.0
 
 
 def _name(option) -> str:
@@ -42,7 +43,10 @@ def ddp(model, *, broadcast_from: int | None = None, bucket_size_in_mb: float = 
     from torch.nn.parallel import DistributedDataParallel
 
     _broadcast(model, broadcast_from)
-    return DistributedDataParallel(model, bucket_cap_mb=bucket_size_in_mb, **ddp_options)
+    # 25 is DDP's own default, which also keeps DDP's small first bucket (1 MiB, reduced while the rest of the
+    # backward runs); DDP drops it when any bucket_cap_mb is given
+    cap = None if bucket_size_in_mb == _DDP_DEFAULT_BUCKET_MB else bucket_size_in_mb
+    return DistributedDataParallel(model, bucket_cap_mb=cap, **ddp_options)
 
 
 def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2", bucketing_strategy="NONE",
@@ -53,7 +57,8 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
     sharding_strategy: "ZERO2" (parameters gathered in the forward stay for the backward) or "ZERO3" (freed after
         the forward, gathered again for the backward); lightning-thunder's ``FSDPType`` members are accepted.
     bucketing_strategy: "NONE" (one unit: all parameters gathered together) or "BLOCK" (each module held in an
-        ``nn.ModuleList`` is its own unit, gathered just before it runs; the root holds the rest).
+        ``nn.ModuleList`` is its own unit, and each block's all-gather is issued while the block before it runs,
+        FSDP2's explicit forward prefetch; the root holds the rest).
     device: move the model there first. mp_policy: FSDP2's ``MixedPrecisionPolicy``.
     """
     from torch import nn
@@ -70,7 +75,12 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
     options = {"reshard_after_forward": _RESHARD_AFTER_FORWARD[strategy],
                "mp_policy": mp_policy or MixedPrecisionPolicy()}
     if bucketing == "BLOCK":
-        for block in [m for lst in model.modules() if isinstance(lst, nn.ModuleList) for m in lst]:
+        lists = [list(lst) for lst in model.modules() if isinstance(lst, nn.ModuleList)]
+        for block in (m for blocks in lists for m in blocks):
             fully_shard(block, **options)
     fully_shard(model, **options)
+    if bucketing == "BLOCK":
+        for blocks in lists:
+            for block, following in zip(blocks, blocks[1:]):
+                block.set_modules_to_forward_prefetch([following])
     return model

@@ -7,9 +7,12 @@ rebuilds its gradient buckets; FSDP2's hooks all-gather a unit's parameters befo
 after it, and register the hooks that all-gather again before its backward and reduce-scatter the gradients
 after it. So the jit draws its boundary where the engine hands over to the model's own code:
 
-- ``DistributedDataParallel(m)``: DDP's forward runs natively and calls the jitted ``m``. The parameters are
-  leaves of thunder's autograd node, so DDP's reducer hooks on their gradient accumulators fire as in eager and
-  all-reduce the gradients bucket by bucket, overlapping the rest of the backward.
+- ``DistributedDataParallel(m)``: DDP's forward runs natively and calls the jitted ``m``, whose backward trace
+  all-reduces the gradients bucket by bucket as DDP would, each bucket while the rest of the backward runs
+  (:mod:`thunder.distributed.gradient_buckets`); DDP's reducer is told to expect no backward, as under
+  ``no_sync()``. Where the reducer must do the work (``find_unused_parameters``, ``static_graph``, a
+  communication hook, the step after ``no_sync()`` steps), the parameters, leaves of thunder's autograd node,
+  reach its hooks as in eager, and it reduces when the node's backward has ended.
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
   model when only the root is sharded) runs its forward jitted, between FSDP's own hooks; what a unit with
   sub-units computes around them (the root's embedding and head) runs eagerly. The jitted forward reads the
@@ -23,6 +26,9 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
+
+import torch
 
 __all__ = ["engine_boundary", "DDPBoundary", "FSDPBoundary"]
 
@@ -42,27 +48,82 @@ def engine_boundary(model, jit_options: dict):
 
 
 class DDPBoundary:
-    """DDP's forward natively around the jitted wrapped module."""
+    """DDP's forward natively around the jitted wrapped module, whose backward all-reduces the gradients in its
+    trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call. DDP's
+    reducer reduces instead where the trace cannot do what it would (:func:`_needs_reducer`), and in the
+    synchronizing step after ``no_sync()`` steps: the reducer reduces the gradient accumulated in ``.grad``, which
+    the trace does not see."""
 
     def __init__(self, ddp, jit_options: dict):
-        from thunder.frontend.module import ThunderModule
+        from thunder.distributed.gradient_buckets import DDPGradientBuckets
 
         if getattr(ddp, "_use_python_reducer", False):
             raise NotImplementedError("thunder.jit of DistributedDataParallel with the Python reducer "
                                       "(TORCH_DDP_USE_PYTHON_REDUCER) is not supported; use the default C++ reducer")
-        self.ddp = ddp
-        self.inner = ThunderModule(ddp.module, **jit_options)
-        self.functions = [self.inner._tfn]
+        self.ddp, self.jit_options = ddp, jit_options
+        self.reducing = None if _needs_reducer(ddp) else _jitted(ddp.module, jit_options, DDPGradientBuckets(ddp))
+        self.plain = _jitted(ddp.module, jit_options) if self.reducing is None else None  # made on first need
+        self.unsynced = False  # .grad holds gradients accumulated under no_sync(), not reduced yet
+
+    @property
+    def functions(self) -> list:
+        """The jitted functions that ran (the one reducing in its trace first), or the first made if none did."""
+        made = [m._tfn for m in (self.reducing, self.plain) if m is not None]
+        return [f for f in made if f.stats.calls] or made[:1]
 
     def __call__(self, *args, **kwargs):
+        from thunder.distributed.gradient_buckets import NeedsDDPReducer
+
+        ddp = self.ddp
+        sync, training = ddp.require_backward_grad_sync, torch.is_grad_enabled()
+        in_trace = self.reducing is not None and sync and not (training and self.unsynced) and not _needs_reducer(ddp)
+        if training:
+            self.unsynced = not sync
+        if in_trace:
+            try:
+                return self._call(self.reducing, args, kwargs, reducer=False)
+            except NeedsDDPReducer as e:
+                # raised while compiling, the same on every rank, before the program ran: from now on DDP's
+                # reducer reduces, as in eager (it also raises eager's error for a parameter left unused)
+                warnings.warn(f"thunder: DDP's reducer all-reduces this model's gradients when the backward has "
+                              f"ended, not overlapping it, because {e}", stacklevel=2)
+                self.reducing = None
+        if self.plain is None:
+            self.plain = _jitted(ddp.module, self.jit_options)
+        return self._call(self.plain, args, kwargs, reducer=True)
+
+    def _call(self, module, args, kwargs, *, reducer: bool):
         # DDP's forward calls ``self.module``: an instance attribute wins over ``_modules['module']`` (which
         # state_dict and parameters() keep using) for this call only
-        state = self.ddp.__dict__
-        state["module"] = self.inner
+        ddp = self.ddp
+        state = ddp.__dict__
+        state["module"] = module
+        sync = ddp.require_backward_grad_sync
+        if not reducer:  # DDP's forward as under no_sync(): the reducer expects no backward
+            ddp.require_backward_grad_sync = False
         try:
-            return self.ddp(*args, **kwargs)
+            return ddp(*args, **kwargs)
         finally:
             del state["module"]
+            if not reducer:
+                ddp.require_backward_grad_sync = sync
+                # what DDP's forward sets when it prepares the reducer: buffers are synchronized next forward
+                ddp.require_forward_param_sync = torch.is_grad_enabled()
+
+
+def _needs_reducer(ddp) -> bool:
+    """Whether DDP's reducer must reduce: what the trace's buckets do not do (unused parameters, static graph's
+    delayed reduction, a communication hook, DDP's mixed precision, uneven inputs under Join)."""
+    return bool(ddp.find_unused_parameters or ddp.static_graph or ddp._comm_hooks or ddp.mixed_precision is not None
+                or ddp._join_config.enable or getattr(ddp, "_delay_all_reduce_all_params", False))
+
+
+def _jitted(module, jit_options: dict, *transforms):
+    from thunder.frontend.module import ThunderModule
+
+    options = dict(jit_options)
+    options["transforms"] = (*(options.get("transforms") or ()), *transforms)
+    return ThunderModule(module, **options)
 
 
 class FSDPBoundary:

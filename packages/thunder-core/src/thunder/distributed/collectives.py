@@ -26,7 +26,7 @@ from thunder.grad.registry import register_grad
 from thunder.torch.inplace import update
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_reduce", "all_gather", "reduce_scatter", "wait", "IMPLEMENTATIONS"]
+__all__ = ["all_reduce", "all_reduce_temporary", "all_gather", "reduce_scatter", "wait", "IMPLEMENTATIONS"]
 
 TAGS = ("side_effect",)
 _OPS = torch.ops._c10d_functional
@@ -56,6 +56,14 @@ def reduce_scatter(a, reduce_op: str, group_size: int, group_name: str):
     check(pyval(a.shape[0]) % size == 0,
           lambda: f"reduce_scatter: dim 0 of size {a.shape[0]} does not split into {size} equal shards", ValueError)
     return _like(a, (a.shape[0] // size, *a.shape[1:]))
+
+
+# DDP's gradient buckets (thunder/distributed/gradient_buckets.py): an all-reduce of a buffer the trace made for
+# it and reads nowhere else, so the op reduces it in place (the functional all_reduce copies its input first); no
+# torch function maps to it
+@torchsymbol(tags=TAGS)
+def all_reduce_temporary(a, reduce_op: str, group_name: str):
+    return _like(a, a.shape)
 
 
 # _wrap_tensor_autograd hands an autograd variant's result over as a tensor that waits when first used
@@ -106,6 +114,7 @@ torch_function_table[torch.distributed.reduce_scatter_tensor] = _reduce_scatter_
 # the torch executor runs each as the op itself
 IMPLEMENTATIONS = {
     all_reduce: "torch.ops._c10d_functional.all_reduce",
+    all_reduce_temporary: "torch.ops._c10d_functional.all_reduce_",
     all_gather: "torch.ops._c10d_functional.all_gather_into_tensor",
     reduce_scatter: "torch.ops._c10d_functional.reduce_scatter_tensor",
     wait: "torch.ops._c10d_functional.wait_tensor",

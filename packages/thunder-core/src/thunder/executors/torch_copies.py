@@ -90,12 +90,12 @@ def _static_same(x, y) -> bool:
 
 
 def _allocates(bsym) -> bool:
-    """Whether each output of ``bsym`` is a new buffer (no view, no alias of an input): elementwise ops, matmuls and
-    the ATen backward kernels."""
+    """Whether each output of ``bsym`` is a new buffer (no view, no alias of an input): elementwise ops, matmuls,
+    concatenation and the ATen backward kernels."""
     name = _printed(bsym)
     if "out" in bsym.kwargs:
         return False
-    return (name in OUT_CAPABLE and len(bsym.flat_proxy_outs) == 1) or name == "torch.matmul" or (
+    return (name in OUT_CAPABLE and len(bsym.flat_proxy_outs) == 1) or name in ("torch.matmul", "torch.cat") or (
         name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
 
 

@@ -209,7 +209,7 @@ class ThunderFunction:
         checks = self.cache_option is not CACHE_OPTIONS.SAME_INPUT
         transformed_prologue = None
         if self.transform_objects:
-            _refuse_pre_prologue_hooks_on_segments(self.transform_objects, hooks.value_reader.reads)
+            _refuse_whole_program_hooks_on_segments(self.transform_objects, hooks.value_reader.reads)
             # the inputs updated in place are known from the functionalized trace already (its copies into them)
             assumed_updates = bool(_updated_inputs(traces[-1]))
             raw = self._prologue_trace(hooks, computation, len(args), kwnames, checks, assumed_updates)
@@ -225,7 +225,8 @@ class ThunderFunction:
             backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
         else:
             more, backward_traces, split, computation_fn = self._compile_prepared(
-                before_lowering, hooks.restrided_inputs, modified_saved_values(computation))
+                before_lowering, inputs=_traced_values(hooks, computation), restrided_inputs=hooks.restrided_inputs,
+                fails_in_backward=modified_saved_values(computation))
             traces += more
             updated_inputs = _updated_inputs(traces[-1])
         if updated_inputs:
@@ -279,12 +280,14 @@ class ThunderFunction:
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         return epilogue_traces, template
 
-    def _compile_prepared(self, prepared, restrided_inputs=frozenset(), fails_in_backward=None):
+    def _compile_prepared(self, prepared, *, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
         of a functional computation trace: autograd split when needed, rematerialization, executor dispatch.
-        ``restrided_inputs``: the inputs the epilogue changes in place (``x.t_()``), which the call must not save;
-        ``fails_in_backward``: output name -> eager's error on reaching the op making it (saved_versions.py)."""
-        traces, backward_traces, split = self._lower(prepared, restrided_inputs, fails_in_backward)
+        ``inputs``: the values its arguments were traced from, for the Transforms' backward hook (None for a
+        segment: see :func:`_refuse_whole_program_hooks_on_segments`); ``restrided_inputs``: the inputs the epilogue
+        changes in place (``x.t_()``), which the call must not save; ``fails_in_backward``: output name -> eager's
+        error on reaching the op making it (transforms/saved_versions.py)."""
+        traces, backward_traces, split = self._lower(prepared, inputs, restrided_inputs, fails_in_backward)
         final = traces[-1]
         if split is None:
             computation_fn = final.python_callable()
@@ -295,7 +298,7 @@ class ThunderFunction:
                                                         split, len(final.args))
         return traces, backward_traces, split, computation_fn
 
-    def _lower(self, computation, restrided_inputs=frozenset(), fails_in_backward=None) \
+    def _lower(self, computation, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None) \
             -> tuple[list, list, ForwardBackward | None]:
         """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
         ``computation``, the last being what runs; the backward traces; the split or None)."""
@@ -312,8 +315,15 @@ class ThunderFunction:
                                     split.differentiable_outputs, split.differentiable_inputs)
             traces.append(forward)
         traces += lower(split.forward, self.executors, post, check_inplace=check)
-        backward_traces = [split.backward, *lower(split.backward, self.executors, self._post_optimization(),
-                                                   check_inplace=False)]
+        backward_traces = [split.backward]
+        if inputs is not None:
+            for t in self.transform_objects:
+                transformed = t.transform_backward_pre_lowering(
+                    backward_traces[-1], inputs=inputs, differentiable_inputs=split.differentiable_inputs,
+                    executors_list=self.executors)
+                if transformed is not backward_traces[-1]:
+                    backward_traces.append(transformed)
+        backward_traces += lower(backward_traces[-1], self.executors, self._post_optimization(), check_inplace=False)
         return traces, backward_traces, split
 
     def _post_optimization(self) -> tuple:
@@ -404,17 +414,20 @@ class ThunderFunction:
         return trace, hooks, raised
 
 
-def _refuse_pre_prologue_hooks_on_segments(transforms, reads) -> None:
-    """A program that reads values from tensor data runs as segments, each with its own computation: there is no
-    single (prologue, computation, epilogue) to hand to ``transform_traces_pre_prologue``."""
+def _refuse_whole_program_hooks_on_segments(transforms, reads) -> None:
+    """A program that reads values from tensor data runs as segments, each with its own computation and backward:
+    there is no single (prologue, computation, epilogue) to hand to ``transform_traces_pre_prologue``, and no single
+    backward to hand to ``transform_backward_pre_lowering``."""
     from thunder.transforms.transform import Transform
 
-    hooked = [t for t in transforms if type(t).transform_traces_pre_prologue is not Transform.transform_traces_pre_prologue]
-    if reads and hooked:
-        raise UnsupportedError(
-            f"{type(hooked[0]).__name__}.transform_traces_pre_prologue cannot apply to this program: it reads values "
-            "from tensor data, so it runs as segments with no single computation trace; use the transform on a "
-            "program without such reads, or transform_trace_post_optimization (applied to every segment)")
+    for hook in ("transform_traces_pre_prologue", "transform_backward_pre_lowering"):
+        hooked = [t for t in transforms if getattr(type(t), hook) is not getattr(Transform, hook)]
+        if reads and hooked:
+            remedy = getattr(hooked[0], "remedy_on_segments", "use the transform on a program without such reads, "
+                             "or transform_trace_post_optimization (applied to every segment)")
+            raise getattr(hooked[0], "segments_error", UnsupportedError)(
+                f"{type(hooked[0]).__name__}.{hook} cannot apply to this program: it reads values from tensor data, "
+                f"so it runs as segments with no single computation trace; {remedy}")
 
 
 def _without_grad(computation_fn):
@@ -455,6 +468,12 @@ def _updated_inputs(trace) -> set[str]:
     inputs = {p.name for p in trace.args}
     return {b.kwargs["out"].name for b in trace.bound_symbols
             if isinstance(b.kwargs.get("out"), Proxy) and b.kwargs["out"].name in inputs}
+
+
+def _traced_values(hooks, computation) -> list:
+    """The values the computation's arguments were traced from (None for an argument not read from a tensor)."""
+    by_name = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor"}
+    return [by_name.get(getattr(a, "name", None)) for a in computation.args]
 
 
 def _refuse_aliased_updates(hooks, updated: set[str]) -> None:

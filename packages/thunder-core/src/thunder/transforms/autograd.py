@@ -177,6 +177,10 @@ class _Differentiator:
             # only the shape): eager gives them requires_grad=False, and so do we
             reached = _reached_outputs(b, {p.name for p in inputs})
             outputs = [o for o in outputs if o.name in reached]
+        if not inputs and outputs and self.grad_enabled and sid in _READS_PARAMETERS_INSIDE and any(
+                o.requires_grad for o in outputs):
+            self._island(b)  # no input requires grad, but parameters it reads do: PyTorch accumulates theirs
+            return
         if not inputs or not outputs or not self.grad_enabled or is_nondifferentiable(sid):
             self.emit(b)  # a copy into a tensor that does not require grad (a BatchNorm running stat) too
             return
@@ -485,6 +489,11 @@ _CHEAP_PRIMS = frozenset({
     "prims.amax", "prims.amin", "prims.var", "prims.argmax", "prims.argmin", "prims.take", "prims.take_along_axis",
     "prims.index", "prims.device_put", "prims.true_divide_numbers",
 })
+
+
+# Symbols that run a user's callable, which may read tensors that are not its arguments (a checkpointed module's
+# parameters): differentiated through PyTorch's autograd even when no argument requires grad
+_READS_PARAMETERS_INSIDE = frozenset({"torch.utils.checkpoint.checkpoint"})
 
 
 def _walk(bsyms):

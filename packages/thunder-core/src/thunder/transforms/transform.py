@@ -9,6 +9,9 @@ implements only the points it needs:
 - ``transform_traces_pre_prologue(prologue, computation, epilogue)``: on each compilation, with the prologue
   (not yet lowered to Python checks), the computation before autograd and executor dispatch, and the epilogue
   (None when the program has no side effects); returns the three, changed or not;
+- ``transform_backward_pre_lowering(backward, inputs=..., differentiable_inputs=..., executors_list=...)``: the
+  backward trace of the autograd split before executor dispatch, with the values the computation's arguments were
+  traced from and the positions among them of the backward's outputs (gradients); returns the trace to lower;
 - ``transform_trace_post_optimization(trace, executors_list=...)``: the forward trace after executor dispatch,
   and the backward trace likewise when there is one.
 """
@@ -24,6 +27,9 @@ class Transform:
 
     def transform_traces_pre_prologue(self, prologue_trace, computation_trace, epilogue_trace, **kwargs):
         return prologue_trace, computation_trace, epilogue_trace
+
+    def transform_backward_pre_lowering(self, backward_trace, *, inputs, differentiable_inputs, **kwargs):
+        return backward_trace
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
         return computation_trace
