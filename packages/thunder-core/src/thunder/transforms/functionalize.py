@@ -293,6 +293,8 @@ class _State:
         key = self._basic_setitem_key(target)
         if key is not None:  # ``v[key] = x`` writes only the elements v[key] selects, as eager does
             m, value = m[key], ltorch.getitem(value, key)
+        if m.numel() == 0:
+            return  # nothing is written, and eager checks no overlap of an empty tensor
         shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
         where_txt = f" (at {where.source})" if where.source is not None else ""
         if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
