@@ -301,6 +301,20 @@ def test_a_failing_op_under_symbolic_shapes_raises_only_for_the_failing_shapes()
         torch.testing.assert_close(a, torch.full((2, 3), 2.0))
 
 
+def test_an_in_place_call_failing_on_its_overlap_keeps_the_sizes_its_decomposition_compared():
+    # fuzz seed 200580: pow_ of an expanded view raises eager's overlap error; the sizes its broadcast compared
+    # (inside pow, inside pow_) are checked by the entry that re-raises, so they must stay computed (NameError)
+    def f(t0, t1):
+        v2 = torch.maximum(t1.expand(2, *t1.shape), t0)
+        v2.unsqueeze(-1).expand(*v2.shape, 2).pow_(2)
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for rows in (2, 2, 3):
+        args = (torch.ones(()), torch.ones(rows, 2))
+        e, g = _outcome(f, args), _outcome(jf, args)
+        assert _same(e, g), (rows, e, g)
+
+
 def test_a_tensor_stored_before_the_raise_carries_its_gradient():
     def f(o, x, b):
         o.saved = x * 2
