@@ -10,7 +10,7 @@ __all__ = [
     "dtype", "bool8", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float16", "float32",
     "float64", "complex32", "complex64", "complex128", "all_dtypes", "to_torch_dtype", "from_torch_dtype",
     "is_float_dtype", "is_complex_dtype", "is_integer_dtype", "is_boolean_dtype", "is_low_precision",
-    "corresponding_real_dtype", "corresponding_complex_dtype", "to_dtype",
+    "corresponding_real_dtype", "corresponding_complex_dtype", "to_dtype", "torch_scalar_name",
 ]
 
 
@@ -155,6 +155,16 @@ def from_torch_dtype(td) -> dtype:
         return _tables()[1][id(td)]
     except KeyError:
         raise KeyError(td) from None
+
+
+_TORCH_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool8": "Bool",
+                       "float16": "Half", "bfloat16": "BFloat16", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                       "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def torch_scalar_name(d) -> str:
+    """PyTorch's name of a dtype in its error messages ("Float", "Long")."""
+    return _TORCH_SCALAR_NAMES.get(d.name, d.name)
 
 
 def to_dtype(x) -> dtype | type | None:

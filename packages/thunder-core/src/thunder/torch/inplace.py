@@ -115,8 +115,8 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     if not isinstance(result, TensorProxy):
         result = prims.full(a.shape, result, device=a.device, dtype=a.dtype)
     check(cast_any or can_cast(result.dtype, a.dtype),
-          lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
-          f"{_torch_name(a.dtype)}")
+          lambda: f"result type {dtypes.torch_scalar_name(result.dtype)} can't be cast to the desired output type "
+          f"{dtypes.torch_scalar_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
         broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
@@ -130,16 +130,6 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     else:  # under no_grad (an optimizer step): the copy into a leaf that requires grad is allowed
         prims.copy_(result, out=a, grad_enabled=False)
     return a
-
-
-_TORCH_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool8": "Bool",
-                       "float16": "Half", "bfloat16": "BFloat16", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                       "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _torch_name(d) -> str:
-    """PyTorch's name of a dtype in error messages ("Float", "Long")."""
-    return _TORCH_SCALAR_NAMES.get(d.name, d.name)
 
 
 # In-place methods that write one value to every position they write: eager lets them write through an expand
@@ -295,8 +285,8 @@ def _twin_inplace(name: str):
         else:
             result = functional(a, *args, **kwargs)
         if name in _EXACT_RESULT_DTYPE:
-            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {_torch_name(a.dtype)} but "
-                  f"the operation's result requires dtype {_torch_name(result.dtype)}")
+            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {dtypes.torch_scalar_name(a.dtype)} but "
+                  f"the operation's result requires dtype {dtypes.torch_scalar_name(result.dtype)}")
         return update(a, result)
 
     impl.__name__ = name
