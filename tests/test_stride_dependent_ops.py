@@ -178,3 +178,27 @@ def test_view_errors_under_symbolic_shapes_like_eager(f):
     for rows in (1, 2, 1, 3):
         x = torch.ones(rows, 3).t()
         assert _same(_outcome(f, (x,)), _outcome(jf, (x,)))
+
+
+# torch.nonzero's result is column-major in eager: a copy between two of its rows is not checked for overlap there (its
+# rows are not dense), a view of it raises, its strides are (1, rows) (fuzz seed 202833: thunder took it for
+# contiguous and raised eager's overlap error). The row count is read from the data: each answer holds for its count.
+NONZERO_LAYOUT = {
+    "copy between rows": lambda t: (lambda v: (v.__setitem__(torch.tensor([0]), v[1:2]), v)[1])(torch.nonzero(t)),
+    "view(-1)": lambda t: torch.nonzero(t).view(-1),
+    "stride() and is_contiguous()": lambda t: (lambda v: (v.stride(), v.is_contiguous(), v.sum()))(torch.argwhere(t)),
+    "strides of a slice of a transpose": lambda t: (lambda v: (v.stride(), v * 1))(torch.nonzero(t).T[:, 1:]),
+    "elementwise result, copy between rows": lambda t: (lambda v: (v.__setitem__(torch.tensor([0]), v[1:2]), v)[1])(
+        torch.nonzero(t) * 2),
+}
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("name", list(NONZERO_LAYOUT))
+def test_layout_of_nonzero_is_eagers(name, cache):
+    f = NONZERO_LAYOUT[name]
+    jf = thunder.jit(f, cache=cache)
+    for t in [torch.eye(2), torch.ones(2, 2), torch.tensor([[1.0, 0], [0, 0]]), torch.zeros(2, 2), torch.ones(3, 3),
+              torch.eye(2)]:
+        e, g = _outcome(f, (t,)), _outcome(jf, (t,))
+        assert e[0] == g[0] and (e == g if e[0] == "raised" else str(e[1]) == str(g[1])), (t, e, g)
