@@ -423,3 +423,23 @@ def test_lists_appended_to_on_every_call(case):
     if case in ("append only", "append twice", "extend insert reverse"):
         assert thunder.cache_hits(jf) == 4
         assert APPENDED == ([1] * 10 if case == "append only" else [])
+
+
+@pytest.mark.parametrize("product", [
+    lambda v: torch.addmm(v, v, v.t()),  # fuzz seed 208365
+    lambda v: torch.addmm(v, v, v.t(), beta=0),
+    lambda v: torch.baddbmm(v.expand(2, 2, 3), v[None], v.t()[None]),
+])
+def test_a_matrix_product_eager_refuses_raises_after_the_side_effects_before_it(product):
+    # the error must come where eager raises it, while tracing: raised by the compiled computation, it came after
+    # the epilogue's side effects were lost
+    def f(x):
+        v = torch.zeros(x.shape[0] - 1, 3)
+        APPENDED.append(x.shape)
+        return product(v)
+
+    for fn in (f, thunder.jit(f)):
+        APPENDED.clear()
+        with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
+            fn(torch.ones(2))
+        assert APPENDED == [torch.Size([2])], fn

@@ -147,7 +147,7 @@ DIRECT = {
     "all": "torch.all",
     # linear algebra
     "matmul": "torch.matmul", "rmatmul": "torch.Tensor.__rmatmul__", "mm": "torch.mm", "bmm": "torch.bmm",
-    "baddbmm": "torch.baddbmm", "linear": "torch.nn.functional.linear", "outer": "torch.outer",
+    "baddbmm": "torch.baddbmm", "addmm": "torch.addmm", "linear": "torch.nn.functional.linear", "outer": "torch.outer",
     # torch.nn.functional
     "relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "torch.nn.functional.silu",
     "softmax": "torch.softmax", "log_softmax": "torch.log_softmax", "layer_norm": "torch.nn.functional.layer_norm",
