@@ -16,7 +16,9 @@ is then replayed from the op that made it (``meta``), on meta tensors, as eager 
 
 A question answered from the model makes the layout of the inputs it came from part of what the compiled program
 assumed (``assumed``): the prologue checks that they are contiguous again, or have the same strides. Only such
-inputs get a check; a program that asks nothing about strides checks none.
+inputs get a check; a program that asks nothing about strides checks none. Under symbolic values the sizes the
+answer came from are constrained too: their values where the program computes with strides, else which of them are 0
+or 1 (the dims whose strides PyTorch ignores), as PyTorch's symbolic shapes specialize 0 and 1.
 """
 
 from __future__ import annotations
@@ -134,12 +136,15 @@ class Layouts:
         self._guessed: dict[int, tuple] = {}  # id(proxy) -> (proxy, stand-in) where the layout is not known
         self._made_by: dict[int, tuple] = {}  # id(proxy) -> (proxy, bound symbol) where the layout is not known
         self._sizes: dict[str, NumberProxy] = {}  # name -> a symbolic size that known layouts depend on
+        self._input_dims: dict[str, tuple] = {}  # input name -> its sizes
+        self._degenerate_checked: set[str] = set()  # sizes whose being 0 or 1 is a constraint already
 
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
             return
         standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
         self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
+        self._input_dims[proxy.name] = tuple(proxy.shape)
         self.input_strides[proxy.name] = tuple(tensor.stride())
         self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self.input_strides[proxy.name]
 
@@ -156,13 +161,31 @@ class Layouts:
         return entry if entry is not None and entry[0] is proxy else None
 
     def rely_on(self, inputs, exact: bool = False) -> None:
-        """The program's meaning depends on the layout of these inputs (``exact``: on their very strides), or on the
-        value of these symbolic sizes (which lay out a result: ``torch.nonzero``'s row count is its column stride)."""
+        """The program's meaning depends on the layout of these inputs (``exact``: on their very strides), or of
+        tensors these symbolic sizes lay out (``torch.nonzero``'s row count is its column stride, a created tensor's
+        sizes). Under symbolic values the answer depends on the sizes as well: on their values where it is a number
+        the program computes with (``exact``), else on which of them are 0 or 1, whose strides PyTorch ignores
+        (``x.mT.view(-1)`` works for one row only)."""
         for name in inputs:
             if name in self._sizes:
-                int(self._sizes[name])  # a constraint of the trace: another value gets its own
-            else:
-                self.assumed[name] = self.input_strides[name] if exact else self._input_layouts[name]
+                self._rely_on_size(self._sizes[name], exact)
+                continue
+            self.assumed[name] = self.input_strides[name] if exact else self._input_layouts[name]
+            for d in self._input_dims.get(name, ()):
+                self._rely_on_size(d, exact)
+
+    def _rely_on_size(self, d, exact: bool) -> None:
+        """A constraint of the trace on the symbolic size ``d``: another call where it differs gets its own entry."""
+        if not isinstance(d, NumberProxy) or d.static:
+            return
+        if self._trace is not None:  # after tracing (functionalization's questions): the traced program's constraint
+            self._trace.add_constraint(d, d.value)
+        elif exact:
+            int(d)
+        elif d.name not in self._degenerate_checked:
+            self._degenerate_checked.add(d.name)
+            for v in (0, 1):
+                bool(d == v)
 
     def _asked(self, proxy: TensorProxy, replay: bool = True) -> tuple | None:
         """(the stand-in, the names it depends on) for a question about ``proxy``'s layout; a tensor of unknown
@@ -284,8 +307,7 @@ class Layouts:
         b = made[1]
         rule = _RESULT_LAYOUTS.get(b.sym.id)
         if rule is not None:
-            sizes = {d.name: d for d in x.shape if isinstance(d, NumberProxy) and not d.static}
-            self._sizes.update(sizes)
+            sizes = self._sizes_of(x)
             inputs.update(sizes)
             self._known[id(x)] = (x, rule(x), frozenset(sizes))
             return self._entry(x)[1]
@@ -307,6 +329,12 @@ class Layouts:
             self._known[id(o)] = (o, m, frozenset(inputs))
         return self._entry(x)[1]
 
+    def _sizes_of(self, p: TensorProxy) -> set:
+        """The names of ``p``'s symbolic sizes, which its layout depends on (a tensor made from sizes, not inputs)."""
+        sizes = {d.name: d for d in p.shape if isinstance(d, NumberProxy) and not d.static}
+        self._sizes.update(sizes)
+        return set(sizes)
+
     def _guessed_standin(self, x):
         if isinstance(x, TensorProxy):
             entry = self._entry(x) or self._guessed.get(id(x))
@@ -322,7 +350,7 @@ class Layouts:
                     if isinstance(out, TensorProxy):
                         standin = torch.empty(tuple(pyval(d) for d in out.shape), dtype=dtypes.to_torch_dtype(out.dtype),
                                               device="meta")
-                        self._known[id(out)] = (out, standin, frozenset())
+                        self._known[id(out)] = (out, standin, frozenset(self._sizes_of(out)))
             return
         fn = _table_call(bsym.sym.id)
         if fn is None:
