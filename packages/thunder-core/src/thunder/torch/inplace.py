@@ -96,8 +96,9 @@ def detach(a):
 @torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
-    from thunder.torch.indexing import check_constant_key
+    from thunder.torch.indexing import check_constant_key, check_index_put_value
 
+    check_index_put_value(a, key, value)
     check_constant_key(a, key)
     if isinstance(value, TensorProxy):
         check(value.device == a.device or value.ndim == 0,
@@ -347,6 +348,21 @@ def zero_(a):
 def setitem_(a, key, value):
     update(a, setitem(a, key, value))
     return None
+
+
+def _setitem_method(a, key, value):
+    """``a[key] = value``. Where eager's CPU kernel writes the positions before an index out of bounds and then
+    raises, those are written first (a symbol that raises records nothing)."""
+    from thunder.torch.indexing import written_before_bounds_error
+
+    if isinstance(a, TensorProxy) and a.device.type == "cpu":
+        partial = written_before_bounds_error(a, key, value)
+        if partial is not None:
+            setitem_(a, *partial)
+    return setitem_(a, key, value)
+
+
+register_method("__setitem__", _setitem_method)
 
 
 _register_inplace_methods()
