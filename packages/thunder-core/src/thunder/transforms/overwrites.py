@@ -41,6 +41,24 @@ def _rename_reads(bsym: BoundSymbol, mapping: dict) -> BoundSymbol:
     return swap_proxies(bsym, mapping)
 
 
+def _views(bsyms) -> dict[str, tuple[str, int]]:
+    """name -> (the tensor it may be a view of, the position of the op that made it)."""
+    from thunder.transforms.functionalize import MAYBE_VIEWS, is_view
+
+    views = {}
+    for i, b in enumerate(bsyms):
+        if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], Proxy):
+            for o in b.flat_proxy_outs:
+                views[o.name] = (b.args[0].name, i)
+    return views
+
+
+def _root(views, name: str) -> str:
+    while name in views:
+        name = views[name][0]
+    return name
+
+
 def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
     """``trace`` with a clone before each ``copy_to_out_`` whose destroyed values are read afterwards.
 
@@ -106,24 +124,6 @@ def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
     new.output = tree_unflatten([mapping.get(x.name, x) if i in value_positions and isinstance(x, Proxy) else x
                                  for i, x in enumerate(leaves)], spec)
     return new
-
-
-def _views(bsyms) -> dict[str, tuple[str, int]]:
-    """name -> (the tensor it may be a view of, the position of the op that made it)."""
-    from thunder.transforms.functionalize import MAYBE_VIEWS, is_view
-
-    views = {}
-    for i, b in enumerate(bsyms):
-        if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], Proxy):
-            for o in b.flat_proxy_outs:
-                views[o.name] = (b.args[0].name, i)
-    return views
-
-
-def _root(views, name: str) -> str:
-    while name in views:
-        name = views[name][0]
-    return name
 
 
 def snapshot_saved_values(forward: TraceCtx) -> TraceCtx:
