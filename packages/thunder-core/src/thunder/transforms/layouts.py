@@ -231,10 +231,10 @@ class Layouts:
         tensor_args = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
         unknown_args = any(self._entry(x) is None for x in tensor_args)
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
-        for o in outs:
-            if self._entry(o) is None:
-                self._made_by[id(o)] = (o, bsym)
         inplace = "inplace" in bsym.sym.tags
+        for o in outs:
+            if self._entry(o) is None and not inplace:  # an in-place op returns its target, made before
+                self._made_by[id(o)] = (o, bsym)
         if not (unknown_args if inplace else any(self._entry(o) is None for o in outs)):
             return
         fn = _table_call(bsym.sym.id)
