@@ -126,9 +126,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, layout=None, req
     if all(isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool) for x in (start, end, step)):
         # integer bounds keep their symbolic form: arange(n, n + k) has length k, whatever n is
         length = end - start if _is_one(step) else (end - start + step - (1 if step > 0 else -1)) // step
-    else:  # the length of a float range is computed from the values, which the trace then relies on
-        s, e, st = (x._concrete("a bound of arange") if isinstance(x, NumberProxy) else x for x in (start, end, step))
-        length = math.ceil((e - s) / st)
+    else:  # a number of the trace too (eager computes it in double precision, as Python does)
+        length = math.ceil((end - start) / step)
     return prims.iota(length, start=start, step=step, device=_device(device), dtype=dtypes.to_dtype(dtype))
 
 
