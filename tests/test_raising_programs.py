@@ -395,6 +395,7 @@ def test_linear_with_a_bias_that_does_not_fit_raises_eagers_error():
 # refuses before writing (a step, a value that does not broadcast) write nothing.
 PARTIAL_WRITES = {
     "a list past the end": (lambda t: t.view(-1).__setitem__([0, 1], 2.0), ()),
+    "a list past the end of a leading dim": (lambda t: t.__setitem__([0, 1], 2.0), (1, 2, 2)),  # fuzz seed 310177
     "repeated positions then a bad one": (lambda t: t.__setitem__([0, 0, 3, 1], torch.tensor(7.0)), (3,)),
     "a value per position": (lambda t: t.__setitem__([0, 1, 2, 5], torch.arange(4.0) + 1), (3,)),
     "negative indices": (lambda t: t.__setitem__([-1, -4], 9.0), (3,)),
@@ -412,10 +413,11 @@ PARTIAL_WRITES = {
 }
 
 
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
 @pytest.mark.parametrize("name", list(PARTIAL_WRITES))
-def test_a_write_eager_stops_at_a_bad_index_leaves_what_it_wrote(name):
+def test_a_write_eager_stops_at_a_bad_index_leaves_what_it_wrote(name, cache):
     fn, shape = PARTIAL_WRITES[name]
     expected, actual = torch.zeros(shape), torch.zeros(shape)
-    e, g = _outcome(fn, (expected,)), _outcome(thunder.jit(fn), (actual,))
+    e, g = _outcome(fn, (expected,)), _outcome(thunder.jit(fn, cache=cache), (actual,))
     assert e[0] == g[0] == "raised" and e[1][0][:2] == g[1][0][:2], (e, g)
     torch.testing.assert_close(actual, expected)

@@ -74,13 +74,14 @@ def _check_constant_bounds(index: list, size, dim) -> None:
 def check_index_put_value(a, key, value) -> None:
     """``a[key] = value`` with lists or index tensors in the key is eager's index_put_, which checks that the value
     broadcasts to the indexed shape before the indices' bounds. The shape is PyTorch's own, on meta tensors (not
-    asked where a's sizes are symbolic, or where the key has an error of its own, raised by check_constant_key)."""
+    asked where the key has an error of its own, raised by check_constant_key)."""
     keys = _normalize_key(key)
     if not isinstance(value, TensorProxy) or not any(isinstance(k, (list, TensorProxy)) for k in keys):
         return
-    if any(isinstance(d, NumberProxy) for d in a.shape) or any(_is_int(k) and not isinstance(k, int) for k in keys):
+    if any(_is_int(k) and not isinstance(k, int) for k in keys):
         return
-    if any(d == 0 for d in a.shape):
+    sizes = as_ints(a.shape)  # a failing check makes the entry raise for these sizes only
+    if 0 in sizes:
         return  # an index into an empty dim is eager's first error
 
     def meta(k):
@@ -89,10 +90,10 @@ def check_index_put_value(a, key, value) -> None:
         return k
 
     try:
-        shape = tuple(torch.empty(tuple(a.shape), device="meta")[tuple(meta(k) for k in keys)].shape)
+        shape = tuple(torch.empty(sizes, device="meta")[tuple(meta(k) for k in keys)].shape)
     except Exception:
         return
-    vshape = tuple(value.shape)
+    vshape = tuple(as_ints(value.shape))
     while len(vshape) > len(shape) and vshape[0] == 1:
         vshape = vshape[1:]
     fits = len(vshape) <= len(shape) and all(v == 1 or v == d for v, d in zip(vshape[::-1], shape[::-1]))
@@ -137,14 +138,15 @@ def written_before_bounds_error(a, key, value):
     written those before it: ``a[key][0, ..., 0, :bad]`` (the dims before the list's at their first position).
     Returns (the key and value of that partial write), or None where nothing is written that way: no index out of
     bounds, or the first; another form of key (several lists, nested lists, index tensors, whose values thunder does
-    not know, symbolic bounds); a value that does not broadcast (eager raises that first)."""
+    not know, symbolic slice bounds); a value that does not broadcast (eager raises that first). The sizes compared
+    are numbers of the trace (constraints where symbolic)."""
     key = _normalize_key(key)
     lists = [i for i, k in enumerate(key) if isinstance(k, (list, TensorProxy))]
     if len(lists) != 1 or not isinstance(key[lists[0]], list) or not _has_elements(a, key):
         return None
     (p,) = lists
     index = key[p]
-    if not index or not all(_is_int(v) for v in index) or any(isinstance(d, NumberProxy) for d in a.shape):
+    if not index or not all(_is_int(v) for v in index):
         return None
     consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
     lead = []  # the key before the list, each dim of the result there taken at its first position
@@ -158,7 +160,7 @@ def written_before_bounds_error(a, key, value):
         elif isinstance(k, slice):
             if any(isinstance(b, NumberProxy) for b in (k.start, k.stop, k.step)) or (k.step or 1) <= 0:
                 return None  # a step eager refuses before writing anything
-            first = k.indices(a.shape[a_dim])[0]
+            first = k.indices(int(a.shape[a_dim]))[0]  # of a symbolic size: a constraint
             lead.append(slice(first, first + 1))
             a_dim += 1
         else:  # an int: a select, no dim of the result
