@@ -443,3 +443,41 @@ def test_a_matrix_product_eager_refuses_raises_after_the_side_effects_before_it(
         with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
             fn(torch.ones(2))
         assert APPENDED == [torch.Size([2])], fn
+
+
+# An index tensor the program made of Python numbers is known while tracing: eager's index error is raised where the
+# program called the op, after the side effects before it (fuzz seed 310452: raised by the compiled computation, the
+# LOG.append before it was lost). Ops whose indices are such constants and fit run like eager.
+CONSTANT_INDICES = {
+    "index_select": lambda t: t.index_select(0, torch.tensor([1, 0, 3])),
+    "getitem": lambda t: t[torch.tensor([0, 5])] * 1,
+    "index_copy_": lambda t: t.index_copy_(0, torch.tensor([4]), torch.ones(1, 2)),
+    "index_add": lambda t: torch.index_add(t, 0, torch.tensor([4]), torch.ones(1, 2)),
+    "gather": lambda t: torch.gather(t, 1, torch.tensor([[0, 3]])),
+    "scatter": lambda t: torch.scatter(t, 1, torch.tensor([[0, 3]]), 1.0),
+    "take (an opaque call)": lambda t: torch.take(t, torch.tensor([9])),
+    "index_fill_": lambda t: t.index_fill_(1, torch.tensor([2]), 0.0),
+    "embedding": lambda t: torch.nn.functional.embedding(torch.tensor([3]), t),
+    "in bounds": lambda t: t.index_select(0, torch.tensor([1, 0])) + torch.take(t, torch.tensor([5])),
+    "a singular matrix of zeros is not an index error": lambda t: torch.linalg.solve(t[:2], torch.tensor([1.0, 2.0])),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTANT_INDICES))
+def test_index_errors_of_constant_indices_come_after_the_side_effects_before_them(name):
+    op = CONSTANT_INDICES[name]
+
+    def f(t):
+        APPENDED.append(t.shape)
+        return op(t)
+
+    x = torch.tensor([[2.0, 1.0], [1.0, 3.0], [0.5, 0.25]])
+    outcomes = []
+    for fn in (f, thunder.jit(f)):
+        APPENDED.clear()
+        t = x.clone()
+        try:
+            outcomes.append(("returned", fn(t).tolist(), list(APPENDED), t.tolist()))
+        except Exception as e:
+            outcomes.append(("raised", type(e), str(e), list(APPENDED), t.tolist()))
+    assert outcomes[0] == outcomes[1]
