@@ -393,6 +393,7 @@ class _State:
         self.trace.output = tree_unflatten([self.read(x) if i in values else x for i, x in enumerate(leaves)], spec)
         snapped = snapshot_overwritten(self.trace, values)
         self.trace.bound_symbols, self.trace.output = snapped.bound_symbols, snapped.output
+        self.trace.names |= snapped.names  # the snapshots' names are taken: a later pass must not reuse them
 
 
 def check_inplace_copies(trace: TraceCtx) -> None:
