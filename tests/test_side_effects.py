@@ -366,6 +366,7 @@ def test_print_before_a_raise_prints_on_every_call(capsys):
 
 EFFECTS = []
 
+
 @pytest.mark.parametrize("product", [
     lambda v: torch.addmm(v, v, v.t()),  # fuzz seed 208365
     lambda v: torch.addmm(v, v, v.t(), beta=0),
@@ -483,4 +484,3 @@ def test_lists_appended_to_on_every_call(case):
     if case in ("append only", "append twice", "extend insert reverse"):
         assert thunder.cache_hits(jf) == 4
         assert APPENDED == ([1] * 10 if case == "append only" else [])
-
