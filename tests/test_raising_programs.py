@@ -410,6 +410,9 @@ PARTIAL_WRITES = {
                       (2, 3, 3)),
     "a negative step": (lambda t: t.__setitem__((slice(None, None, -1), [1, 5]), torch.tensor([1.0, 2.0])), (3, 3)),
     "a value that does not broadcast": (lambda t: t.__setitem__([0, 1, 5], torch.ones(2, 3)), (3, 2)),
+    "an index tensor made of numbers": (lambda t: t.__setitem__(torch.tensor([0, 5]), 1.0), (3, 2)),
+    "an index tensor after a slice": (lambda t: t.__setitem__((slice(None), torch.tensor([1, 0, 4])),
+                                                              torch.tensor([7.0, 8.0, 9.0])), (3, 2)),
 }
 
 

@@ -330,6 +330,7 @@ class ThunderFunction:
         import torch
 
         trace.layouts = hooks.layouts
+        trace.constant_indices = hooks.constant_indices
 
         def on_record(bsym):
             made_while_grad_disabled(bsym)

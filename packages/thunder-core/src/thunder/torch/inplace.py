@@ -353,10 +353,15 @@ def setitem_(a, key, value):
 def _setitem_method(a, key, value):
     """``a[key] = value``. Where eager's CPU kernel writes the positions before an index out of bounds and then
     raises, those are written first (a symbol that raises records nothing)."""
+    from thunder.core.trace import get_tracectx
     from thunder.torch.indexing import written_before_bounds_error
 
     if isinstance(a, TensorProxy) and a.device.type == "cpu":
-        partial = written_before_bounds_error(a, key, value)
+        # an index tensor made of Python numbers has values known now: the same write as the list of them
+        constants = getattr(get_tracectx(), "constant_indices", None)
+        known = key if constants is None else (
+            tuple(map(constants.as_list, key)) if isinstance(key, tuple) else constants.as_list(key))
+        partial = written_before_bounds_error(a, known, value)
         if partial is not None:
             setitem_(a, *partial)
     return setitem_(a, key, value)

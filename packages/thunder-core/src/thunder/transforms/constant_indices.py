@@ -67,6 +67,13 @@ class ConstantIndices:
         entry = self._values.get(id(x))
         return entry[1] if entry is not None and entry[0] is x else None
 
+    def as_list(self, x):
+        """The values of ``x`` as a Python list where it is a 1-D integer constant (an index), else ``x``."""
+        value = self._constant(x) if isinstance(x, TensorProxy) else None
+        if value is None or value.ndim != 1 or value.dtype not in (torch.int64, torch.int32):
+            return x
+        return value.tolist()
+
     def _raise_eagers_index_error(self, bsym, errors: tuple) -> None:
         tensors = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
         if not any(self._constant(x) is not None for x in tensors):
