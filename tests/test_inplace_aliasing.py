@@ -198,6 +198,10 @@ THROUGH_EXPAND = {
         _expanded(t1).select(-1, 0)),
     "copy_ into a leading expansion (eager raises)": lambda t1: (t1.expand(3, *t1.shape).copy_(torch.ones(3, 2, 2)),
                                                                 t1)[1],
+    # an expansion with no elements writes nothing and shares no memory (fuzz seeds 201623, 204492)
+    "add_ of an expansion of an empty slice": lambda t1: (t1[1:1].expand(2, 0, 2).add_(1), t1)[1],
+    "add_ of an expansion of an empty intermediate": lambda t1: (
+        lambda v: (v.expand(2, *v.shape).add_(1), v.sum() + t1)[1])(torch.log_softmax(t1[None, 1:1], 0)),
     "setitem through two slices of the expansion (eager raises)": lambda t1: (
         _expanded(t1)[:, :, :].__setitem__(0, 1.0), t1)[1],
 }

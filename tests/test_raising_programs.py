@@ -301,6 +301,20 @@ def test_a_failing_op_under_symbolic_shapes_raises_only_for_the_failing_shapes()
         torch.testing.assert_close(a, torch.full((2, 3), 2.0))
 
 
+def test_an_in_place_call_failing_on_its_overlap_keeps_the_sizes_its_decomposition_compared():
+    # fuzz seed 200580: pow_ of an expanded view raises eager's overlap error; the sizes its broadcast compared
+    # (inside pow, inside pow_) are checked by the entry that re-raises, so they must stay computed (NameError)
+    def f(t0, t1):
+        v2 = torch.maximum(t1.expand(2, *t1.shape), t0)
+        v2.unsqueeze(-1).expand(*v2.shape, 2).pow_(2)
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for rows in (2, 2, 3):
+        args = (torch.ones(()), torch.ones(rows, 2))
+        e, g = _outcome(f, args), _outcome(jf, args)
+        assert _same(e, g), (rows, e, g)
+
+
 def test_a_tensor_stored_before_the_raise_carries_its_gradient():
     def f(o, x, b):
         o.saved = x * 2
@@ -374,3 +388,39 @@ def test_linear_with_a_bias_that_does_not_fit_raises_eagers_error():
     bad = lambda: (torch.ones(3, 4), torch.ones(5, 4), torch.ones(4))  # noqa: E731
     broadcast = lambda: (torch.ones(3, 4), torch.ones(5, 4), torch.ones(1))  # noqa: E731
     check_like_eager(f, [good, bad, broadcast, bad])
+
+
+# Eager's CPU kernel writes a[key] in row-major order and raises at the first element whose index is out of bounds,
+# having written those before it (fuzz seed 201837: t.view(-1)[[0, 1]] = 2 of a 0-d t leaves t == 2). Keys eager
+# refuses before writing (a step, a value that does not broadcast) write nothing.
+PARTIAL_WRITES = {
+    "a list past the end": (lambda t: t.view(-1).__setitem__([0, 1], 2.0), ()),
+    "a list past the end of a leading dim": (lambda t: t.__setitem__([0, 1], 2.0), (1, 2, 2)),  # fuzz seed 310177
+    "repeated positions then a bad one": (lambda t: t.__setitem__([0, 0, 3, 1], torch.tensor(7.0)), (3,)),
+    "a value per position": (lambda t: t.__setitem__([0, 1, 2, 5], torch.arange(4.0) + 1), (3,)),
+    "negative indices": (lambda t: t.__setitem__([-1, -4], 9.0), (3,)),
+    "a slice before the list: its first row only": (lambda t: t.__setitem__((slice(1, None), [0, 2, 7]), 5.0), (3, 3)),
+    "a full slice before, a matrix value": (lambda t: t.__setitem__((slice(None), [1, 4]), torch.tensor([[1.0, 2.0],
+                                                                                                       [3.0, 4.0]])),
+                                           (2, 3)),
+    "None before, dims after": (lambda t: t.__setitem__((None, [0, 9]), torch.ones(1, 2, 3)), (2, 3)),
+    "an int before": (lambda t: t.__setitem__((0, [0, 1, 9]), torch.tensor([1.0, 2.0, 3.0])), (2, 3)),
+    "an ellipsis before": (lambda t: t.__setitem__((Ellipsis, [2, 0, 3]), torch.tensor([1.0, 2.0, 3.0])), (2, 3)),
+    "a slice after": (lambda t: t.__setitem__((slice(None), [1, 0, 5], slice(1, None)), torch.arange(6.0).reshape(3, 2)),
+                      (2, 3, 3)),
+    "a negative step": (lambda t: t.__setitem__((slice(None, None, -1), [1, 5]), torch.tensor([1.0, 2.0])), (3, 3)),
+    "a value that does not broadcast": (lambda t: t.__setitem__([0, 1, 5], torch.ones(2, 3)), (3, 2)),
+    "an index tensor made of numbers": (lambda t: t.__setitem__(torch.tensor([0, 5]), 1.0), (3, 2)),
+    "an index tensor after a slice": (lambda t: t.__setitem__((slice(None), torch.tensor([1, 0, 4])),
+                                                              torch.tensor([7.0, 8.0, 9.0])), (3, 2)),
+}
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("name", list(PARTIAL_WRITES))
+def test_a_write_eager_stops_at_a_bad_index_leaves_what_it_wrote(name, cache):
+    fn, shape = PARTIAL_WRITES[name]
+    expected, actual = torch.zeros(shape), torch.zeros(shape)
+    e, g = _outcome(fn, (expected,)), _outcome(thunder.jit(fn, cache=cache), (actual,))
+    assert e[0] == g[0] == "raised" and e[1][0][:2] == g[1][0][:2], (e, g)
+    torch.testing.assert_close(actual, expected)

@@ -364,6 +364,67 @@ def test_print_before_a_raise_prints_on_every_call(capsys):
         assert capsys.readouterr().out == "checking tensor(2.)\n"
 
 
+EFFECTS = []
+
+
+@pytest.mark.parametrize("product", [
+    lambda v: torch.addmm(v, v, v.t()),  # fuzz seed 208365
+    lambda v: torch.addmm(v, v, v.t(), beta=0),
+    lambda v: torch.baddbmm(v.expand(2, 2, 3), v[None], v.t()[None]),
+])
+def test_a_matrix_product_eager_refuses_raises_after_the_side_effects_before_it(product):
+    # the error must come where eager raises it, while tracing: raised by the compiled computation, it came after
+    # the epilogue's side effects were lost
+    def f(x):
+        v = torch.zeros(x.shape[0] - 1, 3)
+        EFFECTS.append(x.shape)
+        return product(v)
+
+    for fn in (f, thunder.jit(f)):
+        EFFECTS.clear()
+        with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
+            fn(torch.ones(2))
+        assert EFFECTS == [torch.Size([2])], fn
+
+
+# An index tensor the program made of Python numbers is known while tracing: eager's index error is raised where the
+# program called the op, after the side effects before it (fuzz seed 310452: raised by the compiled computation, the
+# LOG.append before it was lost). Ops whose indices are such constants and fit run like eager.
+CONSTANT_INDICES = {
+    "index_select": lambda t: t.index_select(0, torch.tensor([1, 0, 3])),
+    "getitem": lambda t: t[torch.tensor([0, 5])] * 1,
+    "index_copy_": lambda t: t.index_copy_(0, torch.tensor([4]), torch.ones(1, 2)),
+    "index_add": lambda t: torch.index_add(t, 0, torch.tensor([4]), torch.ones(1, 2)),
+    "gather": lambda t: torch.gather(t, 1, torch.tensor([[0, 3]])),
+    "scatter": lambda t: torch.scatter(t, 1, torch.tensor([[0, 3]]), 1.0),
+    "take (an opaque call)": lambda t: torch.take(t, torch.tensor([9])),
+    "index_fill_": lambda t: t.index_fill_(1, torch.tensor([2]), 0.0),
+    "embedding": lambda t: torch.nn.functional.embedding(torch.tensor([3]), t),
+    "in bounds": lambda t: t.index_select(0, torch.tensor([1, 0])) + torch.take(t, torch.tensor([5])),
+    "a singular matrix of zeros is not an index error": lambda t: torch.linalg.solve(t[:2], torch.tensor([1.0, 2.0])),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTANT_INDICES))
+def test_index_errors_of_constant_indices_come_after_the_side_effects_before_them(name):
+    op = CONSTANT_INDICES[name]
+
+    def f(t):
+        EFFECTS.append(t.shape)
+        return op(t)
+
+    x = torch.tensor([[2.0, 1.0], [1.0, 3.0], [0.5, 0.25]])
+    outcomes = []
+    for fn in (f, thunder.jit(f)):
+        EFFECTS.clear()
+        t = x.clone()
+        try:
+            outcomes.append(("returned", fn(t).tolist(), list(EFFECTS), t.tolist()))
+        except Exception as e:
+            outcomes.append(("raised", type(e), str(e), list(EFFECTS), t.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
 APPENDED = []
 
 

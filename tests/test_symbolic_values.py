@@ -1,6 +1,7 @@
 """cache="symbolic values": numbers and tensor dimensions are inputs; what the program relied on is a
 constraint the prologue re-checks; one compiled program serves many values."""
 
+import pytest
 import torch
 
 import thunder
@@ -195,3 +196,35 @@ def test_text_of_containers_holding_numbers_is_eagers():
     x = torch.ones(2)
     for n, d in ((1.5, {"a": 1.0}), (1.5, {"a": 1.0}), (10.25, {"a": 12.5}), (7, {"a": 3})):
         torch.testing.assert_close(jf(x, n, d), f(x, n, d))
+
+
+# A number of the trace that an op checks for validity (a size >= 0, a step's sign, a probability) is compared as a
+# number, so a symbolic one gets a constraint: a later call with an invalid value raises eager's error (fuzz seed
+# 208325: torch.empty(round(G * 3)) with G turned negative returned a tensor).
+VALIDITY_CHECKS = {  # results unused, as in the fuzz program: the kernel that would raise is not even run
+    "empty": (lambda n: [torch.empty(n).fill_(1), None][1], [3, -4, 2]),
+    "empty of a computed size": (lambda f: [torch.empty(round(f * 3)).fill_(1), None][1], [0.5, -1.5, 1.0]),
+    "zeros of a computed size": (lambda n: [torch.zeros(n - 3, 2), None][1], [5, 1, 4]),
+    "new_ones": (lambda n: [torch.ones(2).new_ones(n), None][1], [2, -1, 5]),
+    "arange bounds": (lambda n: [torch.arange(n, 4), None][1], [0, 6, 2]),
+    "arange step": (lambda n: [torch.arange(0, 5, n), None][1], [2, -1, 0, 3]),
+    "arange float bound": (lambda f: torch.arange(0.0, f) * 1, [2.5, 3.7, -1.0, 1.0]),
+    "eye": (lambda n: [torch.eye(n), None][1], [3, -2, 4]),
+    "linspace": (lambda n: [torch.linspace(0, 1, n), None][1], [3, -1, 5]),
+    "dropout probability": (lambda p: torch.nn.functional.dropout(torch.ones(3), p, training=False), [0.5, 1.5, 0.2]),
+}
+
+
+@pytest.mark.parametrize("name", list(VALIDITY_CHECKS))
+def test_validity_checks_of_symbolic_numbers_hold_on_later_calls(name):
+    f, values = VALIDITY_CHECKS[name]
+    jf = thunder.jit(f, cache="symbolic values")
+    for v in values:
+        try:
+            expected = f(v)
+        except Exception as e:
+            with pytest.raises(type(e)) as info:
+                jf(v)
+            assert str(info.value) == str(e)
+            continue
+        torch.testing.assert_close(jf(v), expected)

@@ -39,6 +39,32 @@ def check_like_eager(fn, *args, jfn=None):
     return jfn
 
 
+# In-place updates around a split (fuzz seeds 206092, 208286): what a segment hands over must hold the value the
+# program reads after the split, whatever the next segment writes in place; the probes that read values while the
+# program is traced never write into the caller's tensors.
+ACROSS_A_SPLIT = {
+    # v.copy_(t0) makes v and t0 one value: the split hands both over (the second used to get the mask)
+    "copy_ makes two live names one value": lambda t0: (
+        t0.lerp_(t0, 0.5), (lambda v: (v.copy_(t0), t0.__setitem__(t0 > 0, 0)))(torch.softmax(t0, -1)), t0)[-1],
+    # v1[0] is a view of t0 when the split hands it over; t0 is written after: the old values are read
+    "a view of an input read after the input is written": lambda t0: (lambda v1: (
+        v1.copy_(t0), t0.__setitem__(t0 > 0, 0), v1[0] * 1)[-1])(t0 * 2),
+    "the same through a view taken before the copy": lambda t0: (lambda v1: (lambda v2: (
+        v1.copy_(t0), t0.__setitem__(t0 > 0, 0), v2 * 1)[-1])(v1[0]))(t0 * 2),
+    # the probe running the second piece wrote through t0[-1] into the caller's t0 at trace time
+    "an update through a view between two splits": lambda t0: (lambda v0, v1: (
+        t0.unique(), v1.mul_(2), t0.__setitem__(t0 > 0, 0), v0 * 1)[-1])(torch.sigmoid(t0), t0[-1]),
+}
+
+
+@pytest.mark.parametrize("name", list(ACROSS_A_SPLIT))
+def test_in_place_updates_across_a_split_like_eager(name):
+    fn = ACROSS_A_SPLIT[name]
+    jfn = thunder.jit(fn)
+    for _ in range(2):
+        check_like_eager(fn, torch.randn(3, 4), jfn=jfn)
+
+
 def test_bool_of_a_tensor_splits_and_both_branches_run_like_eager():
     def f(x, y):
         a = x * 2

@@ -131,6 +131,29 @@ def test_softmax_of_empty_tensor(op, dim):
     torch.testing.assert_close(actual_grad, expected_grad)
 
 
+# eager checks softmax's dtype in the kernel, which an empty tensor never reaches (fuzz seed 201623: log_softmax of an
+# empty int64 tensor); a tensor with elements gets eager's error, naming the kernel for its dim
+@pytest.mark.parametrize("op", [torch.softmax, torch.log_softmax])
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_softmax_of_an_integer_tensor_raises_only_where_eager_runs_a_kernel(op, dim, cache):
+    def fn(t):
+        return op(t, dim=dim)
+
+    jfn = thunder.jit(fn, cache=cache)
+    for shape in [(0, 3), (2, 0), (2, 3), (0, 3), (4, 0), (3,), (0,)]:
+        t = torch.ones(shape, dtype=torch.int64)
+        try:
+            expected = fn(t)
+        except NotImplementedError as e:
+            with pytest.raises(NotImplementedError) as info:
+                jfn(t)
+            assert str(info.value) == str(e)
+            continue
+        actual = jfn(t)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+
+
 # torch.cat of a zero-dimensional tensor raises eager's error, naming its position (fuzz seed 61483: the rows of a
 # 1-D tensor, iterated, are 0-d)
 @pytest.mark.parametrize("shapes", [((), ()), ((2,), ()), ((), (2,))])

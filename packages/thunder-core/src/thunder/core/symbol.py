@@ -125,8 +125,15 @@ class Symbol:
 
 def _numbers_computed(bsyms) -> list:
     """Of a call that fails (eager's error for these inputs), the numbers its decomposition computed: they stay in
-    the trace, so the constraints recorded on them (the prologue checks them) can still be computed."""
-    return [b for b in bsyms if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs)]
+    the trace, so the constraints recorded on them (the prologue checks them) can still be computed; numbers computed
+    deeper (a broadcast inside ``pow`` inside ``pow_``) too."""
+    numbers = []
+    for b in bsyms:
+        if b.flat_proxy_outs and all(isinstance(o, NumberProxy) for o in b.flat_proxy_outs):
+            numbers.append(b)
+        else:
+            numbers.extend(_numbers_computed(b.subsymbols))
+    return numbers
 
 
 class BoundSymbol:

@@ -136,6 +136,12 @@ def random_fill_like(a, method, *args, **kwargs):
 
 # ops whose output size was read from tensor data before them (thunder/torch/data_dependent.py): the size is in
 # the trace for the metadata, the kernel computes it again
+def nonzero_sized(a, size):
+    # the size is known already: nonzero_static does not read it again (no second device sync); its result holds
+    # eager's values, in another memory order that no program can see (stride() is answered by the layout model)
+    return torch.nonzero_static(a, size=size)
+
+
 def unique_sized(a, size, sorted=True, return_inverse=False, return_counts=False):
     return torch.unique(a, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
 

@@ -136,7 +136,8 @@ DIRECT = {
     "take_along_dim": "torch.take_along_dim", "masked_fill": "torch.masked_fill", "tril": "torch.tril",
     "triu": "torch.triu",
     # data-dependent sizes, read before the op (torch/data_dependent.py)
-    "nonzero_static": "torch.nonzero_static", "unique_sized": "thunder.executors.torch_impls.unique_sized",
+    "nonzero_static": "torch.nonzero_static", "nonzero_sized": "thunder.executors.torch_impls.nonzero_sized",
+    "unique_sized": "thunder.executors.torch_impls.unique_sized",
     "unique_consecutive_sized": "thunder.executors.torch_impls.unique_consecutive_sized",
     "bincount_sized": "thunder.executors.torch_impls.bincount_sized",
     # reductions
@@ -146,7 +147,7 @@ DIRECT = {
     "all": "torch.all",
     # linear algebra
     "matmul": "torch.matmul", "rmatmul": "torch.Tensor.__rmatmul__", "mm": "torch.mm", "bmm": "torch.bmm",
-    "baddbmm": "torch.baddbmm", "linear": "torch.nn.functional.linear", "outer": "torch.outer",
+    "baddbmm": "torch.baddbmm", "addmm": "torch.addmm", "linear": "torch.nn.functional.linear", "outer": "torch.outer",
     # torch.nn.functional
     "relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "torch.nn.functional.silu",
     "softmax": "torch.softmax", "log_softmax": "torch.log_softmax", "layer_norm": "torch.nn.functional.layer_norm",

@@ -31,6 +31,7 @@ from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator
+from thunder.transforms.constant_indices import ConstantIndices
 from thunder.transforms.layouts import Layouts
 
 __all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
@@ -408,6 +409,7 @@ class JitHooks(Hooks):
         self.side_effects = SideEffects()
         self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
         self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
+        self.constant_indices = ConstantIndices()  # eager's index errors where the indices are known constants
         # id -> (list, provenance, contents when first read) of outside lists read only to append to so far
         self._appended_lists: dict[int, tuple] = {}
         # id(proxy) -> (proxy, provenance) of outside tensors whose shape or strides the program changed in place

@@ -374,10 +374,12 @@ class ThunderFunction:
         import torch
 
         trace.layouts = hooks.layouts
+        trace.constant_indices = hooks.constant_indices
 
         def on_record(bsym):
             made_while_grad_disabled(bsym)
             hooks.layouts.on_record(bsym)
+            hooks.constant_indices.on_record(bsym)
 
         trace.on_record = on_record
         trace.on_rebind = hooks.on_rebind

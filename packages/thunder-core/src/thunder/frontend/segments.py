@@ -143,7 +143,9 @@ class SegmentedProgram:
                             outs.setdefault(name, defined[name])
                 seg.output = tuple(outs.values())
                 out_names = list(outs)
-                pre_names = [p.name for p in pre_markers[k].args]
+                # each value the marker carries, by its name before functionalization -> its name in the segment's
+                # outputs (which hold each name once: ``v.copy_(x)`` makes v and x one value)
+                pre_names = [(p.name, q.name) for p, q in zip(pre_markers[k].args, marker.args)]
                 read = reads[k]
                 where = f"{read.what} at {read.location}"
             seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
@@ -200,8 +202,8 @@ class SegmentedProgram:
             outs = node.run(*[env[n] for n in node.arg_names])
             if node.grad_mode is not None:
                 torch._C._set_grad_enabled(node.grad_mode)
-            env.update(zip(node.pre_names, outs))
             env.update(zip(node.out_names, outs))
+            env.update((pre, env[name]) for pre, name in node.pre_names)
             value = CONVERSIONS[node.read.kind](outs[0])
             values.append(value)
             node = self._child(node, value, values, env, args, kwargs, visited)

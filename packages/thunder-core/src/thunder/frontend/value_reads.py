@@ -112,6 +112,10 @@ def uses(bsyms, tail) -> dict:
 
 
 
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
 class ValueReader:
     """Reads values from tensor data while the program is traced (``trace.value_reader``).
 
@@ -219,8 +223,12 @@ class ValueReader:
             args = [self._value(p) for p in probe.args]
             with torch.no_grad():
                 values = final.python_callable()(*args)
+        # an output that is a view of the caller's tensor (``x[-1]``) is not the probes' own: a later probe that
+        # writes into it writes into a copy
+        callers = {_storage(v) for n, v in self.env.items() if n not in self.owned and isinstance(v, torch.Tensor)}
         self.env.update(zip((p.name for p in probe.output), values))
-        self.owned.update(p.name for p in probe.output)
+        self.owned.update(p.name for p, v in zip(probe.output, values)
+                          if not (isinstance(v, torch.Tensor) and _storage(v) in callers))
 
     def _save_rng(self):
         # probes draw random numbers the real run must draw again: the generator is put back after tracing

@@ -28,10 +28,12 @@ def _device(device):
     return cpu if device is None else to_device(device)
 
 
-def _full(shape, fill_value, dtype, device):
+def _full(shape, fill_value, dtype, device, negative_size_message=None):
     shape = tuple(shape)
     for d in shape:
-        check(pyval(d) >= 0, lambda: f"Trying to create tensor with negative dimension {d}: {as_ints(shape)}")
+        # compared as a number of the trace: a symbolic size gets a constraint, so a later negative one raises
+        check(d >= 0, negative_size_message or (
+            lambda: f"Trying to create tensor with negative dimension {pyval(d)}: {as_ints(shape)}"))
     dtype = default_float_dtype() if dtype is None else dtypes.to_dtype(dtype)
     return prims.full(shape, fill_value, device=_device(device), dtype=dtype)
 
@@ -47,7 +49,7 @@ def _check_size_given(name, size) -> None:
 @torchsymbol(torch.zeros, method=())
 def zeros(*size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
     _check_size_given("zeros", size)
-    return _full(normalize_shape_arg(size), 0, dtype, device)
+    return _full(normalize_shape_arg(size), 0, dtype, device, "zeros: Dimension size must be non-negative.")
 
 
 @torchsymbol(torch.ones, method=())
@@ -114,24 +116,25 @@ register_method("new_full", lambda a, size, fill_value, *, dtype=None, device=No
 def arange(start, end=None, step=1, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
     if end is None:
         start, end = 0, start
-    check(pyval(step) != 0, "step must be nonzero")
-    s, e, st = pyval(start), pyval(end), pyval(step)
-    check((st > 0 and e >= s) or (st < 0 and e <= s), "upper bound and lower bound inconsistent with step sign")
+    # the checks compare the numbers of the trace: constraints on symbolic ones
+    check(step != 0, "step must be nonzero")
+    check((step > 0 and end >= start) or (step < 0 and end <= start),
+          "upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(pyval(x), int) for x in (start, end, step))
         dtype = dtypes.int64 if is_int else default_float_dtype()
     if all(isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool) for x in (start, end, step)):
         # integer bounds keep their symbolic form: arange(n, n + k) has length k, whatever n is
-        length = end - start if _is_one(step) else (end - start + step - (1 if st > 0 else -1)) // step
-    else:
-        length = math.ceil((e - s) / st)
+        length = end - start if _is_one(step) else (end - start + step - (1 if step > 0 else -1)) // step
+    else:  # a number of the trace too (eager computes it in double precision, as Python does)
+        length = math.ceil((end - start) / step)
     return prims.iota(length, start=start, step=step, device=_device(device), dtype=dtypes.to_dtype(dtype))
 
 
 def _count(steps, what) -> None:
     check(isinstance(steps, (int, IntegerProxy)) and not isinstance(steps, bool),
           lambda: f"{what}(): argument 'steps' must be int, not {type(steps).__name__}", TypeError)
-    check(pyval(steps) >= 0, f"{what}(): number of steps must be non-negative")
+    check(steps >= 0, "number of steps must be non-negative")
 
 
 def _linspace(start, end, steps, dtype, device):
@@ -182,7 +185,7 @@ def eye(n, m=None, *, dtype=None, device=None, layout=None, requires_grad=False,
     for k, name in ((n, "n"), (m, "m")):
         check(isinstance(k, (int, IntegerProxy)) and not isinstance(k, bool),
               lambda: f"eye(): argument '{name}' must be int, not {type(k).__name__}", TypeError)
-        check(pyval(k) >= 0, lambda: f"{name} must be greater or equal to 0, got {pyval(k)}")
+        check(k >= 0, lambda: f"{name} must be greater or equal to 0, got {pyval(k)}")
     device = _device(device)
     rows = prims.iota(n, start=0, step=1, device=device, dtype=dtypes.int64)
     cols = prims.iota(m, start=0, step=1, device=device, dtype=dtypes.int64)

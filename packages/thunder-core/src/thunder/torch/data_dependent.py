@@ -3,7 +3,7 @@ indexing ``x[mask]`` / ``x[mask] = v``, unique, unique_consecutive, bincount, re
 torch.split with sizes in a tensor.
 
 Each reads its output size where the user calls it (``int(count)``: the program is split there, see
-``thunder/frontend/value_reads.py``), then records an op of that fixed size (``torch.nonzero_static``,
+``thunder/frontend/value_reads.py``), then records an op of that fixed size (``nonzero_sized``,
 ``repeat_interleave(output_size=)``, ...), so everything after it has ordinary static shapes and the segment after
 the read is cached behind a check of the size. Selections are index tensors read by ``index_select``/advanced
 indexing, whose gradients (``index_add``, ``index_put``) are eager's.
@@ -55,6 +55,13 @@ def nonzero_static(a, *, size, fill_value=-1):
     return TensorProxy(shape=(size, a.ndim), dtype=dtypes.int64, device=a.device)
 
 
+@torchsymbol(name="nonzero_sized")
+def nonzero_sized(a, size):
+    """``torch.nonzero(a)`` whose result has ``size`` rows (read before). Eager's result is column-major, unlike
+    ``nonzero_static``'s on CPU; thunder/transforms/layouts.py knows it by this symbol."""
+    return TensorProxy(shape=(size, a.ndim), dtype=dtypes.int64, device=a.device)
+
+
 def _like_eager(fn, a, **kwargs):
     """Output dtypes of ``fn`` as eager makes them, asked on one-element tensors of the same dtypes."""
     probe = {k: (torch.zeros(1, dtype=dtypes.to_torch_dtype(v.dtype)) if isinstance(v, TensorProxy) else v)
@@ -100,7 +107,7 @@ def bincount_sized(a, weights, minlength, size):
 def nonzero(a, *, as_tuple=False):
     flat = a if a.ndim else shape_ops.reshape(a, (1,))
     size = _read_size(reductions.sum(ew.ne(flat, 0)), "nonzero")
-    indices = nonzero_static(flat, size=size)
+    indices = nonzero_sized(flat, size)
     if not as_tuple:
         return indices if a.ndim else indices[:, :0]
     return tuple(indices[:, i] for i in range(flat.ndim))
@@ -182,7 +189,7 @@ register_method("masked_select", masked_select, torch.masked_select, torch.Tenso
 register_method("unique", unique, torch.unique, torch.Tensor.unique)
 register_method("unique_consecutive", unique_consecutive, torch.unique_consecutive, torch.Tensor.unique_consecutive)
 register_method("bincount", bincount, torch.bincount, torch.Tensor.bincount)
-register_nondifferentiable(nonzero_static, bincount_sized)
+register_nondifferentiable(nonzero_static, nonzero_sized, bincount_sized)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -72,6 +72,36 @@ def _check_constant_bounds(index: list, size, dim) -> None:
                   IndexError)
 
 
+def check_index_put_value(a, key, value) -> None:
+    """``a[key] = value`` with lists or index tensors in the key is eager's index_put_, which checks that the value
+    broadcasts to the indexed shape before the indices' bounds. The shape is PyTorch's own, on meta tensors (not
+    asked where the key has an error of its own, raised by check_constant_key)."""
+    keys = _normalize_key(key)
+    if not isinstance(value, TensorProxy) or not any(isinstance(k, (list, TensorProxy)) for k in keys):
+        return
+    if any(_is_int(k) and not isinstance(k, int) for k in keys):
+        return
+    sizes = as_ints(a.shape)  # a failing check makes the entry raise for these sizes only
+    if 0 in sizes:
+        return  # an index into an empty dim is eager's first error
+
+    def meta(k):
+        if isinstance(k, TensorProxy):
+            return torch.empty(tuple(pyval(d) for d in k.shape), dtype=dtypes.to_torch_dtype(k.dtype), device="meta")
+        return k
+
+    try:
+        shape = tuple(torch.empty(sizes, device="meta")[tuple(meta(k) for k in keys)].shape)
+    except Exception:
+        return
+    vshape = tuple(as_ints(value.shape))
+    while len(vshape) > len(shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    fits = len(vshape) <= len(shape) and all(v == 1 or v == d for v, d in zip(vshape[::-1], shape[::-1]))
+    check(fits, lambda: f"shape mismatch: value tensor of shape {as_ints(value.shape)} cannot be broadcast to indexing "
+          f"result of shape {list(shape)}")
+
+
 def check_constant_key(a, key) -> None:
     """The bounds eager checks for the ints and int lists of an index ``a[key] = ...`` (for __setitem__, which
     runs as one call: its result may be unused, and eager raises anyway)."""
@@ -82,6 +112,9 @@ def check_constant_key(a, key) -> None:
     for position, k in enumerate(key):  # eager's message for an int names its position in the key
         check(a_dim < a.ndim or k is None or k is Ellipsis or isinstance(k, bool),
               lambda: f"too many indices for tensor of dimension {a.ndim}", IndexError)
+        if isinstance(k, slice) and k.step is not None:  # eager checks the slices first, as a view of them is taken
+            check(k.step != 0, "slice step cannot be zero", ValueError)
+            check(k.step > 0, "step must be greater than zero", ValueError)
         if k is Ellipsis:
             a_dim += a.ndim - consumed
         elif _is_int(k):
@@ -94,6 +127,58 @@ def check_constant_key(a, key) -> None:
                 _check_constant_bounds(k, a.shape[a_dim], advanced)
             advanced += not isinstance(k, slice)
             a_dim += 1
+
+
+def written_before_bounds_error(a, key, value):
+    """``a[key] = value`` whose one advanced index is a flat list of ints, one of them out of bounds: eager's CPU
+    kernel writes the elements of ``a[key]`` in row-major order and raises at the first with a bad index, having
+    written those before it: ``a[key][0, ..., 0, :bad]`` (the dims before the list's at their first position).
+    Returns (the key and value of that partial write), or None where nothing is written that way: no index out of
+    bounds, or the first; another form of key (several lists, nested lists, index tensors, whose values thunder does
+    not know, symbolic slice bounds); a value that does not broadcast (eager raises that first). The sizes compared
+    are numbers of the trace (constraints where symbolic)."""
+    key = _normalize_key(key)
+    lists = [i for i, k in enumerate(key) if isinstance(k, (list, TensorProxy))]
+    if len(lists) != 1 or not isinstance(key[lists[0]], list) or not _has_elements(a, key):
+        return None
+    (p,) = lists
+    index = key[p]
+    if not index or not all(_is_int(v) for v in index):
+        return None
+    consumed = sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, bool)))
+    lead = []  # the key before the list, each dim of the result there taken at its first position
+    a_dim = 0
+    for k in key[:p]:
+        if k is Ellipsis:
+            lead += [slice(0, 1)] * (a.ndim - consumed)
+            a_dim += a.ndim - consumed
+        elif k is None or isinstance(k, bool):
+            lead.append(k)
+        elif isinstance(k, slice):
+            if any(isinstance(b, NumberProxy) for b in (k.start, k.stop, k.step)) or (k.step or 1) <= 0:
+                return None  # a step eager refuses before writing anything
+            first = k.indices(int(a.shape[a_dim]))[0]  # of a symbolic size: a constraint
+            lead.append(slice(first, first + 1))
+            a_dim += 1
+        else:  # an int: a select, no dim of the result
+            lead.append(k)
+            a_dim += 1
+    if a_dim >= a.ndim:
+        return None
+    size = a.shape[a_dim]
+    bad = next((j for j, v in enumerate(index) if not (-size <= v < size)), None)
+    if not bad:
+        return None
+    out_dim = sum(1 for k in lead if not _is_int(k))  # where the list's positions are in the result
+    if isinstance(value, TensorProxy):
+        result_ndim = a.ndim - sum(1 for k in key if _is_int(k)) + sum(1 for k in key if k is None or isinstance(k, bool))
+        offset = result_ndim - value.ndim
+        if offset < 0 or (out_dim >= offset and value.shape[out_dim - offset] not in (1, len(index))):
+            return None
+        for d in range(max(offset, 0), out_dim + 1):
+            if value.shape[d - offset] != 1:
+                value = shape_ops.slice_dim(value, d - offset, 0, bad if d == out_dim else 1)
+    return (*lead, index[:bad], *key[p + 1:]), value
 
 
 @torchsymbol(torch.Tensor.__getitem__, method="__getitem__")
@@ -146,6 +231,7 @@ def getitem(a, key):
 def _slice(a, dim, s: slice):
     size = a.shape[dim]
     step = 1 if s.step is None else s.step
+    check(step != 0, "slice step cannot be zero", ValueError)  # Python's own check comes first
     check(step > 0, "step must be greater than zero", ValueError)
 
     def clamp(x, default):

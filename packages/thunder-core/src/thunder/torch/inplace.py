@@ -96,8 +96,9 @@ def detach(a):
 @torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
-    from thunder.torch.indexing import check_constant_key
+    from thunder.torch.indexing import check_constant_key, check_index_put_value
 
+    check_index_put_value(a, key, value)
     check_constant_key(a, key)
     if isinstance(value, TensorProxy):
         check(value.device == a.device or value.ndim == 0,
@@ -115,8 +116,8 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     if not isinstance(result, TensorProxy):
         result = prims.full(a.shape, result, device=a.device, dtype=a.dtype)
     check(cast_any or can_cast(result.dtype, a.dtype),
-          lambda: f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
-          f"{_torch_name(a.dtype)}")
+          lambda: f"result type {dtypes.torch_scalar_name(result.dtype)} can't be cast to the desired output type "
+          f"{dtypes.torch_scalar_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
         broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
@@ -130,16 +131,6 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     else:  # under no_grad (an optimizer step): the copy into a leaf that requires grad is allowed
         prims.copy_(result, out=a, grad_enabled=False)
     return a
-
-
-_TORCH_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool8": "Bool",
-                       "float16": "Half", "bfloat16": "BFloat16", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                       "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _torch_name(d) -> str:
-    """PyTorch's name of a dtype in error messages ("Float", "Long")."""
-    return _TORCH_SCALAR_NAMES.get(d.name, d.name)
 
 
 # In-place methods that write one value to every position they write: eager lets them write through an expand
@@ -295,8 +286,8 @@ def _twin_inplace(name: str):
         else:
             result = functional(a, *args, **kwargs)
         if name in _EXACT_RESULT_DTYPE:
-            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {_torch_name(a.dtype)} but "
-                  f"the operation's result requires dtype {_torch_name(result.dtype)}")
+            check(result.dtype is a.dtype, lambda: f"the base given to {name} has dtype {dtypes.torch_scalar_name(a.dtype)} but "
+                  f"the operation's result requires dtype {dtypes.torch_scalar_name(result.dtype)}")
         return update(a, result)
 
     impl.__name__ = name
@@ -357,6 +348,26 @@ def zero_(a):
 def setitem_(a, key, value):
     update(a, setitem(a, key, value))
     return None
+
+
+def _setitem_method(a, key, value):
+    """``a[key] = value``. Where eager's CPU kernel writes the positions before an index out of bounds and then
+    raises, those are written first (a symbol that raises records nothing)."""
+    from thunder.core.trace import get_tracectx
+    from thunder.torch.indexing import written_before_bounds_error
+
+    if isinstance(a, TensorProxy) and a.device.type == "cpu":
+        # an index tensor made of Python numbers has values known now: the same write as the list of them
+        constants = getattr(get_tracectx(), "constant_indices", None)
+        known = key if constants is None else (
+            tuple(map(constants.as_list, key)) if isinstance(key, tuple) else constants.as_list(key))
+        partial = written_before_bounds_error(a, known, value)
+        if partial is not None:
+            setitem_(a, *partial)
+    return setitem_(a, key, value)
+
+
+register_method("__setitem__", _setitem_method)
 
 
 _register_inplace_methods()

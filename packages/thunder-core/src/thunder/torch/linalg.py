@@ -1,12 +1,13 @@
-"""Matrix products: matmul (and @), mm, bmm, baddbmm, linear, outer."""
+"""Matrix products: matmul (and @), mm, bmm, baddbmm, addmm, linear, outer."""
 
 from __future__ import annotations
 
 import torch
 
-from thunder.core import prims
+from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
+from thunder.core.shapes import as_ints
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
 from thunder.torch.matmul_errors import check_bmm, check_linear, check_matmul, check_mm
@@ -51,14 +52,42 @@ def bmm(a, b):
     return prims.matmul(a, b)
 
 
-@torchsymbol(torch.baddbmm, torch.Tensor.baddbmm, method="baddbmm")
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    prod = bmm(batch1, batch2)
+def _add_scaled(input, prod, beta, alpha):
+    """``beta * input + alpha * prod`` as eager's addmm family computes it: ``input`` takes ``prod``'s shape (eager
+    expands it, checked before), integer tensors take the scalars as integers, and beta == 0 ignores ``input`` (even
+    nan/inf in it)."""
+    if dtypes.is_integer_dtype(prod.dtype):
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         prod = ew.mul(prod, alpha)
-    if beta == 0:  # as in PyTorch, input is ignored (even nan/inf in it)
+    if beta == 0:
         return prod
     return ew.add(ew.mul(input, beta) if beta != 1 else input, prod)
+
+
+@torchsymbol(torch.baddbmm, torch.Tensor.baddbmm, method="baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if isinstance(batch1, TensorProxy) and isinstance(batch2, TensorProxy) and batch1.ndim >= 2 and batch2.ndim >= 3:
+        # eager's first check, before the batches' ranks
+        shape_ops.expand_shape(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
+
+
+@torchsymbol(torch.addmm, torch.Tensor.addmm, method="addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    # eager's checks in eager's order (PyTorch's meta function checks none of input's: an opaque call was wrong)
+    _check_tensors("addmm", input, mat1, mat2)
+    check(mat1.ndim == 2, lambda: f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
+    check(mat2.ndim == 2, lambda: f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
+    shape_ops.expand_shape(input, (mat1.shape[0], mat2.shape[1]))
+    for name, x in (("self", input), ("mat1", mat1)):
+        check(x.dtype is mat2.dtype, lambda: f"{name} and mat2 must have the same dtype, but got "
+              f"{dtypes.torch_scalar_name(x.dtype)} and {dtypes.torch_scalar_name(mat2.dtype)}")
+    check(mat1.shape[1] == mat2.shape[0], lambda: f"mat1 and mat2 shapes cannot be multiplied "
+          f"({'x'.join(map(str, as_ints(mat1.shape)))} and {'x'.join(map(str, as_ints(mat2.shape)))})")
+    kernel = "addmm_impl_cpu_" if mat2.device.type == "cpu" else "addmm_cuda"
+    check(not dtypes.is_boolean_dtype(mat2.dtype), lambda: f"\"{kernel}\" not implemented for 'Bool'", NotImplementedError)
+    return _add_scaled(input, mm(mat1, mat2), beta, alpha)
 
 
 @torchsymbol(torch.nn.functional.linear, method=())

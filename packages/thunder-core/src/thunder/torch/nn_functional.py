@@ -15,7 +15,7 @@ from thunder.core import dtypes, prims
 from thunder.core.dtype_names import cpp_name
 from thunder.core.errors import check
 from thunder.core.proxies import torch_function_table
-from thunder.core.shapes import as_ints
+from thunder.core.shapes import as_ints, canonicalize_dim, numel
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
@@ -38,7 +38,7 @@ def _compute_dtype(a):
 
 def _check_float(a, kernel):
     check(dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype),
-          lambda: f'"{kernel}" not implemented for \'{a.dtype.name}\'', NotImplementedError)
+          lambda: f'"{kernel}" not implemented for \'{dtypes.torch_scalar_name(a.dtype)}\'', NotImplementedError)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,32 +94,37 @@ _adapter(_silu_adapter, F.silu)
 # ---------------------------------------------------------------------------------------------
 
 
-def _softmax_input(a, dtype, kernel):
+def _softmax_input(a, dim, dtype, kernel):
+    """``kernel``: eager's kernel for a softmax over the last dim (another dim runs another kernel), whose name is in
+    eager's error for a dtype it does not implement; eager raises it only where a kernel runs, not for an empty
+    tensor."""
     if dtype is not None:
         a = ew.convert(a, dtypes.to_dtype(dtype))
-    _check_float(a, kernel)
+    if not (dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype)) and numel(a.shape) != 0:
+        last = a.ndim == 0 or canonicalize_dim(a.ndim, dim) == a.ndim - 1
+        _check_float(a, f"{kernel}_lastdim_kernel_impl" if last else f"{kernel}_kernel_impl")
     return a, ew.convert(a, _compute_dtype(a))
 
 
 def _shift(x, dim):
-    """The max along ``dim``, which softmax subtracts so that exp cannot overflow. A tensor with no elements has
-    nothing to shift (and amax of an empty dim raises, where eager's softmax returns the empty tensor). Symbolic
-    sizes are not compared, which would add a check to every call."""
-    if any(type(d) is int and d == 0 for d in x.shape):
+    """The max along ``dim``, which softmax subtracts so that exp cannot overflow. A tensor with no elements along
+    ``dim`` has nothing to shift (and amax of an empty dim raises, where eager's softmax returns the empty tensor);
+    a symbolic size of ``dim`` is compared with 0, which the compiled program then checks."""
+    if x.ndim > 0 and x.shape[canonicalize_dim(x.ndim, dim)] == 0:
         return 0
     return reductions.amax(x, dim, True)
 
 
 @torchsymbol(torch.softmax, torch.Tensor.softmax, method="softmax")
 def softmax(a, dim, dtype=None):
-    a, x = _softmax_input(a, dtype, "softmax_lastdim_kernel_impl")
+    a, x = _softmax_input(a, dim, dtype, "softmax")
     e = ew.exp(ew.sub(x, _shift(x, dim)))
     return ew.convert(ew.div(e, reductions.sum(e, dim, True)), a.dtype)
 
 
 @torchsymbol(torch.log_softmax, torch.Tensor.log_softmax, method="log_softmax")
 def log_softmax(a, dim, dtype=None):
-    a, x = _softmax_input(a, dtype, "log_softmax_lastdim_kernel_impl")
+    a, x = _softmax_input(a, dim, dtype, "log_softmax")
     shifted = ew.sub(x, _shift(x, dim))
     lse = ew.log(reductions.sum(ew.exp(shifted), dim, True))
     return ew.convert(ew.sub(shifted, lse), a.dtype)

@@ -80,7 +80,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def _dropout(input, p=0.5, training=True, inplace=False):
-    check(0.0 <= pyval(p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {p}", ValueError)
+    check(0.0 <= p <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {pyval(p)}", ValueError)
     check(not inplace, "dropout(inplace=True) is not supported by thunder; use the out-of-place form",
           NotImplementedError)
     if not training or pyval(p) == 0:
@@ -105,7 +105,7 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
                                   enable_gqa=False):
     from thunder.torch.nn_functional import scaled_dot_product_attention
 
-    check(0.0 <= pyval(dropout_p) <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {dropout_p}",
+    check(0.0 <= dropout_p <= 1.0, lambda: f"dropout probability has to be between 0 and 1, but got {pyval(dropout_p)}",
           ValueError)
     attention = scaled_dot_product_attention if dropout_p == 0.0 else scaled_dot_product_attention_dropout
     return attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,

@@ -293,6 +293,8 @@ class _State:
         key = self._basic_setitem_key(target)
         if key is not None:  # ``v[key] = x`` writes only the elements v[key] selects, as eager does
             m, value = m[key], ltorch.getitem(value, key)
+        if m.numel() == 0:
+            return  # nothing is written, and eager checks no overlap of an empty tensor
         shared = [st == 0 and sz > 1 for sz, st in zip(m.shape, m.stride())]
         where_txt = f" (at {where.source})" if where.source is not None else ""
         if any(shared) and self.inplace_op in _OVERLAP_NOT_SUPPORTED:
@@ -391,6 +393,7 @@ class _State:
         self.trace.output = tree_unflatten([self.read(x) if i in values else x for i, x in enumerate(leaves)], spec)
         snapped = snapshot_overwritten(self.trace, values)
         self.trace.bound_symbols, self.trace.output = snapped.bound_symbols, snapped.output
+        self.trace.names |= snapped.names  # the snapshots' names are taken: a later pass must not reuse them
 
 
 def check_inplace_copies(trace: TraceCtx) -> None:

@@ -16,7 +16,9 @@ is then replayed from the op that made it (``meta``), on meta tensors, as eager 
 
 A question answered from the model makes the layout of the inputs it came from part of what the compiled program
 assumed (``assumed``): the prologue checks that they are contiguous again, or have the same strides. Only such
-inputs get a check; a program that asks nothing about strides checks none.
+inputs get a check; a program that asks nothing about strides checks none. Under symbolic values the sizes the
+answer came from are constrained too: their values where the program computes with strides, else which of them are 0
+or 1 (the dims whose strides PyTorch ignores), as PyTorch's symbolic shapes specialize 0 and 1.
 """
 
 from __future__ import annotations
@@ -47,6 +49,19 @@ _VIEWS = {
     "ltorch.diagonal": torch.diagonal, "ltorch.as_strided": torch.as_strided, "ltorch.detach": torch.Tensor.detach,
     "ltorch.getitem": torch.Tensor.__getitem__, "ltorch.contiguous": torch.Tensor.contiguous,
 }
+
+def _column_major(out: TensorProxy) -> torch.Tensor:
+    shape = tuple(pyval(d) for d in out.shape)
+    strides, step = [], 1
+    for d in shape:
+        strides.append(step)
+        step *= d
+    return torch.empty_strided(shape, tuple(strides), dtype=dtypes.to_torch_dtype(out.dtype), device="meta")
+
+
+# symbol id -> the stand-in of its result, for ops whose layout in eager no meta kernel gives (the symbol stands
+# for a call that reads tensor data, and the op thunder runs lays out its result otherwise)
+_RESULT_LAYOUTS = {"ltorch.nonzero_sized": _column_major}  # torch.nonzero, torch.argwhere
 # the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
 _STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
 
@@ -120,12 +135,16 @@ class Layouts:
         self._runs: dict[int, object] = {}  # id(bound symbol) -> what it returned on meta tensors
         self._guessed: dict[int, tuple] = {}  # id(proxy) -> (proxy, stand-in) where the layout is not known
         self._made_by: dict[int, tuple] = {}  # id(proxy) -> (proxy, bound symbol) where the layout is not known
+        self._sizes: dict[str, NumberProxy] = {}  # name -> a symbolic size that known layouts depend on
+        self._input_dims: dict[str, tuple] = {}  # input name -> its sizes
+        self._degenerate_checked: set[str] = set()  # sizes whose being 0 or 1 is a constraint already
 
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
             return
         standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
         self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
+        self._input_dims[proxy.name] = tuple(proxy.shape)
         self.input_strides[proxy.name] = tuple(tensor.stride())
         self._input_layouts[proxy.name] = "contiguous" if tensor.is_contiguous() else self.input_strides[proxy.name]
 
@@ -142,26 +161,62 @@ class Layouts:
         return entry if entry is not None and entry[0] is proxy else None
 
     def rely_on(self, inputs, exact: bool = False) -> None:
-        """The program's meaning depends on the layout of these inputs (``exact``: on their very strides)."""
+        """The program's meaning depends on the layout of these inputs (``exact``: on their very strides), or of
+        tensors these symbolic sizes lay out (``torch.nonzero``'s row count is its column stride, a created tensor's
+        sizes). Under symbolic values the answer depends on the sizes as well: on their values where it is a number
+        the program computes with (``exact``), else on which of them are 0 or 1, whose strides PyTorch ignores
+        (``x.mT.view(-1)`` works for one row only)."""
         for name in inputs:
+            if name in self._sizes:
+                self._rely_on_size(self._sizes[name], exact)
+                continue
             self.assumed[name] = self.input_strides[name] if exact else self._input_layouts[name]
+            for d in self._input_dims.get(name, ()):
+                self._rely_on_size(d, exact)
+
+    def _rely_on_size(self, d, exact: bool) -> None:
+        """A constraint of the trace on the symbolic size ``d``: another call where it differs gets its own entry."""
+        if not isinstance(d, NumberProxy) or d.static:
+            return
+        if self._trace is not None:  # after tracing (functionalization's questions): the traced program's constraint
+            self._trace.add_constraint(d, d.value)
+        elif exact:
+            int(d)
+        elif d.name not in self._degenerate_checked:
+            self._degenerate_checked.add(d.name)
+            for v in (0, 1):
+                bool(d == v)
+
+    def _asked(self, proxy: TensorProxy, replay: bool = True) -> tuple | None:
+        """(the stand-in, the names it depends on) for a question about ``proxy``'s layout; a tensor of unknown
+        layout is replayed from the ops that made it where ``replay`` (None: unknown, or that cannot be done)."""
+        entry = self._entry(proxy)
+        if entry is not None:
+            return entry[1], entry[2]
+        if not replay:
+            return None
+        inputs: set = set()
+        standin = self._replayed_standin(proxy, inputs)
+        return None if isinstance(standin, TensorProxy) else (standin, inputs)
 
     def strides(self, proxy: TensorProxy) -> tuple | None:
         """Eager's ``proxy.stride()`` (None: not known). The program may compute with the numbers: the strides of
         the inputs they come from are checked exactly."""
-        entry = self._entry(proxy)
-        if entry is None:
+        asked = self._asked(proxy)
+        if asked is None:
             return None
-        self.rely_on(entry[2], exact=True)
-        return tuple(entry[1].stride())
+        self.rely_on(asked[1], exact=True)
+        return tuple(asked[0].stride())
 
-    def is_contiguous(self, proxy: TensorProxy) -> bool | None:
-        """Whether ``proxy`` is contiguous in eager (None: not known, the trace treats it as contiguous)."""
-        entry = self._entry(proxy)
-        if entry is None:
+    def is_contiguous(self, proxy: TensorProxy, replay: bool = True) -> bool | None:
+        """Whether ``proxy`` is contiguous in eager (None: not known, the trace treats it as contiguous). Without
+        ``replay`` a tensor of unknown layout is not replayed (the first meta kernel costs seconds): for questions
+        whose answer None is also right, only slower (``contiguous()`` is a copy op then)."""
+        asked = self._asked(proxy, replay)
+        if asked is None:
             return None
-        self.rely_on(entry[2])
-        return entry[1].is_contiguous()
+        self.rely_on(asked[1])
+        return asked[0].is_contiguous()
 
     def on_record(self, bsym) -> None:
         """After the program called ``bsym``: the stand-ins of its results, and eager's error for a view that
@@ -176,10 +231,10 @@ class Layouts:
         tensor_args = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
         unknown_args = any(self._entry(x) is None for x in tensor_args)
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
-        for o in outs:
-            if self._entry(o) is None:
-                self._made_by[id(o)] = (o, bsym)
         inplace = "inplace" in bsym.sym.tags
+        for o in outs:
+            if self._entry(o) is None and not inplace:  # an in-place op returns its target, made before
+                self._made_by[id(o)] = (o, bsym)
         if not (unknown_args if inplace else any(self._entry(o) is None for o in outs)):
             return
         fn = _table_call(bsym.sym.id)
@@ -188,7 +243,10 @@ class Layouts:
             if not any(isinstance(x, torch.Tensor) and x.device.type != "meta" for x in tree_flatten((args, kwargs))[0]):
                 if inplace:
                     if isinstance(args[0], torch.Tensor):
-                        self._check_overlapping_write(fn, args, kwargs, set())
+                        try:
+                            self._check_overlapping_write(fn, args, kwargs, set())
+                        except RuntimeError as guessed:
+                            self._check_overlapping_write_by_replay(fn, bsym, guessed)
                     return
                 try:
                     metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
@@ -198,9 +256,10 @@ class Layouts:
                     for o, m in zip(outs, metas):
                         self._guessed[id(o)] = (o, m)
                     return
+        rule = _RESULT_LAYOUTS.get(bsym.sym.id, _contiguous_standin)
         for o in outs:
             if self._entry(o) is None:
-                self._guessed[id(o)] = (o, _contiguous_standin(o))
+                self._guessed[id(o)] = (o, rule(o))
 
     def _check_view_by_replay(self, fn, bsym) -> None:
         """A view of a tensor of unknown layout: tried on the contiguous guess, it almost always succeeds, and
@@ -223,6 +282,16 @@ class Layouts:
             self.rely_on(inputs)
             raise
 
+    def _check_overlapping_write_by_replay(self, fn, bsym, guessed: RuntimeError) -> None:
+        """An in-place write that fails eager's overlap check on the guessed layouts: whether two tensors partially
+        overlap in eager depends on their strides (eager checks only dense ones), so the real strides decide where
+        the tensors of unknown layout can be replayed; elsewhere the guess's error stands."""
+        inputs: set = set()
+        args, kwargs = tree_map(lambda x: self._replayed_standin(x, inputs), (bsym.args, bsym.kwargs))
+        if any(isinstance(x, TensorProxy) for x in tree_flatten((args, kwargs))[0]):
+            raise guessed  # not replayable: the error of the guessed layouts stands
+        self._check_overlapping_write(fn, args, kwargs, inputs)
+
     def _replayed_standin(self, x, inputs: set):
         """The stand-in of ``x`` with eager's strides, replaying the ops that made it where it is not known; ``x``
         itself where that cannot be done."""
@@ -236,6 +305,12 @@ class Layouts:
         if made is None or made[0] is not x:
             return x
         b = made[1]
+        rule = _RESULT_LAYOUTS.get(b.sym.id)
+        if rule is not None:
+            sizes = self._sizes_of(x)
+            inputs.update(sizes)
+            self._known[id(x)] = (x, rule(x), frozenset(sizes))
+            return self._entry(x)[1]
         fn = _table_call(b.sym.id)
         if fn is None:
             return x
@@ -254,6 +329,12 @@ class Layouts:
             self._known[id(o)] = (o, m, frozenset(inputs))
         return self._entry(x)[1]
 
+    def _sizes_of(self, p: TensorProxy) -> set:
+        """The names of ``p``'s symbolic sizes, which its layout depends on (a tensor made from sizes, not inputs)."""
+        sizes = {d.name: d for d in p.shape if isinstance(d, NumberProxy) and not d.static}
+        self._sizes.update(sizes)
+        return set(sizes)
+
     def _guessed_standin(self, x):
         if isinstance(x, TensorProxy):
             entry = self._entry(x) or self._guessed.get(id(x))
@@ -269,7 +350,7 @@ class Layouts:
                     if isinstance(out, TensorProxy):
                         standin = torch.empty(tuple(pyval(d) for d in out.shape), dtype=dtypes.to_torch_dtype(out.dtype),
                                               device="meta")
-                        self._known[id(out)] = (out, standin, frozenset())
+                        self._known[id(out)] = (out, standin, frozenset(self._sizes_of(out)))
             return
         fn = _table_call(bsym.sym.id)
         if fn is None:

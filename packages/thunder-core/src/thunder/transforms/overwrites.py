@@ -41,6 +41,24 @@ def _rename_reads(bsym: BoundSymbol, mapping: dict) -> BoundSymbol:
     return swap_proxies(bsym, mapping)
 
 
+def _views(bsyms) -> dict[str, tuple[str, int]]:
+    """name -> (the tensor it may be a view of, the position of the op that made it)."""
+    from thunder.transforms.functionalize import MAYBE_VIEWS, is_view
+
+    views = {}
+    for i, b in enumerate(bsyms):
+        if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], Proxy):
+            for o in b.flat_proxy_outs:
+                views[o.name] = (b.args[0].name, i)
+    return views
+
+
+def _root(views, name: str) -> str:
+    while name in views:
+        name = views[name][0]
+    return name
+
+
 def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
     """``trace`` with a clone before each ``copy_to_out_`` whose destroyed values are read afterwards.
 
@@ -65,18 +83,23 @@ def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
     for i in value_positions:
         reads[leaves[i].name].append(end)
 
-    # plan: before copy j, snapshot these names; from j on, reads of a snapshotted name read the snapshot
+    # plan: before bound symbol j (a copy), snapshot these names; from j on, reads of a snapshotted name read the
+    # snapshot. A view of the buffer is snapshotted where it is made: an executor may write into the buffer
+    # before the copy (an in-place store), and does not know that the view, made in an earlier segment of the
+    # program, aliases it.
     snapshots: dict[int, list[str]] = defaultdict(list)
     clone_computed: set[int] = set()
     versions: dict[str, list[str]] = {}
     renamed_from: dict[str, int] = {}  # name -> the copy after which its reads read the snapshot
+    views = _views(bsyms)
     for j in copies:
         b = bsyms[j]
         c, x = b.args[0], b.kwargs["out"]
         vs = versions.setdefault(x.name, [x.name])
-        for s in vs:
+        # a view of the buffer taken before the copy shares its memory: it holds the new value too
+        for s in vs + [v for v, (base, i) in views.items() if i < j and _root(views, v) in vs]:
             if s != c.name and any(i > j for i in reads[s]):
-                snapshots[j].append(s)
+                snapshots[views[s][1] + 1 if s in views else j].append(s)
                 reads[s] = [i for i in reads[s] if i <= j]  # later reads go to the snapshot
         if c.name not in vs and any(i > j for i in reads[c.name]):
             clone_computed.add(j)
