@@ -549,3 +549,36 @@ def test_a_call_under_a_torch_func_transform_is_refused_clearly_and_the_cached_e
     xs = torch.randn(4, 3, requires_grad=True)
     torch.testing.assert_close(torch.func.vmap(jf)(xs), torch.func.vmap(f)(xs))
     assert thunder.cache_hits(jf) >= 1
+
+
+def test_an_unused_unique_handed_over_a_split_is_not_reached_by_the_backward():
+    # fuzz seed 310521: `u` is live at the split (the mask's size), so the segment before hands it over; the loss does
+    # not use it and eager's backward never reaches unique's missing derivative
+    def f(x, y):
+        u = x.unique()  # noqa: F841 (live at the split, unused after)
+        out = x * 2
+        y[y > 0] = 0
+        return out
+
+    for fn in (f, thunder.jit(f)):
+        x = torch.tensor([1.0, 2.0, 2.0], requires_grad=True)
+        fn(x, torch.tensor([1.0, -1.0])).sum().backward()
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_copy_of_a_value_that_needs_no_grad_keeps_eagers_message():
+    # fuzz seed 310731: zeros_like(v) reads only v's shape, so copying it into t0 is an update without grad_fn and
+    # eager's message names no grad_fn
+    def f(t0, t1):
+        v1 = t0 * t1
+        v2 = torch.zeros_like(v1)
+        t0.copy_(v2)
+        return v2, v1
+
+    messages = []
+    for fn in (f, thunder.jit(f)):
+        t1 = torch.ones(2, 2, dtype=torch.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            fn(torch.ones(2, 2, dtype=torch.float64), t1)[1].sum().backward()
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

@@ -17,6 +17,10 @@ def r(*shape):
 
 # name -> (inputs, function); each call is invalid in eager
 CASES = {
+    # activations of integer tensors name eager's CPU kernel and dtype (fuzz seed 220425)
+    "silu_of_long": ((torch.ones(2, dtype=torch.int64),), torch.nn.functional.silu),
+    "silu_of_bool": ((torch.ones(2, dtype=torch.bool),), torch.nn.functional.silu),
+    "gelu_of_int": ((torch.ones(2, dtype=torch.int32),), torch.nn.functional.gelu),
     "add_broadcast_dim": ((r(3, 4), r(5)), lambda a, b: a + b),
     "add_broadcast_rank3": ((r(2, 3, 4), r(5, 4)), lambda a, b: a + b),
     "mul_first_mismatch_from_the_right": ((r(2, 3), r(3, 2)), lambda a, b: a * b),

@@ -590,13 +590,13 @@ def _update_without_grad_meta(value, old):
 make_prim("update_without_grad", _update_without_grad_meta)
 
 
-def _derivative_not_implemented_meta(a, op_name):
+def _derivative_not_implemented_meta(g, a, op_name):
     return _tensor(a.shape, a.dtype, a.device)
 
 
-# the gradient of ``a`` through an op whose derivative eager does not implement (``_unique2``): the backward that
-# reaches it raises eager's NotImplementedError when it runs; tracing the backward is fine (a backward that never
-# reaches the op, as eager's, never runs it)
+# the gradient of ``a`` through an op whose derivative eager does not implement (``_unique2``), given the op's output
+# cotangent ``g``: the backward that reaches it raises eager's NotImplementedError when it runs; tracing the backward
+# is fine (a backward that never reaches the op, as eager's, never runs it)
 make_prim("derivative_not_implemented", _derivative_not_implemented_meta)
 
 

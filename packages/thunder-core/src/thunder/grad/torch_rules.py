@@ -32,8 +32,8 @@ def _derivative_not_implemented(sym, op_name):
 
     @register_grad(sym)
     def rule(a, *args, **kwargs):
-        def backward(*cotangents):
-            return {"a": prims.derivative_not_implemented(a, op_name)}
+        def backward(g, *other_cotangents):
+            return {"a": prims.derivative_not_implemented(g, a, op_name)}
 
         return sym(a, *args, **kwargs), backward
 

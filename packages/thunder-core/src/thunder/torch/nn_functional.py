@@ -76,7 +76,7 @@ def gelu(a, approximate="none"):
 
 @torchsymbol(method=())
 def silu(a):
-    _check_float(a, "silu")
+    _check_float(a, "silu_cuda" if a.device.type == "cuda" else "silu_cpu")  # the kernel eager names
     x = ew.convert(a, _compute_dtype(a))
     return ew.convert(ew.mul(x, ew.sigmoid(x)), a.dtype)
 

@@ -37,6 +37,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     """Output name of an op -> (the RuntimeError message eager's backward raises when it reaches that op, counting
     versions from 0 at the call; the input whose entry version they count from, or None)."""
     from thunder.grad.registry import is_nondifferentiable
+    from thunder.transforms.autograd import _reached_outputs
     from thunder.transforms.functionalize import is_view
 
     group: dict[str, int] = {}  # tensor name -> its memory's version counter (shared by views)
@@ -71,10 +72,12 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
             for o in outs:
                 group[o.name] = g
             if tracked:
-                needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable(o))
+                reached = _reached_outputs(b, {p.name for p in tensors if p.name in needs_grad})
+                if reached:
+                    needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable(o))
             continue
-        if tracked:
-            needs_grad.update(o.name for o in outs if _differentiable(o))
+        if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
+            needs_grad.update(_reached_outputs(b, {p.name for p in tensors if p.name in needs_grad}))
         if is_view(b) and tensors:
             for o in outs:
                 group[o.name] = group_of(tensors[0])
