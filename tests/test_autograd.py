@@ -419,6 +419,13 @@ def _restrided_then_written(t0, t1):  # t_() counts as an update of the version
     return v
 
 
+def _restrided_after_the_read(t0, t1):  # eager's message shows the saved tensor's sizes after t_() (seed 240147)
+    v1 = t1[0] ** 2 + t1
+    v = torch.atan2(t0, v1)
+    v1.t_()
+    return v
+
+
 def _updated_after_a_value_read(t0, t1):  # the program is split at the mask's size
     t1[t1 > 0] = 0
     v = torch.maximum(t1, t0.reshape(-1).flip(0))
@@ -439,6 +446,7 @@ SAVED_THEN_MODIFIED = {  # name -> (program, its arguments: the one requiring gr
     "intermediate requiring grad": (_modified_intermediate_requiring_grad, lambda: (_rg(torch.randn(2)), None)),
     "saved result": (_result_saved_not_the_input, lambda: (_rg(torch.randn(2)), torch.randn(2))),
     "restrided input": (_restrided_then_written, lambda: (_rg(torch.randn(1, 2)), torch.randn(2))),
+    "re-strided after the read": (_restrided_after_the_read, lambda: (_rg(torch.randn(2, 3)), torch.randn(2, 3))),
     "after a value read": (_updated_after_a_value_read, lambda: (_rg(torch.randn((), dtype=torch.float64)),
                                                                  torch.randn(2, 2, 2))),
 }

@@ -46,6 +46,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     grad_enabled = trace.grad_enabled
     reads = []  # (op, {tensor name: version when the op ran})
     last_update: dict[int, BoundSymbol] = {}  # version counter -> the last in-place update of it
+    restrides: set[int] = set()  # ids of the view symbols that stand for x.t_(), x.squeeze_()...
 
     inputs = {a.name for a in trace.args if isinstance(a, TensorProxy)}
     root: dict[int, str] = {}  # version counter -> the input whose memory it is
@@ -83,6 +84,8 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
                 group[o.name] = group_of(tensors[0])
             if any(o.name in trace.restrided_views for o in outs):  # x.t_(): an in-place change of x's metadata
                 count[group_of(tensors[0])] += 1
+                last_update[group_of(tensors[0])] = b
+                restrides.add(id(b))
             continue
         if tracked:
             reads.append((b, {p.name: (group_of(p), count[group_of(p)]) for p in (*tensors, *outs)}))
@@ -90,7 +93,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     for b, versions in reads:
         modified = [g for g, v in versions.values() if count[g] > v]
         if modified:
-            message = _eager_message(b, versions, count, last_update, needs_grad)
+            message = _eager_message(b, versions, count, last_update, restrides, needs_grad)
             if message is not None:
                 _specialize_shapes(trace, b)  # the message names the sizes: an entry for other sizes says others
                 entry = (message, root.get(modified[0]))
@@ -114,7 +117,8 @@ def _differentiable(p) -> bool:
     return isinstance(p, TensorProxy) and (dtypes.is_float_dtype(p.dtype) or dtypes.is_complex_dtype(p.dtype))
 
 
-def _eager_message(b: BoundSymbol, versions: dict, count: dict, last_update: dict, needs_grad: set) -> str | None:
+def _eager_message(b: BoundSymbol, versions: dict, count: dict, last_update: dict, restrides: set,
+                   needs_grad: set) -> str | None:
     """The message eager's backward raises at ``b`` (None: it does not raise, or the replay cannot tell)."""
     from thunder.transforms.layouts import _table_call
 
@@ -153,6 +157,12 @@ def _eager_message(b: BoundSymbol, versions: dict, count: dict, last_update: dic
     def bump(name, t):
         g, v = versions[name]
         if count[g] <= v:
+            return
+        u = last_update.get(g)
+        if u is not None and id(u) in restrides and u.flat_proxy_args[0].name == name:
+            # eager's message shows the saved tensor's sizes now: replay the re-stride (x.t_()) on the stand-in
+            set_version((t,), (count[g] - 1,))
+            getattr(t, f"{u.sym.name}_")(*tree_map(standin, u.args[1:]), **tree_map(standin, u.kwargs))
             return
         u = replayed_update(name) if t.grad_fn is not None else None
         update = _table_call(u.sym.id) if u is not None else None
