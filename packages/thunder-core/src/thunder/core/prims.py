@@ -427,7 +427,8 @@ make_prim("take_along_axis", _take_along_axis_meta, tags=DATA_CHECKED)
 
 def _index_meta(a, indices):
     """Advanced indexing ``a[indices]`` where ``indices`` is a tuple of integer/bool tensors or None (a full slice),
-    with PyTorch's placement rule for the indexed dims."""
+    with PyTorch's placement rule for the indexed dims. A negative index counts from the end, as in PyTorch (an
+    index outside ``[-size, size)`` is an error)."""
     idx_tensors = [i for i in indices if i is not None]
     check(all(dtypes.is_integer_dtype(i.dtype) for i in idx_tensors),
           "prims.index: indices must be integer tensors (the torch language turns bool masks into integers)",

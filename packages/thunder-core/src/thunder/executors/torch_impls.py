@@ -69,6 +69,10 @@ def index_put(a, indices, values, accumulate):
     return torch.ops.aten.index_put.default(a, list(indices), values, accumulate)
 
 
+def index_put_(a, indices, values, accumulate):
+    return torch.ops.aten.index_put_.default(a, list(indices), values, accumulate)
+
+
 def sum_prim(a, dims):
     return torch.sum(a, dims) if dims else a.clone()
 

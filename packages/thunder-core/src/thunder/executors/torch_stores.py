@@ -11,7 +11,11 @@ which copies the whole cache three times to write one row. Where the program is 
 in place instead, as eager does: ``torch.Tensor.index_copy_(v, 2, pos, k)``, and later reads of ``y`` read ``v``,
 of ``x`` read ``cache``. The same holds without the view (``cache.index_copy_(...)``, ``cache[idx] = k``).
 
-It is free to when: the input is written once in the trace (so the view keeps holding ``y``'s values to the end);
+A scatter into a tensor the trace has just created (``index_put(zeros(...), idx, g, True)``, the gradient of a
+gather, ``scatter_into_fresh_in_place``) writes into that tensor in place too, as eager's backward kernels do,
+instead of copying the whole buffer to write a few rows, when nothing else reads the fresh tensor.
+
+It is free to store into an input when: the input is written once in the trace (so the view keeps holding ``y``'s values to the end);
 nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
 reader sees the new value early); neither ``y`` nor ``x`` is an output of the trace (a returned or saved tensor
 must not turn into an alias of the input); and autograd is not involved (the input does not take a tracked update,
@@ -25,16 +29,21 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import memory_sets
 
-__all__ = ["store_updates_in_place"]
+__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place"]
 
 # printed functional op -> the Tensor method that does it in place (same arguments after self)
 IN_PLACE_METHODS = {
     "torch.index_copy": "torch.Tensor.index_copy_",
     "torch.index_add": "torch.Tensor.index_add_",
     "torch.index_put": "torch.Tensor.index_put_",
+    "torch.scatter_add": "torch.Tensor.scatter_add_",
+    "thunder.executors.torch_impls.index_put": "thunder.executors.torch_impls.index_put_",
     "thunder.executors.torch_impls.setitem": "torch.Tensor.__setitem__",
 }
 _SETITEM = "thunder.executors.torch_impls.setitem"
+# ops whose output is a new tensor no one else holds
+_FRESH = frozenset({"thunder.executors.torch_impls.full", "torch.zeros", "torch.zeros_like", "torch.full",
+                    "torch.full_like", "torch.ones", "torch.ones_like"})
 _GETITEM = "torch.Tensor.__getitem__"
 
 
@@ -148,6 +157,43 @@ def store_updates_in_place(trace):
 
     new = from_trace(trace)
     new.bound_symbols = [swap_proxies(replace.get(i, b), rename) for i, b in enumerate(bsyms) if i not in drop]
+    new.output = _swap_tree(trace.output, rename)
+    return new
+
+
+def scatter_into_fresh_in_place(trace):
+    """``y = scatter(z, ...)`` where ``z`` is a new tensor (``full``, ``zeros_like``) that nothing else reads and
+    the trace does not return: the scatter writes into ``z`` in place and later reads of ``y`` (the trace's output
+    included) read ``z``."""
+    bsyms = list(trace.bound_symbols)
+    producer_of: dict[str, int] = {}
+    reads: dict[str, int] = {}
+    for i, b in enumerate(bsyms):
+        for o in b.flat_proxy_outs:
+            producer_of[o.name] = i
+        for a in b.flat_proxy_args:
+            reads[a.name] = reads.get(a.name, 0) + 1
+    outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
+    replace: dict[int, object] = {}
+    rename: dict[str, Proxy] = {}
+    for i, b in enumerate(bsyms):
+        if _printed(b) not in IN_PLACE_METHODS or _printed(b) == _SETITEM or not b.args:
+            continue
+        fresh, outs = b.args[0], b.flat_proxy_outs
+        if not isinstance(fresh, TensorProxy) or reads.get(fresh.name) != 1 or fresh.name in outputs:
+            continue
+        p = producer_of.get(fresh.name)
+        if p is None or _printed(bsyms[p]) not in _FRESH or len(outs) != 1:
+            continue
+        replace[i] = b.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(b)]), output=None)
+        rename[outs[0].name] = fresh
+    if not replace:
+        return trace
+
+    from thunder.extend import swap_proxies
+
+    new = from_trace(trace)
+    new.bound_symbols = [swap_proxies(replace.get(i, b), rename) for i, b in enumerate(bsyms)]
     new.output = _swap_tree(trace.output, rename)
     return new
 

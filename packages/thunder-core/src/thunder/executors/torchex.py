@@ -24,9 +24,10 @@ class TorchExecutor(OperatorExecutor):
     def after_dispatch(self, trace):
         from thunder.executors.torch_copies import fold_copies_into_out, reuse_dead_temporaries
         from thunder.executors.torch_schedule import run_chains_one_by_one
-        from thunder.executors.torch_stores import store_updates_in_place
+        from thunder.executors.torch_stores import scatter_into_fresh_in_place, store_updates_in_place
 
         trace = run_chains_one_by_one(reuse_dead_temporaries(fold_copies_into_out(trace)), self)
+        trace = scatter_into_fresh_in_place(trace)
         # last: an in-place store has no output, so a reordering after it would not see the reads it must precede
         return store_updates_in_place(trace)
 

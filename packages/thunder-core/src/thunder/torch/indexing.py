@@ -24,11 +24,6 @@ def _is_int(x) -> bool:
     return isinstance(x, (int, IntegerProxy)) and not isinstance(x, bool)
 
 
-def _wrap_negative(index, size):
-    """Negative entries of an integer index tensor count from the end, as in PyTorch."""
-    return ew.where(ew.lt(index, 0), ew.add(index, size), index)
-
-
 def _normalize_key(key) -> tuple:
     if isinstance(key, tuple):
         return key
@@ -137,9 +132,11 @@ def getitem(a, key):
         return out if out is not a else shape_ops.identity(a)
     indices = [None] * (max(advanced) + 1)
     for d, idx in advanced.items():
-        indices[d] = _wrap_negative(idx, out.shape[d])
+        indices[d] = idx  # negative entries count from the end: prims.index takes them as PyTorch does
     shape = broadcast_shapes(*[i.shape for i in advanced.values()])
-    indices = [i if i is None else shape_ops.broadcast_in_dims_to(i, shape) for i in indices]
+    # an index already of the broadcast shape is used as it is (no copy of it to recompute in backward)
+    indices = [i if i is None or tuple(i.shape) == tuple(shape) else shape_ops.broadcast_in_dims_to(i, shape)
+               for i in indices]
     return prims.index(out, tuple(indices))
 
 
