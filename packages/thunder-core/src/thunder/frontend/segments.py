@@ -39,14 +39,18 @@ class ContinuationLimitWarning(UserWarning):
 
 class _Segment:
     """One compiled segment. A segment that ends at a read has ``children``: read value -> the continuations
-    traced for it, each ``(prologue or None, its input names, first segment)``; the last one has ``epilogue``
-    and ``path`` (what ``thunder.last_traces`` and friends show when the call ended there)."""
+    traced for it, each ``(check or None, prologue or None, its input names, first segment)``; the last one has
+    ``epilogue`` and ``path`` (what ``thunder.last_traces`` and friends show when the call ended there).
+    ``kept_names``: what its marker keeps (names of the functional trace), ``pre_names`` the same values as the
+    trace before functionalization names them (what tracing a continuation again looks values up by)."""
 
-    __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "children", "epilogue", "path", "traces",
-                 "backward_traces", "saved", "grad_mode", "carrying_grad")
+    __slots__ = ("run", "arg_names", "out_names", "pre_names", "kept_names", "read", "convert", "children",
+                 "epilogue", "path", "traces", "backward_traces", "saved", "grad_mode", "carrying_grad")
 
-    def __init__(self, run, arg_names, out_names, pre_names, read):
+    def __init__(self, run, arg_names, out_names, pre_names, read, kept_names=()):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
+        self.kept_names = kept_names
+        self.convert = CONVERSIONS[read.kind] if read is not None else None
         self.children = {} if read is not None else None
         self.epilogue = self.path = None
         self.traces, self.backward_traces, self.saved = [], [], ()
@@ -108,7 +112,11 @@ class SegmentedProgram:
                                    "file an issue")
         flat_output = [p for p in tree_flatten(prepared.output)[0] if isinstance(p, Proxy)]
         fails_in_backward = modified_saved_values(computation)
-        used = [uses(bsyms, marker.args if marker is not None else flat_output) for bsyms, marker in pieces]
+        # A segment takes what its ops read (and the read value it ends with) and hands over what it defines that
+        # the segments after may use: what their ops read, and what their markers keep for continuations traced
+        # later. A value made before it is not handed through it: the runtime keeps every value by name.
+        used = [uses(bsyms, marker.args[:1] if marker is not None else flat_output) for bsyms, marker in pieces]
+        kept = [[p.name for p in marker.args] if marker is not None else [] for _, marker in pieces]
         # grad mode where each piece starts: a split inside a no_grad region starts the next segment with grad off.
         # Each segment is called in the program's grad mode (so its autograd node is recorded) and sets its own.
         modes, mode = [], prepared.grad_enabled
@@ -136,8 +144,8 @@ class SegmentedProgram:
                 out_names, pre_names = [], []
                 where = "the end of the program"
             else:
-                outs = {p.name: p for p in marker.args}
-                for later in used[k + 1:]:
+                outs = {marker.args[0].name: marker.args[0]}  # the read value first: the runtime converts it
+                for later in (kept[k], *used[k + 1:], *kept[k + 1:]):
                     for name in later:
                         if name in defined:
                             outs.setdefault(name, defined[name])
@@ -154,7 +162,7 @@ class SegmentedProgram:
                 path.saved += tuple(split.saved)
             path.updated_inputs |= _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
-                               reads[k] if marker is not None else None)
+                               reads[k] if marker is not None else None, kept[k])
             # the grad mode it leaves is not the program's: the next segment is called in the program's
             segment.grad_mode = prepared.grad_enabled if k + 1 < len(modes) and modes[k + 1] != prepared.grad_enabled \
                 else None
@@ -200,9 +208,8 @@ class SegmentedProgram:
             outs = node.run(*[env[n] for n in node.arg_names])
             if node.grad_mode is not None:
                 torch._C._set_grad_enabled(node.grad_mode)
-            env.update(zip(node.pre_names, outs))
             env.update(zip(node.out_names, outs))
-            value = CONVERSIONS[node.read.kind](outs[0])
+            value = node.convert(outs[0])
             values.append(value)
             node = self._child(node, value, values, env, args, kwargs, visited)
         result = node.run(*[env[n] for n in node.arg_names])
@@ -237,6 +244,12 @@ class SegmentedProgram:
 
         jfn = self.jfn
         start = time.perf_counter()
+        # the values the splits kept, also under the names tracing gives them before functionalization
+        kept = [([env[n] for n in s.kept_names], [env[n] for n in s.out_names]) for s in visited]
+        for s, (values_kept, outs) in zip(visited, kept):
+            env.update(zip(s.pre_names, values_kept))
+            env.update(zip(s.kept_names, values_kept))
+            env.update(zip(s.out_names, outs))
         computation, hooks, raised = jfn._trace(args, kwargs, known=values, env=env)
         epilogue_traces, _ = jfn._epilogue(computation, hooks, raised)
         traces = [computation, *prepare(computation)]
