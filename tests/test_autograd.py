@@ -69,6 +69,31 @@ def test_only_some_outputs_used_and_integer_outputs():
     torch.testing.assert_close(x.grad, ex.grad)
 
 
+def test_an_unused_outputs_zero_cotangent_is_not_added():
+    # y is returned and used by z: its gradient is grad_y + cos(y) * grad_z. With the loss on z only, grad_y is
+    # None: the backward run then is one specialized for it, without that add (eager's engine never runs it),
+    # and the gradients are eager's, also when the other output's cotangent comes later (retain_graph).
+    def f(x, w):
+        y = x * w
+        return y.sin(), y
+
+    x, w = _leaves((4, 5), (4, 5))
+    ex, ew = _clone_leaves([x, w])
+    jf = thunder.jit(f)
+    z, y = jf(x, w)
+    ez, ey = f(ex, ew)
+    z.sum().backward(retain_graph=True)
+    ez.sum().backward(retain_graph=True)
+    torch.testing.assert_close((x.grad, w.grad), (ex.grad, ew.grad))
+    specialized = z.grad_fn.compiled.specialized
+    assert len(specialized) == 1
+    (run, zeros), = specialized.values()
+    assert run is not z.grad_fn.compiled.backward_from_list and not zeros
+    (y * 3).sum().backward()  # now the other output's cotangent exists: the full backward
+    (ey * 3).sum().backward()
+    torch.testing.assert_close((x.grad, w.grad), (ex.grad, ew.grad))
+
+
 def test_gradients_accumulate_across_calls_and_retain_graph():
     lin = torch.nn.Linear(4, 3)
     ref = torch.nn.Linear(4, 3)

@@ -32,7 +32,8 @@ class _Compiled:
 
     __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used",
-                 "differentiable_outputs", "nondifferentiable_outputs")
+                 "differentiable_outputs", "nondifferentiable_outputs", "backward_trace", "n_saved",
+                 "cotangent_names", "specialized")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs):
@@ -56,6 +57,23 @@ class _Compiled:
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
+        self.backward_trace, self.n_saved = backward_trace, len(split.saved)
+        self.cotangent_names = tuple(getattr(p, "name", None) for p in backward_trace.args[len(split.saved):])
+        self.specialized = {}  # positions of the unused outputs -> (backward, positions still needing a zero)
+
+    def without_unused(self, unused: frozenset):
+        """The backward (taking the saved values in a list) for the outputs at ``unused`` having no cotangent,
+        and the positions among them whose zero it still reads (executors/torch_unused_cotangents.py)."""
+        found = self.specialized.get(unused)
+        if found is None:
+            from thunder.executors.torch_unused_cotangents import without_zero_cotangents
+
+            names = frozenset(self.cotangent_names[k] for k in unused)
+            trace, still = without_zero_cotangents(self.backward_trace, names)
+            run = self.backward_from_list if trace is None else compile_trace(trace, first_args_in_list=self.n_saved)
+            found = self.specialized[unused] = (run, frozenset(k for k in unused
+                                                               if self.cotangent_names[k] in still))
+        return found
 
 
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
@@ -101,13 +119,11 @@ class ThunderAutogradFunction(torch.autograd.Function):
         cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
         unused = None
         if compiled.zero_cotangents is not None and None in cotangents:
-            # an output the loss does not use: a zero of its shape that is one number, not a zero-filled tensor
-            unused = {k for k, c in enumerate(cotangents) if c is None}
-            shapes = [None] * len(cotangents) if compiled.static_shapes else ctx.out_shapes
-            cotangents = [c if c is not None else make(shape)
-                          for c, make, shape in zip(cotangents, compiled.zero_cotangents, shapes)]
+            unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
         saved = ctx.saved
         if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
+            if unused is not None:
+                cotangents = _with_zeros(ctx, compiled, cotangents, unused)
             grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
         else:
             if saved is None:
@@ -117,7 +133,11 @@ class ThunderAutogradFunction(torch.autograd.Function):
                 saved = list(saved)  # the backward empties the list it gets
             else:
                 ctx.saved = None
-            grads = compiled.backward_from_list(saved, *cotangents)
+            run = compiled.backward_from_list
+            if unused is not None:
+                run, zeros = compiled.without_unused(unused)
+                cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
+            grads = run(saved, *cotangents)
         result = [None] * (compiled.nargs + 1)
         for i, g in zip(compiled.differentiable_inputs, grads):
             result[i + 1] = g
@@ -128,6 +148,14 @@ class ThunderAutogradFunction(torch.autograd.Function):
         return tuple(result)
 
 
+def _with_zeros(ctx, compiled, cotangents, positions) -> list:
+    """``cotangents`` with a zero at each of ``positions`` (outputs the loss does not use): a zero of the output's
+    shape that is one number, not a zero-filled tensor."""
+    shapes = [None] * len(cotangents) if compiled.static_shapes else ctx.out_shapes
+    return [make(shape) if k in positions else c
+            for k, (c, make, shape) in enumerate(zip(cotangents, compiled.zero_cotangents, shapes))]
+
+
 def _cotangents_used(backward_trace, n_saved: int) -> tuple:
     """For each gradient the backward returns, the positions of the output cotangents it is computed from."""
     from thunder.core.proxies import Proxy
@@ -135,7 +163,10 @@ def _cotangents_used(backward_trace, n_saved: int) -> tuple:
     deps = {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:]) if isinstance(p, Proxy)}
     for b in backward_trace.bound_symbols:
         d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
-        for o in b.flat_proxy_outs:
+        outs = b.flat_proxy_outs
+        if not outs and b.args and isinstance(b.args[0], Proxy):
+            outs = (b.args[0],)  # an in-place store (``index_put_(zeros, ...)``, executors/torch_stores.py)
+        for o in outs:
             deps[o.name] = deps.get(o.name, frozenset()) | d
     out = backward_trace.output
     return tuple(deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
