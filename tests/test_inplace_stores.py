@@ -164,3 +164,27 @@ def test_view_read_after_the_store_sees_the_new_values(cache):
         return v0.prod(1).reshape(-1)
 
     _check(step, lambda: (torch.randn(2, 2, 2),), cache=cache)
+
+
+@pytest.mark.parametrize("gather, index, store", [
+    # prims.index: gradient index_put into zeros (a negative index counts from the end, as in eager)
+    (lambda x, i: x[i], [5, 0, -1, 5], "thunder.executors.torch_impls.index_put_("),
+    (lambda x, i: x.index_select(0, i), [5, 0, 2, 5], "torch.Tensor.index_add_("),  # prims.take: index_add
+    (lambda x, i: x.gather(0, i[:, None].expand(-1, 3)), [5, 0, 2, 5], "torch.Tensor.scatter_add_("),
+])
+def test_a_gathers_gradient_scatters_into_its_fresh_zeros_in_place(gather, index, store):
+    # eager's backward writes into the zeros it made; a functional scatter would copy the whole buffer first
+    def f(x, w, i):
+        return (gather(x, i) * w).sum(0)
+
+    x, w = torch.randn(6, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)
+    i = torch.tensor(index)  # a repeated index accumulates
+    ex, ew = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    jf = thunder.jit(f)
+    torch.testing.assert_close(jf(x, w, i), f(ex, ew, i))
+    g = torch.randn(3)
+    torch.testing.assert_close(torch.autograd.grad(jf(x, w, i), (x, w), g),
+                               torch.autograd.grad(f(ex, ew, i), (ex, ew), g))
+    backward = str(thunder.last_backward_traces(jf)[-1])
+    code = [line for line in backward.splitlines() if not line.lstrip().startswith("#")]  # not the source comments
+    assert any(line.lstrip().startswith(store) for line in code), backward

@@ -70,6 +70,25 @@ def test_each_segment_is_an_ordinary_trace_in_last_traces():
     assert "Segment 1 of the program" in str(thunder.last_traces(jfn)[names.index("segment1")])
 
 
+def test_a_segment_takes_only_what_it_reads():
+    # `a` is made in segment 0 and used in segment 2: segment 1 neither takes nor returns it (the runtime keeps
+    # values by name), and gradients still flow from segment 2 into segment 0 through it
+    def f(x):
+        a = x.sin()
+        b = x.cos() if bool(x.sum() > 0) else x
+        c = b * 2 if bool(b.sum() > 0) else b
+        return a + c
+
+    jfn = check_like_eager(f, torch.rand(4, requires_grad=True))
+    segments = {}
+    for t in thunder.last_traces(jfn):
+        segments.setdefault(t.fn_name, t)  # each segment as cut, before its transforms
+    read = {a.name for b in segments["segment1"].bound_symbols for a in b.flat_proxy_args}
+    assert {p.name for p in segments["segment1"].args} <= read
+    made_before = {p.name for b in segments["segment0"].bound_symbols for p in b.flat_proxy_outs}
+    assert not made_before & {p.name for p in segments["segment1"].output}
+
+
 @pytest.mark.parametrize("read", ["int", "float", "index", "item_compare", "bool"])
 def test_each_read_kind_like_eager_with_gradients(read):
     def f(x, n):
