@@ -119,6 +119,19 @@ def test_writes_into_an_expanded_tensor_fail_like_eager():
     check_like_eager(f, _contiguous)
 
 
+def test_overlap_check_of_a_write_replays_a_tensor_restrided_in_place():
+    # fuzz seed 244632: the layout of z (unknown: zeros_like of a view restrided by swapdims_) is found by replaying
+    # the ops that made it, which must read the tensor as it was before swapdims_, not the view it became
+    def f(x):
+        v = torch.cat([x] * 3, -3)
+        v.swapdims_(0, -1)
+        z = torch.zeros_like(v.sign())
+        z[torch.tensor([0])] = z[1:2]
+        return z, v
+
+    check_like_eager(f, lambda: (torch.arange(81).reshape(3, 3, 3, 3) - 40,))
+
+
 def test_expand_errors_name_the_dimension_eager_names():
     for sizes in [(2, 5), (4, 3, 1), (-1, 2), (8,), (-1, 4, 3), (5, 5)]:
         check_like_eager(lambda x, sizes=sizes: x.expand(*sizes), _contiguous)

@@ -95,6 +95,20 @@ def test_a_copy_is_not_folded_before_a_read_of_a_view_of_its_destination():
     _check_like_eager(f, (2, 3))
 
 
+def test_a_write_stays_after_reads_of_a_view_an_earlier_segment_made():
+    # fuzz seed 245567: the view comes into the segment after the nonzero read as an input of its own; the write
+    # into the input must still wait for the read of the view
+    def f(y, x):
+        x.transpose_(0, 1)  # x now stands for a view of the input
+        p = y[(y > 0).nonzero(as_tuple=True)]  # splits the program: the view and the input are handed over apart
+        w = x.movedim(-1, 0)
+        s = x.where(x > 0, y)
+        w[-1] = w[0]
+        return s, p
+
+    _check_like_eager(f, (3, 3), (3, 3))
+
+
 def test_nothing_moves_across_a_grad_mode_switch():
     def f(x, y, w):
         b1 = y * 3  # the chain of y, w: its second op is under enable_grad

@@ -471,6 +471,24 @@ def test_a_size_computed_inside_a_decomposition_crosses_a_split_under_symbolic_v
         check_like_eager(f, torch.randn(n), jfn=jfn)
 
 
+def test_cleaning_the_trace_for_a_read_leaves_the_sizes_of_its_tensors_alone():
+    # fuzz seed 241951: the read of nonzero's size cleans the trace so far (CSE), which merged flatten's size s0 * s1
+    # into an equal one; it must not rename the dim of the program's own tensor, whose segment does not define it
+    def f(t0, f0):
+        v0 = t0.reshape(t0.shape[1], t0.shape[0], *t0.shape[2:])
+        v0 |= v0
+        v2 = t0.narrow(-2, 0, 1)
+        v4 = v2.flatten(0, 1)
+        v5 = torch.full(v2.shape, f0)
+        v7 = v5[v5 > 0]
+        t0.reshape(-1)
+        return v4, v7
+
+    jfn = thunder.jit(f, cache="symbolic values")
+    for shape, f0 in (((2, 2, 2, 2), -0.05), ((3, 2, 2, 4), 0.5)):
+        check_like_eager(f, torch.rand(shape) > 0.5, f0, jfn=jfn)
+
+
 def _cat_twice_then_read(t):
     a, b = torch.cat((t, t)), torch.cat([t, t])  # two equal sizes: the first trace merges them, a second one not
     n = int(b.sum() > 0)

@@ -21,6 +21,11 @@ CASES = {
     "silu_of_long": ((torch.ones(2, dtype=torch.int64),), torch.nn.functional.silu),
     "silu_of_bool": ((torch.ones(2, dtype=torch.bool),), torch.nn.functional.silu),
     "gelu_of_int": ((torch.ones(2, dtype=torch.int32),), torch.nn.functional.gelu),
+    # -1 next to a 0 size of an empty tensor is ambiguous; of a non-empty one, invalid (fuzz seeds 242960, 244278)
+    "reshape_empty_ambiguous": ((r(2, 0),), lambda a: a.reshape(0, -1)),
+    "reshape_empty_ambiguous_last_zero": ((r(0),), lambda a: a.reshape(-1, 2, 0)),
+    "view_empty_ambiguous": ((r(0, 3),), lambda a: a.view(a.shape[0], -1)),
+    "reshape_nonempty_with_a_zero_size": ((r(2, 3),), lambda a: a.reshape(0, -1)),
     "add_broadcast_dim": ((r(3, 4), r(5)), lambda a, b: a + b),
     "add_broadcast_rank3": ((r(2, 3, 4), r(5, 4)), lambda a, b: a + b),
     "mul_first_mismatch_from_the_right": ((r(2, 3), r(3, 2)), lambda a, b: a * b),

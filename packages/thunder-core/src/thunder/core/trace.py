@@ -82,6 +82,9 @@ class TraceCtx:
         self.restrided_views: set[str] = set()
         # input name -> the earlier input that is the very same tensor (passed twice, a tied weight)
         self.input_aliases: dict[str, str] = {}
+        # input name -> an earlier input whose memory it may share (a segment's inputs: a view an earlier segment
+        # made of a tensor it hands over too); executors that reorder or write in place must treat them as one
+        self.input_memory: dict[str, str] = {}
         # (old, proxy, how) -> None, set by the jit: sees each rebind (below), to update its own records of proxies
         self.on_rebind = None
         self._compiled = None
@@ -196,6 +199,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.grad_enabled = trace.grad_enabled
     t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
+    t.input_memory = dict(trace.input_memory)
     t.layouts = trace.layouts
     return t
 

@@ -65,7 +65,7 @@ def fold_copies_into_out(trace):
         if out.requires_grad and copy.kwargs.get("grad_enabled", True):
             continue  # autograd must see an in-place update of x (and refuse it on leaves, as in eager)
         # x under any of its names: its earlier versions, and views of it made before the op (``v = x.view(-1)``)
-        memory = memory or memory_sets(bsyms)
+        memory = memory or memory_sets(bsyms, trace.input_memory)
         x = memory.find(out.name)
         if any(memory.find(a.name) == x for b in bsyms[i + 1:j] for a in b.flat_proxy_args if isinstance(a, TensorProxy)):
             continue
@@ -120,11 +120,14 @@ class Sets:
             self.parent[rb] = ra
 
 
-def memory_sets(bsyms) -> Sets:
+def memory_sets(bsyms, input_memory=None) -> Sets:
     """Names that may share memory end up in one set: a view shares its input's, an ``out=`` result its
-    destination's. Ops that surely allocate their result (elementwise ops, matmuls, backward kernels) join
-    nothing; any other op may return a view of any tensor argument."""
+    destination's, an input the ones ``input_memory`` (the trace's) pairs it with. Ops that surely allocate their
+    result (elementwise ops, matmuls, backward kernels) join nothing; any other op may return a view of any tensor
+    argument."""
     memory = Sets()
+    for name, other in (input_memory or {}).items():
+        memory.union(other, name)
     for b in bsyms:
         outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
         if "out" in b.kwargs:

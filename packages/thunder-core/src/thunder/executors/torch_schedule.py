@@ -265,7 +265,7 @@ def run_chains_one_by_one(trace, torch_ex):
     for b in bsyms:
         if _movable(b, torch_ex):
             if memory is None:
-                memory = memory_sets(bsyms)
+                memory = memory_sets(bsyms, trace.input_memory)
             segment.append(b)
         else:
             flush()

@@ -109,7 +109,7 @@ def store_updates_in_place(trace):
         out = b.kwargs.get("out")
         if isinstance(out, TensorProxy):
             writes[out.name] = writes.get(out.name, 0) + 1
-    memory = memory_sets(bsyms)
+    memory = memory_sets(bsyms, trace.input_memory)
     outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
 
     replace: dict[int, object] = {}

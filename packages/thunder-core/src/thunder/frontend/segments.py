@@ -100,6 +100,7 @@ class SegmentedProgram:
         ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
         from thunder.core.trace import TraceProvenance
         from thunder.frontend.jit import _updated_inputs
+        from thunder.transforms.overwrites import shared_memory
         from thunder.transforms.saved_versions import modified_saved_values
 
         reads = reads if reads is not None else self.reads
@@ -135,6 +136,8 @@ class SegmentedProgram:
             seg.args = [p.replace(p.name, requires_grad=True) if p.name in carrying and not p.requires_grad else p
                         for p in used[k].values()]
             seg.bound_symbols = list(bsyms)
+            # views an earlier segment made hand over memory shared with other inputs: executors must know
+            seg.input_memory = shared_memory(prepared.bound_symbols, [p.name for p in seg.args])
             if modes[k] != prepared.grad_enabled:
                 seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}

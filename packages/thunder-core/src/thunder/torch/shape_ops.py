@@ -32,6 +32,8 @@ def infer_shape(a: TensorProxy, shape) -> tuple:
     if holes:
         known = numel([d for d in shape if d != -1])
         total = a.numel()
+        check(known != 0 or total != 0, lambda: f"cannot reshape tensor of 0 elements into shape {as_ints(shape)} "
+              "because the unspecified dimension size -1 can be any value and is ambiguous")
         check(known != 0 and total % known == 0,
               lambda: f"shape '{as_ints(shape)}' is invalid for input of size {total}")
         shape = shape[: holes[0]] + (total // known,) + shape[holes[0] + 1:]

@@ -32,6 +32,19 @@ def _key(bsym, rename: dict, grad_enabled: bool):
     return (bsym.sym.id, freeze(bsym.args), freeze(bsym.kwargs), grad_enabled)
 
 
+def _with_survivor_dims(outs, rename: dict) -> dict:
+    """name -> a copy of each tensor in ``outs`` whose dims name a size merged away, naming the survivor instead.
+    A copy, not the proxy changed in place: the proxy is shared with the trace cleaned, which may still be
+    recorded (a value read mid-program cleans the trace so far) and does not define the survivor."""
+    restated = {}
+    for o in outs:
+        if isinstance(o, TensorProxy) and any(isinstance(d, Proxy) and d.name in rename for d in o.shape):
+            copy = o.replace(o.name, shape=tuple(rename.get(d.name, d) if isinstance(d, Proxy) else d for d in o.shape))
+            copy.outside = o.outside  # a view a rebind made of a caller's tensor stays that tensor
+            restated[o.name] = copy
+    return restated
+
+
 def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
     """``numbers_only``: merge only arithmetic on numbers (after dispatch, where executor symbols no longer
     carry the torch language's tags, e.g. "random")."""
@@ -47,6 +60,10 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
         for bsym in trace.bound_symbols:
             if rename:
                 bsym = swap_proxies(bsym, rename)
+                restated = _with_survivor_dims(bsym.flat_proxy_outs, rename)
+                if restated:
+                    rename.update(restated)
+                    bsym = swap_proxies(bsym, restated)
             bsym = bsym.map_subtraces(lambda t: cse(t, numbers_only=numbers_only))
             if bsym.sym.id == "prims.set_grad_enabled":
                 grad_enabled = bool(bsym.args[0])
@@ -72,12 +89,6 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
                 continue
             for new, old in zip(bsym.flat_proxy_outs, earlier.flat_proxy_outs):
                 rename[new.name] = old
-        if rename:
-            # sizes merged away may still name dims of tensors: point those at the survivors
-            for bsym in kept:
-                for o in bsym.flat_proxy_outs:
-                    if isinstance(o, TensorProxy) and any(isinstance(d, Proxy) and d.name in rename for d in o.shape):
-                        o.shape = tuple(rename.get(d.name, d) if isinstance(d, Proxy) else d for d in o.shape)
         new = from_trace(trace)
         new.bound_symbols = kept
         if rename:

@@ -108,6 +108,14 @@ def _eager_call(bsym: BoundSymbol):
     return obj
 
 
+def _with_objects(bsym: BoundSymbol, moved: dict) -> BoundSymbol:
+    """``bsym`` with each proxy whose id is a key of ``moved`` replaced by its value."""
+    def sub(tree):
+        return tree_map(lambda x: moved.get(id(x), x) if isinstance(x, Proxy) else x, tree)
+
+    return bsym.replace(args=sub(bsym.args), kwargs=sub(bsym.kwargs), output=sub(bsym.output))
+
+
 def _root(t: torch.Tensor) -> torch.Tensor:
     return t._base if t._is_view() else t
 
@@ -155,6 +163,11 @@ class Layouts:
                 entry = table.pop(id(src), None)
                 if entry is not None and entry[0] is src:
                     table[id(dst)] = (dst, *entry[1:])
+        # the ops kept for replay read and made the proxies as they were recorded: ``x.swapdims_(0, 1)`` recorded
+        # ``value = transpose(proxy)``, which would now read itself (endless replay)
+        moved = {id(proxy): old, id(value): proxy}
+        for key, (p, b) in self._made_by.items():
+            self._made_by[key] = (p, _with_objects(b, moved))
 
     def _entry(self, proxy):
         entry = self._known.get(id(proxy))

@@ -19,7 +19,7 @@ from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
 
-__all__ = ["snapshot_overwritten", "snapshot_saved_values", "is_copy_to_out"]
+__all__ = ["snapshot_overwritten", "snapshot_saved_values", "is_copy_to_out", "shared_memory"]
 
 
 def is_copy_to_out(bsym: BoundSymbol) -> bool:
@@ -57,6 +57,20 @@ def _root(views, name: str) -> str:
     while name in views:
         name = views[name][0]
     return name
+
+
+def shared_memory(bsyms, names) -> dict[str, str]:
+    """Each of ``names`` that may share memory with an earlier one -> that one: views of one tensor, and the versions
+    ``copy_to_out_`` makes of the buffer it writes."""
+    bases = _views(bsyms)
+    bases.update((o.name, (b.kwargs["out"].name, i)) for i, b in enumerate(bsyms) if is_copy_to_out(b)
+                 for o in b.flat_proxy_outs)
+    first, shared = {}, {}
+    for name in names:
+        root = _root(bases, name)
+        shared.update({name: first[root]} if root in first else {})
+        first.setdefault(root, name)
+    return shared
 
 
 def snapshot_overwritten(trace: TraceCtx, value_positions=None) -> TraceCtx:
