@@ -15,8 +15,8 @@ A scatter into a tensor the trace has just created (``index_put(zeros(...), idx,
 gather, ``scatter_into_fresh_in_place``) writes into that tensor in place too, as eager's backward kernels do,
 instead of copying the whole buffer to write a few rows, when nothing else reads the fresh tensor.
 
-It is free to store into an input when: the input is written once in the trace (so the view keeps holding ``y``'s values to the end);
-nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
+It is free to store into an input when: the input is written once in the trace (so the view keeps holding ``y``'s
+values to the end); nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
 reader sees the new value early); neither ``y`` nor ``x`` is an output of the trace (a returned or saved tensor
 must not turn into an alias of the input); and autograd is not involved (the input does not take a tracked update,
 nothing requires grad).
