@@ -603,3 +603,48 @@ def test_a_piecewise_constant_ops_output_requires_grad_as_in_eager(name):
     got = _backward_outcome(thunder.jit(f))
     assert expected[0] == [True, True]
     assert str(got) == str(expected)
+
+
+def _copy_into_a_computed_tensor(t0):
+    v = torch.zeros(2, 2)
+    v.copy_(t0)
+    return v
+
+
+def _add_into_a_computed_tensor(t0):
+    v = torch.zeros(2, 2)
+    v.add_(t0)
+    return v
+
+
+def _setitem_into_a_computed_tensor(t0):
+    v = torch.zeros(2, 2)
+    v[0] = t0[1]
+    return v
+
+
+@pytest.mark.parametrize("write", [_copy_into_a_computed_tensor, _add_into_a_computed_tensor,
+                                   _setitem_into_a_computed_tensor])
+def test_a_computed_tensor_written_with_a_value_that_requires_grad_requires_grad(write):
+    # fuzz seed 242220: v.copy_(t0) makes v require grad in eager; thunder's proxy of v kept requires_grad=False, so
+    # the opaque norm reading it (run by PyTorch's autograd on that flag) returned a tensor without grad
+    def f(t0):
+        v = write(t0)
+        return v.norm(dim=-1), v.requires_grad, v.is_leaf
+
+    def f_no_grad(t0):
+        with torch.no_grad():
+            v = write(t0)
+        return v.norm(dim=-1), v.requires_grad
+
+    for fn, want in ((f, [True, True, False]), (f_no_grad, [False, False])):
+        results = []
+        for g in (fn, thunder.jit(fn)):
+            x = torch.arange(1.0, 5.0).reshape(2, 2).requires_grad_()
+            out = g(x)
+            flags = [out[0].requires_grad, *out[1:]]
+            if out[0].requires_grad:
+                out[0].sum().backward()
+            results.append((flags, x.grad))
+        assert results[0][0] == results[1][0] == want
+        torch.testing.assert_close(results[1][1], results[0][1])
