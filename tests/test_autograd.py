@@ -648,3 +648,27 @@ def test_a_computed_tensor_written_with_a_value_that_requires_grad_requires_grad
             results.append((flags, x.grad))
         assert results[0][0] == results[1][0] == want
         torch.testing.assert_close(results[1][1], results[0][1])
+
+
+EXTREMA_UNDER_A_NAN_GRADIENT = {
+    "minimum": lambda a, b: torch.minimum(a, b)[:1], "maximum": lambda a, b: torch.maximum(a, b)[:1],
+    "min(a, b)": lambda a, b: torch.min(a, b)[:1], "max(a, b)": lambda a, b: torch.max(a, b)[:1],
+    "min()": lambda a, b: (a * b).min().reshape(1), "max()": lambda a, b: (a * b).max().reshape(1),
+}
+
+
+@pytest.mark.parametrize("name", list(EXTREMA_UNDER_A_NAN_GRADIENT))
+def test_extrema_give_the_loser_zero_gradient_even_under_a_nan_gradient(name):
+    # fuzz seed 248040: minimum(t2, t1).std(-1) of one element: std's gradient is nan; eager's minimum backward
+    # selects 0 for the loser (eager's CPU max()/min() too), thunder multiplied the nan by a 0/1 mask; nan inputs
+    # win as in eager
+    op = EXTREMA_UNDER_A_NAN_GRADIENT[name]
+    nan = float("nan")
+    pairs = [([0.3, 4.0], [0.5, 1.0]), ([nan, 2.0], [1.0, 2.0]), ([2.0, 1.0], [2.0, nan]), ([1.0, 3.0], [nan, 0.5])]
+    grads = []
+    for fn in (lambda a, b: op(a, b).std(-1), thunder.jit(lambda a, b: op(a, b).std(-1))):
+        for a, b in pairs:
+            a, b = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+            fn(a, b).backward()
+            grads.append((a.grad, b.grad))
+    torch.testing.assert_close(grads[len(pairs):], grads[:len(pairs)], equal_nan=True)

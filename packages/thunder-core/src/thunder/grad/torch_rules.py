@@ -269,14 +269,17 @@ def _extremum_rule(sym, binary):
     @_fused(sym)
     def rule(result, a, dim=None, keepdim=False, out=None):
         def backward(g, *rest):
-            if _tensor(dim):  # maximum/minimum: ties share the gradient equally
-                other = dim
-                win = ltorch.where(ltorch.eq(a, other), 0.5, ltorch.where(binary(a, other), 1.0, 0.0))
-                win = _cast(win, g.dtype) if _tensor(win) else win
-                return {"a": _to_arg(ltorch.mul(g, win), a), "dim": _to_arg(ltorch.mul(g, ltorch.sub(1.0, win)), other)}
-            if dim is None:  # full reduction: ties share the gradient equally
-                mask = _cast(ltorch.eq(a, result), g.dtype)
-                return {"a": ltorch.mul(ltorch.div(g, ltorch.sum(mask)), mask)}
+            if _tensor(dim):  # maximum/minimum: ties share the gradient, the loser gets 0 (selected, as in eager:
+                other = dim  # a nan gradient does not reach it)
+
+                def share(x, y):
+                    return ltorch.where(binary(y, x), 0.0, ltorch.where(ltorch.eq(x, y), ltorch.mul(g, 0.5), g))
+
+                return {"a": _to_arg(share(a, other), a), "dim": _to_arg(share(other, a), other)}
+            if dim is None:  # full reduction: ties (the nans, for a nan result) share the gradient; 0 elsewhere,
+                # selected as eager's CPU kernel does (masked_fill), so a nan gradient stays on the extremum
+                mask = ltorch.where(ltorch.isnan(result), ltorch.isnan(a), ltorch.eq(a, result))
+                return {"a": ltorch.where(mask, ltorch.div(g, ltorch.sum(_cast(mask, g.dtype))), 0.0)}
             values, indices = result
             if a.ndim == 0:
                 return {"a": g}
