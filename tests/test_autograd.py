@@ -339,6 +339,8 @@ NO_EAGER_DERIVATIVE = {
     "unique_consecutive with inverse": lambda x: torch.unique_consecutive(x, return_inverse=True),
     "histc (not differentiable)": lambda x: (torch.histc(x), x * 2),
     "unique's size only": lambda x: x * x.unique().numel(),
+    "floor_divide": lambda x: (torch.floor_divide(x, 2.0), x * 2),
+    "floor_divide by a tensor": lambda x: (x // (x + 1), x * 2),
 }
 
 

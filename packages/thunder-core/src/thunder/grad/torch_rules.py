@@ -42,6 +42,18 @@ _derivative_not_implemented(ltorch.unique_sized, "_unique2")
 _derivative_not_implemented(ltorch.unique_consecutive_sized, "unique_consecutive")
 
 
+@register_grad(ltorch.floor_divide)
+def _floor_divide_grad(a, b):
+    # eager's floor_divide has no derivative (its result requires grad, a backward reaching it raises); div with
+    # rounding_mode="floor", the same prim, has zero gradients
+    def backward(g):
+        g = prims.raise_in_backward(g, "derivative for aten::floor_divide is not implemented")
+        # zeros read from g, so the raise stays (a backward of an output the loss does not use gets them)
+        return {name: _to_arg(ltorch.mul(g, 0.0), x) for name, x in (("a", a), ("b", b)) if _tensor(x)}
+
+    return ltorch.floor_divide(a, b), backward
+
+
 def _tensor(x) -> bool:
     return isinstance(x, TensorProxy)
 
