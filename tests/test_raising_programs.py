@@ -424,3 +424,22 @@ def test_a_write_eager_stops_at_a_bad_index_leaves_what_it_wrote(name, cache):
     e, g = _outcome(fn, (expected,)), _outcome(thunder.jit(fn, cache=cache), (actual,))
     assert e[0] == g[0] == "raised" and e[1][0][:2] == g[1][0][:2], (e, g)
     torch.testing.assert_close(actual, expected)
+
+
+def test_a_restrided_input_then_an_error_in_a_segment_after_a_read_from_tensor_data():
+    # fuzz seed 242547: t0.t_() is done by the epilogue; the program reads values from tensor data (nonzero), so it
+    # runs as segments, and the last one raised eager's error from the data (index_fill_ of an empty tensor) before
+    # the epilogue ran: t0 kept its shape. Such a call runs eagerly, as an unsegmented program's does
+    def f(t0, t1):
+        t0.t_()
+        v = t1[(t1 > 0).nonzero(as_tuple=True)].contiguous()
+        v.index_fill_(0, torch.tensor([0]), 9.0)
+        return v
+
+    def raising():
+        return (torch.zeros(3, 5, dtype=torch.int64), torch.tensor([-1.0, -2.0]))
+
+    def passing():
+        return (torch.zeros(3, 5, dtype=torch.int64), torch.tensor([1.0, -2.0]))
+
+    check_like_eager(f, [raising, passing, raising, raising])

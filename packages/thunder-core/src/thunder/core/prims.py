@@ -126,7 +126,8 @@ _NUMBER_TYPE_GUARDS = {"pow": _pow_type_guard}
 
 
 _S, _B, _R = ElementwiseKind.SAME, ElementwiseKind.BOOL, ElementwiseKind.REAL
-# name: (kind, python function on numbers or None, differentiable)
+# name: (kind, python function on numbers or None, whether eager's autograd tracks the result: floor's is, with zero
+# gradients, so its output requires grad)
 _unary = {
     "abs": (_R, abs, True), "neg": (_S, operator.neg, True), "exp": (_S, math.exp, True),
     "exp2": (_S, lambda x: 2.0**x, True), "expm1": (_S, math.expm1, True), "log": (_S, math.log, True),
@@ -138,8 +139,8 @@ _unary = {
     "sqrt": (_S, math.sqrt, True), "rsqrt": (_S, lambda x: 1 / math.sqrt(x), True),
     "erf": (_S, math.erf, True), "erfc": (_S, math.erfc, True), "erfinv": (_S, None, True),
     "lgamma": (_S, math.lgamma, True), "digamma": (_S, None, True),
-    "floor": (_S, math.floor, False), "ceil": (_S, math.ceil, False), "round": (_S, round, False),
-    "trunc": (_S, math.trunc, False), "sign": (_S, lambda x: (x > 0) - (x < 0), False),
+    "floor": (_S, math.floor, True), "ceil": (_S, math.ceil, True), "round": (_S, round, True),
+    "trunc": (_S, math.trunc, True), "sign": (_S, lambda x: (x > 0) - (x < 0), True),
     "signbit": (_B, lambda x: math.copysign(1, x) < 0, False), "reciprocal": (_S, lambda x: 1 / x, True),
     "logical_not": (_B, operator.not_, False), "bitwise_not": (_S, operator.invert, False),
     "isfinite": (_B, math.isfinite, False), "isnan": (_B, math.isnan, False), "isinf": (_B, math.isinf, False),
@@ -147,7 +148,7 @@ _unary = {
 }
 _binary = {
     "add": (_S, operator.add, True), "sub": (_S, operator.sub, True), "mul": (_S, operator.mul, True),
-    "div": (_S, _c_div, True), "floor_divide": (_S, operator.floordiv, False),
+    "div": (_S, _c_div, True), "floor_divide": (_S, operator.floordiv, True),
     "fmod": (_S, math.fmod, True), "remainder": (_S, operator.mod, True), "pow": (_S, operator.pow, True),
     "maximum": (_S, max, True), "minimum": (_S, min, True), "atan2": (_S, math.atan2, True),
     "eq": (_B, operator.eq, False), "ne": (_B, operator.ne, False), "lt": (_B, operator.lt, False),

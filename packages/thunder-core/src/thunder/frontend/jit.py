@@ -26,7 +26,7 @@ from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
-from thunder.frontend.segments import SegmentedProgram
+from thunder.frontend.segments import SegmentedProgram, tensor_versions
 from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
@@ -180,18 +180,29 @@ class ThunderFunction:
         failing op would be lost with the epilogue: the call runs eagerly instead, which makes them and raises
         eager's error. Where eager does not fail, thunder's computation was wrong to: eager's result, with a
         warning that names the error."""
-        versions = [x._version for x in inputs if isinstance(x, torch.Tensor)]
+        versions = tensor_versions(inputs)
         try:
             values = entry.computation(*inputs)
         except Exception as error:
-            if not is_program_exception(error) or versions != [x._version for x in inputs
-                                                                 if isinstance(x, torch.Tensor)]:
+            if not self.may_run_eagerly_after(error, inputs, versions):
                 raise
-            result = self.fn(*args, **kwargs)
-            warnings.warn(f"thunder's compiled {self.__name__} raised {type(error).__name__}: {error} where eager runs; "
-                          "this call ran eagerly. Please file an issue.", CompiledProgramFailedWarning, stacklevel=3)
-            return result
-        return entry.epilogue(values, *args, **kwargs)
+            failed = error
+        else:
+            return entry.epilogue(values, *args, **kwargs)
+        return self.run_eagerly_after(failed, args, kwargs)
+
+    @staticmethod
+    def may_run_eagerly_after(error, inputs, versions) -> bool:
+        """The compiled computation raised ``error`` (the program's kind of exception) before it updated an input: the
+        call may run eagerly instead (see :meth:`_run_with_epilogue`)."""
+        return is_program_exception(error) and versions == tensor_versions(inputs)
+
+    def run_eagerly_after(self, error, args, kwargs):
+        """Eager's result or error (outside the handler of ``error``: eager's error has no context eager lacks)."""
+        result = self.fn(*args, **kwargs)
+        warnings.warn(f"thunder's compiled {self.__name__} raised {type(error).__name__}: {error} where eager runs; "
+                      "this call ran eagerly. Please file an issue.", CompiledProgramFailedWarning, stacklevel=4)
+        return result
 
     def __repr__(self) -> str:
         return f"thunder.jit({self.fn!r})"

@@ -205,6 +205,20 @@ class SegmentedProgram:
         self.shown = leaf
 
     def run(self, inputs, *args, **kwargs):
+        # a segment raising (eager's error from tensor data) before any input was updated: the effects made before
+        # the failing op (an input's t_(), done by the epilogue) are eager's to make, as for an unsegmented program
+        versions = tensor_versions(inputs)
+        try:
+            result, node = self._run_segments(inputs, args, kwargs)
+        except Exception as error:
+            if not self.jfn.may_run_eagerly_after(error, inputs, versions):
+                raise
+            failed = error
+        else:
+            return result if node.epilogue is None else node.epilogue(result, *args, **kwargs)
+        return self.jfn.run_eagerly_after(failed, args, kwargs)
+
+    def _run_segments(self, inputs, args, kwargs):
         env = dict(zip(self.input_names, inputs))
         node, values, visited = self.root, [], []
         while node.children is not None:
@@ -219,7 +233,7 @@ class SegmentedProgram:
         result = node.run(*[env[n] for n in node.arg_names])
         if node is not self.shown:
             self._show(node)
-        return result if node.epilogue is None else node.epilogue(result, *args, **kwargs)
+        return result, node
 
     def _child(self, node, value, values, env, args, kwargs, visited):
         children = node.children
@@ -332,6 +346,11 @@ def _reading_sizes(run, dims: dict):
         return run(*(a.shape[dims[i]] if i in dims else a for i, a in enumerate(args)))
 
     return run_reading_sizes
+
+
+def tensor_versions(inputs) -> list:
+    """The version counters of the tensors among ``inputs``: an update in place bumps its tensor's."""
+    return [x._version for x in inputs if isinstance(x, torch.Tensor)]
 
 
 def _inputs_as_they_are(*inputs):

@@ -193,20 +193,21 @@ def _pow_grads(g, a, b, out):
 _binary_rule(prims.pow, _pow_grads)
 
 
-def _extremum_grads(g, a, b, out):
-    # ties share the gradient equally, as PyTorch's maximum/minimum do
-    def share(x, y):
-        def grad():
-            win = prims.where(prims.eq(x, out), 1.0, 0.0) if _tensor(x) else None
-            tie = prims.where(prims.eq(x, y), 0.5, 1.0)
-            return prims.mul(g, prims.mul(prims.convert_element_type(win, g.dtype), prims.convert_element_type(tie, g.dtype)))
-        return grad
+def _extremum_grads(loses):
+    """PyTorch's maximum/minimum backward: ties share the gradient equally; the loser gets 0 by a select, not a
+    product with a 0/1 mask, so a nan or inf gradient does not reach it; a nan input (no loser) gets all of it."""
 
-    return share(a, b), share(b, a)
+    def grads(g, a, b, out):
+        def share(x, y):
+            return lambda: prims.where(loses(x, y), 0.0, prims.where(prims.eq(x, y), prims.mul(g, 0.5), g))
+
+        return share(a, b), share(b, a)
+
+    return grads
 
 
-_binary_rule(prims.maximum, _extremum_grads)
-_binary_rule(prims.minimum, _extremum_grads)
+_binary_rule(prims.maximum, _extremum_grads(prims.lt))
+_binary_rule(prims.minimum, _extremum_grads(prims.gt))
 
 
 @register_grad(prims.where)

@@ -42,6 +42,18 @@ _derivative_not_implemented(ltorch.unique_sized, "_unique2")
 _derivative_not_implemented(ltorch.unique_consecutive_sized, "unique_consecutive")
 
 
+@register_grad(ltorch.floor_divide)
+def _floor_divide_grad(a, b):
+    # eager's floor_divide has no derivative (its result requires grad, a backward reaching it raises); div with
+    # rounding_mode="floor", the same prim, has zero gradients
+    def backward(g):
+        g = prims.raise_in_backward(g, "derivative for aten::floor_divide is not implemented")
+        # zeros read from g, so the raise stays (a backward of an output the loss does not use gets them)
+        return {name: _to_arg(ltorch.mul(g, 0.0), x) for name, x in (("a", a), ("b", b)) if _tensor(x)}
+
+    return ltorch.floor_divide(a, b), backward
+
+
 def _tensor(x) -> bool:
     return isinstance(x, TensorProxy)
 
@@ -269,14 +281,17 @@ def _extremum_rule(sym, binary):
     @_fused(sym)
     def rule(result, a, dim=None, keepdim=False, out=None):
         def backward(g, *rest):
-            if _tensor(dim):  # maximum/minimum: ties share the gradient equally
-                other = dim
-                win = ltorch.where(ltorch.eq(a, other), 0.5, ltorch.where(binary(a, other), 1.0, 0.0))
-                win = _cast(win, g.dtype) if _tensor(win) else win
-                return {"a": _to_arg(ltorch.mul(g, win), a), "dim": _to_arg(ltorch.mul(g, ltorch.sub(1.0, win)), other)}
-            if dim is None:  # full reduction: ties share the gradient equally
-                mask = _cast(ltorch.eq(a, result), g.dtype)
-                return {"a": ltorch.mul(ltorch.div(g, ltorch.sum(mask)), mask)}
+            if _tensor(dim):  # maximum/minimum: ties share the gradient, the loser gets 0 (selected, as in eager:
+                other = dim  # a nan gradient does not reach it)
+
+                def share(x, y):
+                    return ltorch.where(binary(y, x), 0.0, ltorch.where(ltorch.eq(x, y), ltorch.mul(g, 0.5), g))
+
+                return {"a": _to_arg(share(a, other), a), "dim": _to_arg(share(other, a), other)}
+            if dim is None:  # full reduction: ties (the nans, for a nan result) share the gradient; 0 elsewhere,
+                # selected as eager's CPU kernel does (masked_fill), so a nan gradient stays on the extremum
+                mask = ltorch.where(ltorch.isnan(result), ltorch.isnan(a), ltorch.eq(a, result))
+                return {"a": ltorch.where(mask, ltorch.div(g, ltorch.sum(_cast(mask, g.dtype))), 0.0)}
             values, indices = result
             if a.ndim == 0:
                 return {"a": g}

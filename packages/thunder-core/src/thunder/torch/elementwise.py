@@ -219,7 +219,7 @@ def div(a, b, *, rounding_mode=None):
         return trunc(out) if dtypes.is_float_dtype(out.dtype) else out
     check(rounding_mode == "floor", lambda: f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
           f"found '{rounding_mode}'", ValueError)
-    return floor_divide(a, b)
+    return elementwise(prims.floor_divide, a, b)  # not the floor_divide symbol: this one has zero gradients
 
 
 @torchsymbol(method=("__rtruediv__", "__rdiv__"))

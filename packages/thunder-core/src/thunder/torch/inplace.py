@@ -103,7 +103,9 @@ def setitem(a, key, value):
     if isinstance(value, TensorProxy):
         check(value.device == a.device or value.ndim == 0,
               lambda: f"expected device {a.device} but got device {value.device}")
-    return _like(a)
+    # a's positions now hold value's: with grad recorded, the result requires grad where value does (eager's)
+    inexact = dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype)
+    return a.replace(requires_grad=a.requires_grad or (inexact and isinstance(value, TensorProxy) and value.requires_grad))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,6 +130,10 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
     result = ew.convert(result, a.dtype)
     if torch.is_grad_enabled():
         prims.copy_(result, out=a)
+        # eager: autograd records the update, so a computed tensor written with a value that requires grad requires
+        # grad from then on (v.copy_(x)); an input doing so is refused by the autograd transform
+        if result.requires_grad and a.outside is None:
+            a.requires_grad = True
     else:  # under no_grad (an optimizer step): the copy into a leaf that requires grad is allowed
         prims.copy_(result, out=a, grad_enabled=False)
     return a
