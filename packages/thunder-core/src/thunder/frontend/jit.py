@@ -382,7 +382,6 @@ class ThunderFunction:
         hooks.user_lookasides = self.lookasides
         hooks.executors = self.executors  # higher-order operators compile their sub-traces with them
         hooks.value_reader = trace.value_reader = ValueReader(trace, hooks, self.executors, known, env)
-        import torch
 
         trace.layouts = hooks.layouts
         trace.constant_indices = hooks.constant_indices
@@ -445,7 +444,6 @@ def _refuse_whole_program_hooks_on_segments(transforms, reads) -> None:
 
 def _without_grad(computation_fn):
     """``disable_torch_autograd=True``: the program runs as inference, connected to no autograd graph."""
-    import torch
 
     def computation(*args):
         with torch.no_grad():
@@ -492,7 +490,6 @@ def _traced_values(hooks, computation) -> list:
 def _refuse_aliased_updates(hooks, updated: set[str]) -> None:
     """Inputs that share storage, one of them updated in place: each would be a separate value in the
     trace, so reads of the other would miss the update. Refused until aliases are tracked across inputs."""
-    import torch
 
     real = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor" and r.proxy.name not in hooks.aliases}
     by_storage: dict = {}
@@ -512,7 +509,6 @@ def _check_output(result):
     from thunder.core.pytree import tree_flatten
 
     leaves, _ = tree_flatten(result)
-    import torch
 
     for leaf in leaves:
         if isinstance(leaf, torch.Tensor):
@@ -548,7 +544,6 @@ def jit(fn, /, *, executors=None, cache=None, sharp_edges=None, disable_inplace_
     ``skip_inplace_alias_updates`` (no effect; see docs/coming-from-lightning-thunder.md). Any other keyword
     is an error naming it.
     """
-    import torch
 
     options = dict(executors=executors, cache=cache, sharp_edges=sharp_edges,
                    disable_inplace_copy_check=disable_inplace_copy_check, transforms=transforms,
