@@ -11,7 +11,9 @@ from thunder.core.trace import TraceCtx, tracectx
 
 # prims that do something other than compute on tensors (the program's plumbing), never fused
 NOT_COMPUTATION = {"copy_to_out_", "update_without_grad", "set_grad_enabled", "manual_seed", "get_rng_state",
-                   "set_rng_state", "true_divide_numbers", "round_to_digits", "make_value", "raise_exception"}
+                   "set_rng_state", "true_divide_numbers", "round_to_digits", "make_value", "raise_exception",
+                   # eager's backward errors raised where the backward reaches an op, and a tensor's version counter
+                   "raise_in_backward", "derivative_not_implemented", "tensor_version"}
 
 
 def test_every_computing_prim_is_translated_or_has_a_reason():
