@@ -272,3 +272,20 @@ def test_copying_a_value_that_requires_grad_into_an_input_is_refused_not_wrong()
         thunder.jit(fn)(torch.randn(2, 2, requires_grad=True), torch.randn(2, 2))
     with torch.no_grad():  # nothing is recorded: runs as in eager
         check_like_eager(lambda t0, t1: (t1.copy_(t0 * 2), t1 * 1)[1], r(2, 2), r(2, 2))
+
+
+def test_a_copy_of_a_view_read_after_the_viewed_input_is_updated():
+    # fuzz seed 265133: v4.copy_(v1[-1]) makes v4 an expansion of a view of t0 (no new memory); the fill of t0 that
+    # follows was lowered in place before the read of v5, which then saw it
+    def fn(t0):
+        v1 = t0[:5]
+        v4 = v1 + t0
+        v5 = v4[1:-1:2]
+        v4.copy_(v1[-1])
+        v1.fill_(True)
+        return v5
+
+    for make in (lambda: torch.tensor([False, True, False, True, False]), lambda: torch.arange(5.0)):
+        eager_in, jit_in = make(), make()
+        torch.testing.assert_close(thunder.jit(fn)(jit_in), fn(eager_in))
+        torch.testing.assert_close(jit_in, eager_in)

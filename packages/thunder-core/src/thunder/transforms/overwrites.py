@@ -41,13 +41,19 @@ def _rename_reads(bsym: BoundSymbol, mapping: dict) -> BoundSymbol:
     return swap_proxies(bsym, mapping)
 
 
+# prims the torch executor runs as views of their input (``broadcast_in_dim`` is ``expand``: a ``copy_`` of a view
+# into a fresh tensor becomes one, fuzz seed 265133); taking one for a view only costs a snapshot where it is not
+_VIEW_PRIMS = frozenset({"prims.broadcast_in_dim", "prims.slice", "prims.squeeze", "prims.transpose", "prims.reshape"})
+
+
 def _views(bsyms) -> dict[str, tuple[str, int]]:
     """name -> (the tensor it may be a view of, the position of the op that made it)."""
     from thunder.transforms.functionalize import MAYBE_VIEWS, is_view
 
     views = {}
     for i, b in enumerate(bsyms):
-        if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], Proxy):
+        if (is_view(b) or b.sym.id in MAYBE_VIEWS or b.sym.id in _VIEW_PRIMS) and b.args \
+                and isinstance(b.args[0], Proxy):
             for o in b.flat_proxy_outs:
                 views[o.name] = (b.args[0].name, i)
     return views
