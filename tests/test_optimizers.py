@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import thunder
+from thunder.testing.optimizers import assert_steps_match_eager
 
 CASES = [
     (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
@@ -31,18 +32,6 @@ def test_optimizer_steps_match_eager_in_place(opt_cls, options, foreach):
     params, ref = _params(0), _params(0)
     opt, ref_opt = opt_cls(params, foreach=foreach, **options), opt_cls(ref, foreach=foreach, **options)
     step = thunder.jit(opt.step)
-    pointers = [p.data_ptr() for p in params]
     torch.manual_seed(1)
-    for _ in range(5):
-        for p, r in zip(params, ref):
-            g = torch.randn_like(p)
-            p.grad, r.grad = g.clone(), g.clone()
-        step()
-        ref_opt.step()
-    for p, r in zip(params, ref):
-        torch.testing.assert_close(p, r, rtol=0, atol=0)
-    for p, r in zip(params, ref):
-        for key, value in ref_opt.state[r].items():
-            torch.testing.assert_close(opt.state[p][key], value, rtol=0, atol=0, msg=key)
-    assert [p.data_ptr() for p in params] == pointers
+    assert_steps_match_eager(step, opt, ref_opt, steps=5, rtol=0, atol=0)
     assert thunder.cache_misses(step) <= 2  # the first step creates the state; later ones reuse one program

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from triton_helpers import assert_close_in_norm, jit_triton, regions
 
 import thunder
+from thunder.testing.optimizers import assert_steps_match_eager
 
 pytestmark = pytest.mark.usefixtures("triton_ex")
 
@@ -77,18 +78,7 @@ def test_optimizer_step_is_one_kernel_per_parameter(opt_cls, device):
     ps, refs = params(0), params(0)
     opt, ref_opt = opt_cls(ps, lr=0.01, foreach=False), opt_cls(refs, lr=0.01, foreach=False)
     step = jit_triton(opt.step)
-    pointers = [p.data_ptr() for p in ps]
-    for _ in range(3):
-        for p, r in zip(ps, refs):
-            g = torch.randn_like(p)
-            p.grad, r.grad = g.clone(), g.clone()
-        step()
-        ref_opt.step()
-    for p, r in zip(ps, refs):
-        torch.testing.assert_close(p, r)
-        for key, value in ref_opt.state[r].items():
-            torch.testing.assert_close(opt.state[p][key], value, msg=key)
-    assert [p.data_ptr() for p in ps] == pointers
+    assert_steps_match_eager(step, opt, ref_opt, steps=3)
     trace = thunder.last_traces(step)[-1]
     found = regions(trace)
     # per parameter: the step counter (a 0-d tensor read by .item()) and one kernel for the whole update,
