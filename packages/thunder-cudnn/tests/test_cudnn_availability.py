@@ -1,13 +1,11 @@
 """The executor is found through the plugin hooks and says whether, and why not, it can run; ``import thunder``
 and jitted attention work without it."""
 
-import subprocess
-import sys
-
 import pytest
 from thunder_cudnn.availability import Runtime, decide
 
-from thunder.testing.executors import assert_listed_with_availability, assert_registered
+from thunder.testing.executors import (assert_default_only_if_available, assert_listed_with_availability,
+                                      assert_registered)
 
 # (torch, cuda, devices, frontend error, library error, runtime) -> (available, words the reason must contain)
 DECISIONS = [
@@ -37,17 +35,11 @@ def test_registered_through_the_entry_point():
 
 
 def test_unavailable_here_says_why_and_thunder_still_runs():
-    code = ("import thunder, torch, torch.nn.functional as F\n"
-            "from thunder.extend import get_executor\n"
-            "ok, reason = get_executor('cudnn').availability()\n"
-            "names = [e.name for e in thunder.get_default_executors()]\n"
-            "assert ('cudnn' in names) == ok, names\n"
-            "assert ok or reason, reason\n"
-            "q = torch.randn(1, 2, 8, 16)\n"
-            "f = thunder.jit(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True))\n"
-            "torch.testing.assert_close(f(q), F.scaled_dot_product_attention(q, q, q, is_causal=True))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    assert_default_only_if_available("cudnn", check=(
+        "import torch.nn.functional as F\n"
+        "q = torch.randn(1, 2, 8, 16)\n"
+        "f = thunder.jit(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True))\n"
+        "torch.testing.assert_close(f(q), F.scaled_dot_product_attention(q, q, q, is_causal=True))\n"))
 
 
 def test_listed_by_python_m_thunder_executors():

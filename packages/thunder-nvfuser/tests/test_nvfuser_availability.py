@@ -1,15 +1,12 @@
 """The executor is found through the plugin hooks and says whether, and why not, it can run; ``import thunder``
 and jitted programs work without nvFuser."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 from thunder_nvfuser import availability
 from thunder_nvfuser.availability import decide, wheel_name
 
-from thunder.testing.executors import assert_listed_with_availability, assert_registered
+from thunder.testing.executors import (assert_default_only_if_available, assert_listed_with_availability,
+                                      assert_registered)
 
 
 def test_registered_through_the_entry_point():
@@ -62,19 +59,10 @@ def test_preload_is_loaded_before_nvfuser(monkeypatch):
 
 
 def test_unavailable_here_says_why_and_thunder_still_runs():
-    # a fresh process, as a user without nvFuser (or without a GPU) has it
-    code = ("import thunder, torch\n"
-            "from thunder.extend import get_executor\n"
-            "ok, reason = get_executor('nvfuser').availability()\n"
-            "print(ok, reason)\n"
-            "names = [e.name for e in thunder.get_default_executors()]\n"
-            "assert ('nvfuser' in names) == ok, names\n"
-            "assert ok or 'nvfuser-cu' in reason or 'no CUDA device' in reason, reason\n"
-            "f = thunder.jit(lambda x: x.sin() + 1); x = torch.randn(3)\n"
-            "assert torch.allclose(f(x), x.sin() + 1)\n")
-    env = {k: v for k, v in os.environ.items() if k != availability.PRELOAD_VARIABLE}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    # as a user without nvFuser (or without a GPU) has it
+    assert_default_only_if_available("nvfuser", reason_has=("nvfuser-cu", "no CUDA device"), check=(
+        "f = thunder.jit(lambda x: x.sin() + 1); x = torch.randn(3)\n"
+        "assert torch.allclose(f(x), x.sin() + 1)\n"), drop_env=(availability.PRELOAD_VARIABLE,))
 
 
 def test_listed_by_python_m_thunder_executors():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["installed_executor", "available_executor", "assert_registered", "assert_listed_with_availability"]
+__all__ = ["installed_executor", "available_executor", "assert_registered", "assert_listed_with_availability",
+           "assert_default_only_if_available"]
 
 
 def installed_executor(name: str):
@@ -49,3 +50,26 @@ def assert_listed_with_availability(name: str) -> None:
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith(name))
     ok, reason = installed_executor(name).availability()
     assert ("available" if ok else reason) in line, line
+
+
+def assert_default_only_if_available(name: str, *, reason_has: tuple[str, ...] = (), check: str = "",
+                                     drop_env: tuple[str, ...] = ()) -> None:
+    """In a fresh process (as a user without the executor's runtime has it, ``drop_env`` unset): ``name`` is a
+    default executor exactly when it is available, says why when it is not (the reason contains one of
+    ``reason_has``, or is not empty) and ``check``, Python run after ``import thunder, torch`` with ``ok`` and
+    ``reason`` bound, passes (e.g. a jitted program equals eager without the executor)."""
+    import os
+    import subprocess
+    import sys
+
+    says_why = f"any(w in reason for w in {reason_has!r})" if reason_has else "reason"
+    code = ("import thunder, torch\n"
+            "from thunder.extend import get_executor\n"
+            f"ok, reason = get_executor({name!r}).availability()\n"
+            "names = [e.name for e in thunder.get_default_executors()]\n"
+            f"assert ({name!r} in names) == ok, names\n"
+            f"assert ok or {says_why}, reason\n"
+            + check)
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
