@@ -10,7 +10,7 @@ def test_no_cpp_compiler_makes_it_unavailable_with_the_reason():
     from thunder_inductor import inductor_executor
     from torch._inductor import config
 
-    assert inductor_executor().availability()[0] or True  # a lookup before must not be remembered
+    inductor_executor().availability()  # a lookup before must not be remembered
     # a machine whose only compiler is missing: Inductor's own lookup fails and the executor says why
     with config.patch({"cpp.cxx": (None, "/nonexistent/g++")}):
         ok, reason = inductor_executor().availability()
