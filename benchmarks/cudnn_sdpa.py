@@ -86,10 +86,9 @@ def main() -> int:
                 gpu_common.run_case(cases, name, lambda: case(fn, heads, head_dim, seq, args.repeat, reference),
                                     f"{label} {name}")
             for what in ("forward", "forward_backward"):
-                flash = cases.get("eager flash", {}).get(what, {}).get("median_ms")
-                ours = cases.get("thunder+cudnn", {}).get(what, {}).get("median_ms")
-                if flash and ours:
-                    record["speedups"][f"{label} {what}"] = round(flash / ours, 3)
+                found = gpu_common.speedups(cases, what, bases=("eager flash",))
+                if found:
+                    record["speedups"][f"{label} {what}"] = found["thunder+cudnn over eager flash"]
             gpu_common.write(args.out, "cudnn-sdpa", record)
     print("thunder+cudnn over eager flash:", record["speedups"])
     return 0

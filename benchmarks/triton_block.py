@@ -105,11 +105,7 @@ def main() -> int:
         gpu_common.run_case(cases, name, lambda: case(make, args, dtype, reference))
         if name == "thunder+triton":
             cases[name]["triton_kernels"] = gpu_common.triton_kernel_stats()
-        thunder_ms = cases.get("thunder+triton", {}).get("forward_backward", {}).get("median_ms")
-        for base in ("eager", "torch.compile"):
-            base_ms = cases.get(base, {}).get("forward_backward", {}).get("median_ms")
-            if thunder_ms and base_ms:
-                record["speedups"][f"thunder+triton over {base}"] = round(base_ms / thunder_ms, 3)
+        record["speedups"] = gpu_common.speedups(cases, "forward_backward")
         gpu_common.write(args.out, "triton-block", record)
     print("forward+backward speedups:", record["speedups"])
     return 0

@@ -167,9 +167,7 @@ def main() -> int:
         gpu_common.run_case(cases, name, lambda: case(make, args, reference))
         record["cases"] = cases
         gpu_common.write(args.out, "triton-llama", record)
-    thunder_ms = cases.get("thunder+triton", {}).get("train_step", {}).get("median_ms")
-    record["speedups"] = {f"thunder+triton over {base}": round(cases[base]["train_step"]["median_ms"] / thunder_ms, 3)
-                          for base in ("eager", "torch.compile") if thunder_ms and "train_step" in cases.get(base, {})}
+    record["speedups"] = gpu_common.speedups(cases, "train_step")
     print("training-step speedups:", record["speedups"])
     gpu_common.write(args.out, "triton-llama", record)
     return 0
