@@ -4,8 +4,7 @@ and jitted attention work without it."""
 import pytest
 from thunder_cudnn.availability import Runtime, decide
 
-from thunder.testing.executors import (assert_default_only_if_available, assert_listed_with_availability,
-                                      assert_registered)
+from thunder.testing.executors import assert_default_only_if_available, assert_listed_with_availability, assert_registered
 
 # (torch, cuda, devices, frontend error, library error, runtime) -> (available, words the reason must contain)
 DECISIONS = [

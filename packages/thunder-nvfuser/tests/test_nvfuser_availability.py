@@ -5,8 +5,7 @@ import pytest
 from thunder_nvfuser import availability
 from thunder_nvfuser.availability import decide, wheel_name
 
-from thunder.testing.executors import (assert_default_only_if_available, assert_listed_with_availability,
-                                      assert_registered)
+from thunder.testing.executors import assert_default_only_if_available, assert_listed_with_availability, assert_registered
 
 
 def test_registered_through_the_entry_point():
