@@ -312,16 +312,21 @@ def test_saved_tensor_hooks_see_the_saved_tensors():
         return (a * b).sin().sum()
 
     a, b = _leaves((4,), (4,))
-    packed = []
+    packed, unpacked = [], []
 
-    def pack(t):
+    def pack(t):  # the node holds a token: its backward can only get the tensor back through unpack
         packed.append(t)
-        return t
+        return len(packed) - 1
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    def unpack(i):
+        unpacked.append(i)
+        return packed[i]
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
         out = thunder.jit(f)(a, b)
     assert packed
     out.backward()
+    assert sorted(unpacked) == list(range(len(packed)))  # the backward read each saved tensor through the hooks
     a2, b2 = a.detach().requires_grad_(), b.detach().requires_grad_()
     f(a2, b2).backward()
     torch.testing.assert_close((a.grad, b.grad), (a2.grad, b2.grad))

@@ -14,13 +14,10 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
+from thunder.executors.torch_copies import _printed
 from thunder.transforms.del_last_used import DEL, del_last_used
 
 __all__ = ["without_zero_cotangents"]
-
-
-def _printed(bsym) -> str:
-    return f"{bsym.sym.module}.{bsym.sym.name}"
 
 
 def _makes_new_tensor(bsym) -> bool:

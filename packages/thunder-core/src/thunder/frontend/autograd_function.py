@@ -31,7 +31,7 @@ __all__ = ["differentiable_computation"]
 class _Compiled:
     """What the autograd node needs of one cache entry."""
 
-    __slots__ = ("forward", "backward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
+    __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
                  "specialized")
@@ -39,8 +39,7 @@ class _Compiled:
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single):
         self.forward, self.nargs = forward, nargs
-        self.backward = backward_trace.python_callable()
-        # the same backward taking the saved values in one list, which it empties (see the module's docstring)
+        # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
         self.saved_outputs = tuple(i for i, p in enumerate(split.saved)
@@ -130,7 +129,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
         if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
             if unused is not None:
                 cotangents = _with_zeros(ctx, compiled, cotangents, unused)
-            grads = compiled.backward(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+            # the backward taking the saved values as arguments, compiled only for a node that ran under hooks
+            grads = compiled.backward_trace.python_callable()(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
         else:
             if saved is None:
                 raise RuntimeError(_FREED)

@@ -472,14 +472,15 @@ class JitHooks(Hooks):
         return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
     def lookaside(self, fn):
-        if self.user_lookasides and _hashable(fn):
+        hashable = _hashable(fn)  # no table holds an unhashable callable
+        if self.user_lookasides and hashable:
             replacement = self.user_lookasides.get(fn)
             if replacement is not None:
                 return replacement
         engine = engine_lookaside(fn)
         if engine is not None:
             return engine
-        if not _hashable(fn):
+        if not hashable:
             return None
         mutation = self._mutating_method(fn)
         if mutation is not None:

@@ -25,6 +25,7 @@ from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.core.pytree import tree_flatten, tree_map
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx
+from thunder.transforms.autograd import _differentiable_dtype
 
 __all__ = ["modified_saved_values"]
 
@@ -75,7 +76,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
             if tracked:
                 reached = _reached_outputs(b, {p.name for p in tensors if p.name in needs_grad})
                 if reached:
-                    needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable(o))
+                    needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable_dtype(o))
             continue
         if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
             needs_grad.update(_reached_outputs(b, {p.name for p in tensors if p.name in needs_grad}))
@@ -113,10 +114,6 @@ def _shape(p: TensorProxy) -> tuple:
     return tuple(int(pyval(d)) for d in p.shape)
 
 
-def _differentiable(p) -> bool:
-    return isinstance(p, TensorProxy) and (dtypes.is_float_dtype(p.dtype) or dtypes.is_complex_dtype(p.dtype))
-
-
 def _eager_message(b: BoundSymbol, versions: dict, count: dict, last_update: dict, restrides: set,
                    needs_grad: set) -> str | None:
     """The message eager's backward raises at ``b`` (None: it does not raise, or the replay cannot tell)."""
@@ -142,7 +139,7 @@ def _eager_message(b: BoundSymbol, versions: dict, count: dict, last_update: dic
             if x.name not in standins:
                 shape = _shape(x)
                 t = torch.zeros(shape, dtype=dtypes.to_torch_dtype(x.dtype), device=x.device.to_torch())
-                if x.name in needs_grad and _differentiable(x):
+                if x.name in needs_grad and _differentiable_dtype(x):
                     leaves_of[x.name] = t.requires_grad_()
                     if x.name in versions and replayed_update(x.name) is not None:
                         t = t.clone()  # not a leaf: eager lets it be updated in place
