@@ -33,7 +33,7 @@ class CacheEntry:
     computation, its epilogue (None when there are no writes to replay), and the traces that made them."""
 
     __slots__ = ("prologue", "computation", "epilogue", "prologue_traces", "computation_traces", "epilogue_traces",
-                 "backward_traces", "saved_for_backward", "compile_seconds", "reraises")
+                 "backward_traces", "saved_for_backward", "compile_seconds", "reraises", "written_inputs")
 
     def __init__(self, prologue, computation, epilogue, prologue_traces, computation_traces, epilogue_traces,
                  compile_seconds, backward_traces=(), saved_for_backward=(), reraises=False):
@@ -45,3 +45,6 @@ class CacheEntry:
         self.compile_seconds = compile_seconds
         # the program raises (its epilogue ends with the raise) and a copy of the exception is what eager raises
         self.reraises = reraises
+        # positions of the computation's inputs it may write into: their version counters tell whether a failed
+        # call had updated any (set by the jit; a segmented program's runner watches its own)
+        self.written_inputs: tuple = ()

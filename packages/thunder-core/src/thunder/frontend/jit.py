@@ -180,11 +180,12 @@ class ThunderFunction:
         failing op would be lost with the epilogue: the call runs eagerly instead, which makes them and raises
         eager's error. Where eager does not fail, thunder's computation was wrong to: eager's result, with a
         warning that names the error."""
-        versions = tensor_versions(inputs)
+        written = [inputs[i] for i in entry.written_inputs]
+        versions = tensor_versions(written)
         try:
             values = entry.computation(*inputs)
         except Exception as error:
-            if not self.may_run_eagerly_after(error, inputs, versions):
+            if not self.may_run_eagerly_after(error, written, versions):
                 raise
             failed = error
         else:
@@ -262,6 +263,10 @@ class ThunderFunction:
         seconds = time.perf_counter() - start
         entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
                            backward_traces, saved, reraises=template is not None)
+        if not hooks.value_reader.reads:
+            # every update of an input is a copy_to_out_ before lowering (which may turn it into an in-place store)
+            written = _updated_inputs(before_lowering)
+            entry.written_inputs = tuple(i for i, a in enumerate(traces[-1].args) if getattr(a, "name", None) in written)
         self.stats.last_compile_seconds = seconds
         self.stats.last_interpretation_seconds = interpreted - start
         inputs = prologue_fn(*args, **kwargs)
