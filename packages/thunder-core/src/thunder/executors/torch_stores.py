@@ -29,7 +29,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import memory_sets
 
-__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place"]
+__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place", "torch_operator"]
 
 # printed functional op -> the Tensor method that does it in place (same arguments after self)
 IN_PLACE_METHODS = {
@@ -85,15 +85,17 @@ def _scatter_into_view(bsyms, producer_of, update, dest):
     return q, view
 
 
-_method_symbols: dict = {}
+_operators: dict = {}
 
 
-def _method_symbol(path: str):
-    if path not in _method_symbols:
+def torch_operator(path: str):
+    """The torch executor's symbol printed as ``path(...)``, made once (a symbol made per compile would also grow
+    the caches keyed by symbol, ``tagged_symbol``'s)."""
+    if path not in _operators:
         from thunder.executors.torchex import ex
 
-        _method_symbols[path] = ex.register_operator(path)
-    return _method_symbols[path]
+        _operators[path] = ex.register_operator(path)
+    return _operators[path]
 
 
 def store_updates_in_place(trace):
@@ -143,7 +145,7 @@ def store_updates_in_place(trace):
         if early or (view is not dest and readers.get(view.name) != [op]):
             continue  # a reader after the store would see the new value early
         store = bsyms[op]
-        replace[op] = store.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(store)]), output=None)
+        replace[op] = store.replace(sym=torch_operator(IN_PLACE_METHODS[_printed(store)]), output=None)
         drop.update(allowed)
         rename[store.flat_proxy_outs[0].name] = view
         for r in results:
@@ -185,7 +187,7 @@ def scatter_into_fresh_in_place(trace):
         p = producer_of.get(fresh.name)
         if p is None or _printed(bsyms[p]) not in _FRESH or len(outs) != 1:
             continue
-        replace[i] = b.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(b)]), output=None)
+        replace[i] = b.replace(sym=torch_operator(IN_PLACE_METHODS[_printed(b)]), output=None)
         rename[outs[0].name] = fresh
     if not replace:
         return trace
