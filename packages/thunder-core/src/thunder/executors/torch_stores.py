@@ -98,16 +98,23 @@ def torch_operator(path: str):
     return _operators[path]
 
 
-def store_updates_in_place(trace):
-    bsyms = list(trace.bound_symbols)
+def _producers_and_readers(bsyms) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """name -> the position of the op that makes it; name -> the positions of the ops that read it."""
     producer_of: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
-    writes: dict[str, int] = {}
     for i, b in enumerate(bsyms):
         for o in b.flat_proxy_outs:
             producer_of[o.name] = i
         for a in b.flat_proxy_args:
             readers.setdefault(a.name, []).append(i)
+    return producer_of, readers
+
+
+def store_updates_in_place(trace):
+    bsyms = list(trace.bound_symbols)
+    producer_of, readers = _producers_and_readers(bsyms)
+    writes: dict[str, int] = {}
+    for b in bsyms:
         out = b.kwargs.get("out")
         if isinstance(out, TensorProxy):
             writes[out.name] = writes.get(out.name, 0) + 1
@@ -168,13 +175,7 @@ def scatter_into_fresh_in_place(trace):
     the trace does not return: the scatter writes into ``z`` in place and later reads of ``y`` (the trace's output
     included) read ``z``."""
     bsyms = list(trace.bound_symbols)
-    producer_of: dict[str, int] = {}
-    reads: dict[str, int] = {}
-    for i, b in enumerate(bsyms):
-        for o in b.flat_proxy_outs:
-            producer_of[o.name] = i
-        for a in b.flat_proxy_args:
-            reads[a.name] = reads.get(a.name, 0) + 1
+    producer_of, readers = _producers_and_readers(bsyms)
     outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
     replace: dict[int, object] = {}
     rename: dict[str, Proxy] = {}
@@ -182,7 +183,7 @@ def scatter_into_fresh_in_place(trace):
         if _printed(b) not in IN_PLACE_METHODS or _printed(b) == _SETITEM or not b.args:
             continue
         fresh, outs = b.args[0], b.flat_proxy_outs
-        if not isinstance(fresh, TensorProxy) or reads.get(fresh.name) != 1 or fresh.name in outputs:
+        if not isinstance(fresh, TensorProxy) or len(readers.get(fresh.name, ())) != 1 or fresh.name in outputs:
             continue
         p = producer_of.get(fresh.name)
         if p is None or _printed(bsyms[p]) not in _FRESH or len(outs) != 1:
