@@ -166,17 +166,20 @@ def test_dtype_errors_match_eager():
     x = torch.ones(2, dtype=torch.int64)
     with pytest.raises(RuntimeError) as eager:
         f(x.clone())
-    with pytest.raises(RuntimeError, match="can't be cast"):
+    with pytest.raises(RuntimeError, match="can't be cast") as got:
         thunder.jit(f)(x)
-    assert "can't be cast" in str(eager.value)
+    assert str(got.value) == str(eager.value)
 
 
 def test_broadcast_into_smaller_tensor_errors_like_eager():
     def f(x, y):
         return x.add_(y)
 
-    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+    with pytest.raises(RuntimeError) as eager:
+        f(torch.ones(3), torch.ones(2, 3))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape") as got:
         thunder.jit(f)(torch.ones(3), torch.ones(2, 3))
+    assert str(got.value) == str(eager.value)
 
 
 def test_writing_through_an_expanded_view_is_refused():

@@ -23,19 +23,21 @@ def _run(fn, args, jit):
     if diff and leaves:
         loss = sum((o.float() * (i + 1)).sum() for i, o in enumerate(diff))
         grads = torch.autograd.grad(loss, leaves, allow_unused=True)
-    return [o.detach() if isinstance(o, torch.Tensor) else o for o in outs], call_args, grads
+    requires_grad = [o.requires_grad for o in outs if isinstance(o, torch.Tensor)]
+    return [o.detach() if isinstance(o, torch.Tensor) else o for o in outs], call_args, grads, requires_grad
 
 
 def check_like_eager(fn, *args):
-    expected, eager_args, eager_grads = _run(fn, args, jit=False)
-    actual, jit_args, jit_grads = _run(fn, args, jit=True)
+    expected, eager_args, eager_grads, eager_requires_grad = _run(fn, args, jit=False)
+    actual, jit_args, jit_grads, jit_requires_grad = _run(fn, args, jit=True)
     torch.testing.assert_close(actual, expected)
+    assert jit_requires_grad == eager_requires_grad
     for j, e in zip(jit_args, eager_args):
         if isinstance(e, torch.Tensor):
             torch.testing.assert_close(j.detach(), e.detach())
+    assert (jit_grads is None) == (eager_grads is None)
     if eager_grads is not None:
-        assert jit_grads is not None
-        for j, e in zip(jit_grads, eager_grads):
+        for j, e in zip(jit_grads, eager_grads, strict=True):
             torch.testing.assert_close(j, e)
 
 

@@ -22,7 +22,8 @@ def _same(a, b) -> bool:
         return a == b
     ra = a[1] if isinstance(a[1], tuple) else (a[1],)
     rb = b[1] if isinstance(b[1], tuple) else (b[1],)
-    return all(torch.equal(x, y) and x.stride() == y.stride() for x, y in zip(ra, rb))
+    return len(ra) == len(rb) and all(
+        x.dtype == y.dtype and torch.equal(x, y) and x.stride() == y.stride() for x, y in zip(ra, rb))
 
 
 def _transposed():

@@ -108,6 +108,11 @@ CASES = {
     "index_select_float_index": ((r(3, 2), r(2)), lambda a, b: a.index_select(0, b)),
     "gather_float_index": ((r(3, 2), r(2, 2)), lambda a, b: a.gather(0, b)),
     "take_along_dim_int32_index": ((r(3, 2), r(2, 2)), lambda a, b: torch.take_along_dim(a, b.int(), 0)),
+    # addmm checks the input's shape, then the dtypes (input's, then mat1's), then the inner sizes
+    "addmm_sizes": ((r(2, 4), r(2, 3), r(5, 4)), lambda c, a, b: torch.addmm(c, a, b)),
+    "addmm_input_shape": ((r(3, 4), r(2, 3), r(3, 4)), lambda c, a, b: torch.addmm(c, a, b)),
+    "addmm_input_dtype": ((r(2, 4).double(), r(2, 3), r(5, 4)), lambda c, a, b: torch.addmm(c, a, b)),
+    "addmm_mat1_dtype": ((r(2, 4), r(2, 3).double(), r(5, 4)), lambda c, a, b: torch.addmm(c, a, b)),
 }
 
 
@@ -152,8 +157,8 @@ def test_matmul_errors_match_eager(dtypes):
         results = []
         for fn in (torch.matmul, jitted):
             try:
-                fn(a, b)
-                results.append("ok")
+                out = fn(a, b)  # ones: the products are exact, so a valid call's result is compared exactly
+                results.append(f"ok: {tuple(out.shape)} {out.dtype} {out.requires_grad} {out.detach().tolist()}")
             except Exception as e:  # noqa: BLE001 - the exception itself is compared
                 results.append(f"{type(e).__name__}: {e}")
         if results[0] != results[1]:

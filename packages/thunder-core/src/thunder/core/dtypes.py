@@ -11,6 +11,7 @@ __all__ = [
     "float64", "complex32", "complex64", "complex128", "all_dtypes", "to_torch_dtype", "from_torch_dtype",
     "is_float_dtype", "is_complex_dtype", "is_integer_dtype", "is_boolean_dtype", "is_low_precision",
     "corresponding_real_dtype", "corresponding_complex_dtype", "to_dtype", "torch_scalar_name",
+    "cpp_name",
 ]
 
 
@@ -157,14 +158,25 @@ def from_torch_dtype(td) -> dtype:
         raise KeyError(td) from None
 
 
-_TORCH_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool8": "Bool",
-                       "float16": "Half", "bfloat16": "BFloat16", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                       "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+# PyTorch's two spellings of a dtype in its error messages: the ScalarType name most print ("Float", "Long"),
+# and the C++ type a few print (mm's dtype check: "float != long int"). Thunder's own names never appear there.
+_TORCH_NAMES = {
+    "bool8": ("Bool", "bool"), "uint8": ("Byte", "unsigned char"), "int8": ("Char", "signed char"),
+    "int16": ("Short", "short int"), "int32": ("Int", "int"), "int64": ("Long", "long int"),
+    "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"), "float32": ("Float", "float"),
+    "float64": ("Double", "double"), "complex32": (None, "c10::complex<c10::Half>"),
+    "complex64": ("ComplexFloat", "c10::complex<float>"), "complex128": ("ComplexDouble", "c10::complex<double>"),
+}
 
 
 def torch_scalar_name(d) -> str:
-    """PyTorch's name of a dtype in its error messages ("Float", "Long")."""
-    return _TORCH_SCALAR_NAMES.get(d.name, d.name)
+    """PyTorch's ScalarType name of a dtype in its error messages ("Float", "Long")."""
+    return _TORCH_NAMES[d.name][0] or d.name
+
+
+def cpp_name(d) -> str:
+    """``float``, ``long int``: the name in the few messages that print the C++ type."""
+    return _TORCH_NAMES[d.name][1]
 
 
 def to_dtype(x) -> dtype | type | None:

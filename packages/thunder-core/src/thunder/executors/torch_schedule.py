@@ -19,8 +19,10 @@ ops checking data are barriers), so no other chain can observe where it ran.
 from __future__ import annotations
 
 from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.shapes import numel
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import Sets, memory_sets
+from thunder.executors.torch_stores import torch_operator
 
 __all__ = ["run_chains_one_by_one"]
 
@@ -103,7 +105,7 @@ def _chains(segment, memory, torch_ex) -> list:
         for step in zip(*([segment[i] for i in chain] for chain in group)):
             for b in step:
                 emit_sources(b)
-            grouped = _foreach(step, torch_ex, version_of) if len(step) > 1 else None
+            grouped = _foreach(step, version_of) if len(step) > 1 else None
             order.extend([grouped] if grouped is not None else step)
     return order
 
@@ -129,10 +131,7 @@ def _chain_bytes(bsyms) -> int | None:
                 seen.add(p.name)
                 if p.device.type != "cpu" or not all(isinstance(d, int) for d in p.shape):
                     return None
-                n = p.dtype.bytes
-                for d in p.shape:
-                    n *= d
-                total += n
+                total += p.dtype.bytes * numel(p.shape)
     return total
 
 
@@ -171,7 +170,7 @@ _FOREACH = {
 }
 
 
-def _foreach(step, torch_ex, version_of):
+def _foreach(step, version_of):
     """One bound symbol running the ops of ``step`` (one per chain, the same torch function) as a single
     ``torch._foreach_*`` call, or None where they do not fit one: CPU only, where a foreach op is the very loop of
     per-tensor ops (bit for bit the same), tensors of the output's shape (no broadcasting), and numbers that differ
@@ -232,10 +231,10 @@ def _foreach(step, torch_ex, version_of):
     if kinds[0] != "tensors" or ("alpha" in kwargs and (len(kinds) < 2 or kinds[1] != "tensors")):
         return None
     if in_place:
-        op = tagged_symbol(torch_ex.register_operator("thunder.executors.torch_impls.foreach_in_place"),
+        op = tagged_symbol(torch_operator("thunder.executors.torch_impls.foreach_in_place"),
                            ("side_effect",))  # it writes its first list
         return BoundSymbol(op, (f"{name}_", *args), kwargs, tuple(outs), (), first.source)
-    op = torch_ex.register_operator(f"torch.{name}")
+    op = torch_operator(f"torch.{name}")
     return BoundSymbol(op, tuple(args), kwargs, tuple(outs), (), first.source)
 
 

@@ -29,7 +29,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import memory_sets
 
-__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place"]
+__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place", "torch_operator"]
 
 # printed functional op -> the Tensor method that does it in place (same arguments after self)
 IN_PLACE_METHODS = {
@@ -85,27 +85,36 @@ def _scatter_into_view(bsyms, producer_of, update, dest):
     return q, view
 
 
-_method_symbols: dict = {}
+_operators: dict = {}
 
 
-def _method_symbol(path: str):
-    if path not in _method_symbols:
+def torch_operator(path: str):
+    """The torch executor's symbol printed as ``path(...)``, made once (a symbol made per compile would also grow
+    the caches keyed by symbol, ``tagged_symbol``'s)."""
+    if path not in _operators:
         from thunder.executors.torchex import ex
 
-        _method_symbols[path] = ex.register_operator(path)
-    return _method_symbols[path]
+        _operators[path] = ex.register_operator(path)
+    return _operators[path]
 
 
-def store_updates_in_place(trace):
-    bsyms = list(trace.bound_symbols)
+def _producers_and_readers(bsyms) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """name -> the position of the op that makes it; name -> the positions of the ops that read it."""
     producer_of: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
-    writes: dict[str, int] = {}
     for i, b in enumerate(bsyms):
         for o in b.flat_proxy_outs:
             producer_of[o.name] = i
         for a in b.flat_proxy_args:
             readers.setdefault(a.name, []).append(i)
+    return producer_of, readers
+
+
+def store_updates_in_place(trace):
+    bsyms = list(trace.bound_symbols)
+    producer_of, readers = _producers_and_readers(bsyms)
+    writes: dict[str, int] = {}
+    for b in bsyms:
         out = b.kwargs.get("out")
         if isinstance(out, TensorProxy):
             writes[out.name] = writes.get(out.name, 0) + 1
@@ -143,7 +152,7 @@ def store_updates_in_place(trace):
         if early or (view is not dest and readers.get(view.name) != [op]):
             continue  # a reader after the store would see the new value early
         store = bsyms[op]
-        replace[op] = store.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(store)]), output=None)
+        replace[op] = store.replace(sym=torch_operator(IN_PLACE_METHODS[_printed(store)]), output=None)
         drop.update(allowed)
         rename[store.flat_proxy_outs[0].name] = view
         for r in results:
@@ -166,13 +175,7 @@ def scatter_into_fresh_in_place(trace):
     the trace does not return: the scatter writes into ``z`` in place and later reads of ``y`` (the trace's output
     included) read ``z``."""
     bsyms = list(trace.bound_symbols)
-    producer_of: dict[str, int] = {}
-    reads: dict[str, int] = {}
-    for i, b in enumerate(bsyms):
-        for o in b.flat_proxy_outs:
-            producer_of[o.name] = i
-        for a in b.flat_proxy_args:
-            reads[a.name] = reads.get(a.name, 0) + 1
+    producer_of, readers = _producers_and_readers(bsyms)
     outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
     replace: dict[int, object] = {}
     rename: dict[str, Proxy] = {}
@@ -180,12 +183,12 @@ def scatter_into_fresh_in_place(trace):
         if _printed(b) not in IN_PLACE_METHODS or _printed(b) == _SETITEM or not b.args:
             continue
         fresh, outs = b.args[0], b.flat_proxy_outs
-        if not isinstance(fresh, TensorProxy) or reads.get(fresh.name) != 1 or fresh.name in outputs:
+        if not isinstance(fresh, TensorProxy) or len(readers.get(fresh.name, ())) != 1 or fresh.name in outputs:
             continue
         p = producer_of.get(fresh.name)
         if p is None or _printed(bsyms[p]) not in _FRESH or len(outs) != 1:
             continue
-        replace[i] = b.replace(sym=_method_symbol(IN_PLACE_METHODS[_printed(b)]), output=None)
+        replace[i] = b.replace(sym=torch_operator(IN_PLACE_METHODS[_printed(b)]), output=None)
         rename[outs[0].name] = fresh
     if not replace:
         return trace

@@ -12,7 +12,7 @@ import math
 
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
-from thunder.core.shapes import canonicalize_dim, canonicalize_dims, same_dims
+from thunder.core.shapes import canonicalize_dim, canonicalize_dims, numel, same_dims
 from thunder.grad.registry import register_grad
 
 __all__ = ["zeros_like", "sum_to_shape", "times_two_over"]
@@ -497,8 +497,8 @@ def _linear_grad(a, w, bias):
             return ga, gw, gbias
         ga = prims.matmul(g, w)
         # gw = sum over batch of g^T a: flatten the batch dims (a 1-D input is a batch of one)
-        g2 = prims.reshape(g, (_numel(g.shape[:-1]), g.shape[-1])) if g.ndim != 2 else g
-        a2 = prims.reshape(a, (_numel(a.shape[:-1]), a.shape[-1])) if a.ndim != 2 else a
+        g2 = prims.reshape(g, (numel(g.shape[:-1]), g.shape[-1])) if g.ndim != 2 else g
+        a2 = prims.reshape(a, (numel(a.shape[:-1]), a.shape[-1])) if a.ndim != 2 else a
         gw = prims.matmul(_mT(g2), a2)
         gbias = None
         if _tensor(bias):
@@ -506,10 +506,3 @@ def _linear_grad(a, w, bias):
         return ga, gw, gbias
 
     return out, backward
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n = n * s
-    return n

@@ -13,7 +13,7 @@ import math
 from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
-from thunder.core.shapes import canonicalize_dim, same_dims
+from thunder.core.shapes import canonicalize_dim, numel, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
 from thunder.grad.registry import register_grad, register_nondifferentiable
 
@@ -368,7 +368,7 @@ def _embedding_grad(out, input, weight, padding_idx=None, max_norm=None, norm_ty
     # (a dense gradient, also for sparse=True), except at padding_idx (PyTorch's embedding_dense_backward)
     def backward(g):
         n, d = weight.shape
-        idx = prims.reshape(input, (_numel(input.shape),)) if input.ndim != 1 else input
+        idx = prims.reshape(input, (numel(input.shape),)) if input.ndim != 1 else input
         rows = prims.reshape(g, (idx.shape[0], d))
         if scale_grad_by_freq:
             ones = prims.full((idx.shape[0],), 1, device=g.device, dtype=g.dtype)
@@ -381,13 +381,6 @@ def _embedding_grad(out, input, weight, padding_idx=None, max_norm=None, norm_ty
         return {"weight": prims.index_add(_zeros(weight.shape, weight), 0, idx, rows)}
 
     return backward
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n = n * s
-    return n
 
 
 # ---------------------------------------------------------------------------------------------

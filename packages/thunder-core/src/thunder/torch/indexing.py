@@ -10,7 +10,6 @@ from __future__ import annotations
 import torch
 
 from thunder.core import dtypes, prims
-from thunder.core.dtype_names import cpp_name
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, pyval
 from thunder.core.shapes import as_ints, broadcast_shapes, canonicalize_dim
@@ -306,7 +305,7 @@ def take_along_dim(a, indices, dim=None):
 @torchsymbol(torch.masked_fill, torch.Tensor.masked_fill, method="masked_fill")
 def masked_fill(a, mask, value):
     check(isinstance(mask, TensorProxy) and mask.dtype is dtypes.bool8,
-          lambda: f"masked_fill_ only supports boolean masks, but got mask with dtype {cpp_name(mask.dtype)}")
+          lambda: f"masked_fill_ only supports boolean masks, but got mask with dtype {dtypes.cpp_name(mask.dtype)}")
     if isinstance(value, TensorProxy):
         check(value.ndim == 0, lambda: f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
               f"{value.ndim} dimension(s).")

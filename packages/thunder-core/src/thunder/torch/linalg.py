@@ -7,7 +7,6 @@ import torch
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import TensorProxy
-from thunder.core.shapes import as_ints
 from thunder.torch import elementwise as ew
 from thunder.torch import shape_ops
 from thunder.torch.matmul_errors import check_bmm, check_linear, check_matmul, check_mm
@@ -83,8 +82,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     for name, x in (("self", input), ("mat1", mat1)):
         check(x.dtype is mat2.dtype, lambda: f"{name} and mat2 must have the same dtype, but got "
               f"{dtypes.torch_scalar_name(x.dtype)} and {dtypes.torch_scalar_name(mat2.dtype)}")
-    check(mat1.shape[1] == mat2.shape[0], lambda: f"mat1 and mat2 shapes cannot be multiplied "
-          f"({'x'.join(map(str, as_ints(mat1.shape)))} and {'x'.join(map(str, as_ints(mat2.shape)))})")
+    check_mm(mat1, mat2)  # the dtypes are equal here: its size check
     kernel = "addmm_impl_cpu_" if mat2.device.type == "cpu" else "addmm_cuda"
     check(not dtypes.is_boolean_dtype(mat2.dtype), lambda: f"\"{kernel}\" not implemented for 'Bool'", NotImplementedError)
     return _add_scaled(input, mm(mat1, mat2), beta, alpha)

@@ -12,7 +12,6 @@ import torch
 import torch.nn.functional as F
 
 from thunder.core import dtypes, prims
-from thunder.core.dtype_names import cpp_name
 from thunder.core.errors import check
 from thunder.core.proxies import torch_function_table
 from thunder.core.shapes import as_ints, canonicalize_dim, numel
@@ -231,8 +230,8 @@ def _repeat_heads(x, n):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     check(query.dtype is key.dtype is value.dtype, lambda: f"Expected query, key, and value to have the same dtype, "
-          f"but got query.dtype: {cpp_name(query.dtype)} key.dtype: {cpp_name(key.dtype)} and value.dtype: "
-          f"{cpp_name(value.dtype)} instead.")
+          f"but got query.dtype: {dtypes.cpp_name(query.dtype)} key.dtype: {dtypes.cpp_name(key.dtype)} and value.dtype: "
+          f"{dtypes.cpp_name(value.dtype)} instead.")
     check(dropout_p == 0.0, "thunder.torch.scaled_dot_product_attention has no dropout; "
           "torch.nn.functional.scaled_dot_product_attention with dropout_p > 0 is thunder.torch.randomness's",
           NotImplementedError)

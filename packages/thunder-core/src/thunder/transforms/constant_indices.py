@@ -15,6 +15,7 @@ from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.core.pytree import tree_flatten, tree_map
+from thunder.core.shapes import as_ints, numel
 from thunder.torch.opaque import OPAQUE_ID_PREFIX
 
 __all__ = ["ConstantIndices"]
@@ -78,7 +79,7 @@ class ConstantIndices:
         tensors = [x for x in bsym.flat_proxy_args if isinstance(x, TensorProxy)]
         if not any(self._constant(x) is not None for x in tensors):
             return
-        if sum(_numel(x) for x in tensors) > _MOST_ELEMENTS:
+        if sum(numel(as_ints(x.shape)) for x in tensors) > _MOST_ELEMENTS:
             return
         from thunder.transforms.layouts import _eager_call
 
@@ -110,10 +111,3 @@ class ConstantIndices:
                 raise type(e)(*e.args) from None
             except Exception:  # an error eager raises for other values, or a call this run cannot make
                 return
-
-
-def _numel(p: TensorProxy) -> int:
-    n = 1
-    for d in p.shape:
-        n *= pyval(d)
-    return n
