@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from thunder.core.dtypes import cpp_name, torch_scalar_name as scalar_name
+from thunder.core.dtypes import cpp_name
+from thunder.core.dtypes import torch_scalar_name as scalar_name
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.shapes import broadcast_shapes
