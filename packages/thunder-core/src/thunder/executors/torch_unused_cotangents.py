@@ -67,7 +67,7 @@ def without_zero_cotangents(backward_trace, zero_names: frozenset):
                     and readers.get(other.name) == 1 + ("out" in b.kwargs)
                     and other.name in producer and _makes_new_tensor(producer[other.name])
                     and _same_layout(out, other)):
-                rename[out.name] = other
+                rename[out.name] = rename.get(other.name, other)  # an add removed before: its own operand
                 continue
         kept.append(b)
     if not rename:
