@@ -68,12 +68,14 @@ def optimizer_step():
     path, d = newest("optimizer")
     rows, series = [], {"thunder": {}}
     for case, r in d["cases"].items():
-        rows.append([case, r["tensors"], f"{r['parameters']:,}", r["eager_ms"], r["thunder_ms"],
-                     _ratio(r["thunder_over_eager"]), r["thunder_first_call_ms"]])
-        series["thunder"][case] = r["thunder_over_eager"]
+        eager, compiled, thunder = r["eager"], r["torch.compile"], r["thunder"]
+        rows.append([case, r["tensors"], f"{r['parameters']:,}", eager["step_ms"], compiled["step_ms"],
+                     thunder["step_ms"], _ratio(thunder["over_eager"]), thunder["first_call_ms"]])
+        series["thunder"][case] = thunder["over_eager"]
     text = "\n\n".join([
-        f"`thunder.jit(optimizer.step)` vs eager, median ms per step (`benchmarks/optimizer_step.py`, `{path.name}`).",
-        _table(["optimizer", "tensors", "parameters", "eager ms", "thunder ms", "thunder / eager",
+        f"`thunder.jit(optimizer.step)` vs eager and torch.compile, median ms per step (`benchmarks/optimizer_step.py`, "
+        f"`{path.name}`).",
+        _table(["optimizer", "tensors", "parameters", "eager ms", "torch.compile ms", "thunder ms", "thunder / eager",
                 "thunder first call ms"], rows),
         _machine(d["machine"], d["date"])])
     return f"Optimizer step ({d['date'][:10]})", text, series
