@@ -508,3 +508,23 @@ def test_a_continuation_reads_a_size_named_anew_from_the_tensor_handed_over(fn):
     jfn = thunder.jit(fn, cache="symbolic values")
     for t in (torch.ones(2), -torch.ones(2), torch.ones(3), -torch.ones(3), torch.ones(2), torch.randn(3)):
         check_like_eager(fn, t, jfn=jfn)
+
+
+def test_a_size_computed_from_a_size_made_before_the_split_crosses_it_under_symbolic_values():
+    # fuzz seed 264041: after the split at the mask, the reshape's size s0 * i2 reads i2, the width of a view made in
+    # the segment before; the segment must take i2 as input (it raised UnboundLocalError and ran eagerly)
+    def f(t):
+        v0 = torch.full(t.shape, 0.5)
+        v1 = v0[..., ::2]
+        v1.zero_()
+        v0[v0 > 0] = 0
+        v4 = v1.reshape(v1.shape[0], -1)
+        v5 = v4[1:]
+        v5.clamp_(max=0.25)
+        return v4 + t[..., ::2], v5
+
+    jfn = thunder.jit(f, cache="symbolic values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for shape in ((3, 4), (3, 4), (2, 3), (4, 5)):
+            check_like_eager(f, torch.randn(shape), jfn=jfn)

@@ -99,11 +99,15 @@ def uses(bsyms, tail) -> dict:
                         used.setdefault(d.name, d)
 
     for bsym in bsyms:
+        # sizes its decomposition computes (cat's 2 * s0) are defined where the symbol runs, from numbers that may
+        # come from an earlier segment (a reshape's ``s0 * i2``, ``i2`` a size of a view made before the split)
+        for d in bsym.number_definitions():
+            for p in d.flat_proxy_args:
+                use(p)
+            defined.update(o.name for o in d.flat_proxy_outs)
         for p in bsym.flat_proxy_args:
             use(p)
         defined.update(o.name for o in bsym.flat_proxy_outs)
-        # sizes its decomposition computes (cat's 2 * s0): dispatch keeps them defined where the symbol runs
-        defined.update(o.name for d in bsym.number_definitions() for o in d.flat_proxy_outs)
     for p in tail:
         if isinstance(p, Proxy):
             use(p)
