@@ -557,6 +557,41 @@ def test_an_input_reaching_only_outputs_the_loss_does_not_use_gets_no_gradient(c
         torch.testing.assert_close((a.grad, b.grad), (ae.grad, be.grad))
 
 
+@pytest.mark.parametrize("zero_derivative", [torch.floor, torch.ceil, torch.round, torch.trunc, torch.sign])
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_an_input_reaching_a_used_output_through_a_zero_derivative_op_gets_zeros(zero_derivative, cache):
+    # eager's graph runs through floor (its derivative is zero) and gives x a zero gradient; thunder's backward has no
+    # op on that path, which once read as "x reaches only the unused output" and gave None (fuzz seed 265869)
+    def f(x):
+        return x * 2, zero_derivative(x) * 3
+
+    jf = thunder.jit(f, cache=cache)
+    for which in (0, 1):
+        (x,) = _leaves((3,))
+        (xe,) = _clone_leaves([x])
+        jf(x)[which].sum().backward()
+        f(xe)[which].sum().backward()
+        torch.testing.assert_close(x.grad, xe.grad)
+
+
+def test_an_input_reaching_a_used_output_of_a_later_segment_through_floor_gets_zeros():
+    # fuzz seed 265869: the split at unique hands t1 * t0 (unused after) and floor's result over; the loss reaches
+    # t1 only through floor
+    def f(t0, t1):
+        v2 = t1 * t0  # noqa: F841 (live at the split, unused after)
+        v4 = torch.stack([torch.floor(t1), t1.floor() * 2], -1)
+        v4[0].unique()
+        return torch.cumsum(v4, 2).reciprocal()
+
+    for cache in ("constant values", "symbolic values"):
+        _, t1 = _leaves((3, 4), (3, 4))
+        (t1e,) = _clone_leaves([t1])
+        t0 = torch.rand(3, 4) > 0.5
+        thunder.jit(f, cache=cache)(t0, t1).sum().backward()
+        f(t0, t1e).sum().backward()
+        torch.testing.assert_close(t1.grad, t1e.grad)
+
+
 def test_a_value_handed_over_a_split_and_unused_gives_its_input_no_gradient():
     def f(t0, t1):
         m = t1.mean()  # noqa: F841 - live at the split, so handed over to the next segment, which does not use it

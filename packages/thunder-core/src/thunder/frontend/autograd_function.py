@@ -53,7 +53,8 @@ class _Compiled:
         if len(outs) > 1 and all(isinstance(p, TensorProxy) for p in outs):
             self.static_shapes = all(isinstance(d, int) for p in outs for d in p.shape)
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
-            self.cotangents_used = _cotangents_used(backward_trace, len(split.saved))
+            self.cotangents_used = _cotangents_used(backward_trace, len(split.saved), split.forward,
+                                                    differentiable_inputs, differentiable_outputs)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
@@ -162,21 +163,46 @@ def _with_zeros(ctx, compiled, cotangents, positions) -> list:
             for k, (c, make, shape) in enumerate(zip(cotangents, compiled.zero_cotangents, shapes))]
 
 
-def _cotangents_used(backward_trace, n_saved: int) -> tuple:
-    """For each gradient the backward returns, the positions of the output cotangents it is computed from."""
+def _cotangents_used(backward_trace, n_saved: int, forward_trace, differentiable_inputs, differentiable_outputs):
+    """For each gradient the backward returns, the positions of the output cotangents eager's graph would reach
+    its input from: those the backward computes it from, and the outputs its input reaches in the forward through
+    tensors that require grad (a zero-derivative op, ``floor``, leaves no trace in the backward, yet eager's graph
+    runs through it and gives a zero gradient, not None)."""
     from thunder.core.proxies import Proxy
 
-    deps = {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:]) if isinstance(p, Proxy)}
-    for b in backward_trace.bound_symbols:
+    deps = _dependencies(backward_trace, {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:])
+                                          if isinstance(p, Proxy)})
+    out = backward_trace.output
+    from_backward = [deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
+                     for g in (out if isinstance(out, (tuple, list)) else (out,))]
+    args = forward_trace.args
+    reached = _dependencies(forward_trace, {args[i].name: frozenset((n,)) for n, i in enumerate(differentiable_inputs)
+                                            if isinstance(args[i], Proxy)}, through_grad_only=True)
+    from_forward = [set() for _ in from_backward]
+    flat = forward_trace.output[0]
+    for k, i in enumerate(differentiable_outputs):
+        for n in reached.get(getattr(flat[i], "name", None), ()):
+            if n < len(from_forward):
+                from_forward[n].add(k)
+    return tuple(b | frozenset(f) for b, f in zip(from_backward, from_forward))
+
+
+def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
+    """name -> the union of ``deps`` of the values each value of ``trace`` is computed from (``through_grad_only``:
+    through tensors that require grad, as eager's autograd graph)."""
+    from thunder.core.proxies import Proxy
+
+    for b in trace.bound_symbols:
         d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
+        if not d:
+            continue
         outs = b.flat_proxy_outs
         if not outs and b.args and isinstance(b.args[0], Proxy):
             outs = (b.args[0],)  # an in-place store (``index_put_(zeros, ...)``, executors/torch_stores.py)
         for o in outs:
-            deps[o.name] = deps.get(o.name, frozenset()) | d
-    out = backward_trace.output
-    return tuple(deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
-                 for g in (out if isinstance(out, (tuple, list)) else (out,)))
+            if not through_grad_only or (isinstance(o, TensorProxy) and o.requires_grad):
+                deps[o.name] = deps.get(o.name, frozenset()) | d
+    return deps
 
 
 def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
