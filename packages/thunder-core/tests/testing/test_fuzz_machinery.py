@@ -54,6 +54,19 @@ def test_normwise_comparison_of_gradients_allows_rounding_of_the_largest_terms()
     assert "values differ" in first_difference(eager, torch.tensor([3.0, 1e-2]), normwise=True)
 
 
+def test_a_float64_output_computed_in_float32_is_compared_with_float32_tolerance():
+    # fuzz seed 265556: sigmoid of float32 values (the example executor's, through tanh) differs from eager's by an
+    # ulp, then converted to float64; the program's lowest precision bounds the comparison, in containers too
+    x = torch.tensor([2.5059, 4.3381], dtype=torch.float64)
+    noisy = x + 4.8e-7
+    assert "values differ" in first_difference((x,), (noisy,))
+    assert first_difference((x,), (noisy,), tolerance_dtype=torch.float32) is None
+    assert first_difference({"a": [x]}, {"a": [noisy]}, tolerance_dtype=torch.float32) is None
+    assert "values differ" in first_difference((x,), (x * 1.01,), tolerance_dtype=torch.float32)
+    float32_then_double = _program(["v0 = torch.sigmoid(t0 * 3).double().cumsum(-1)"], ["v0"])
+    assert run_program(float32_then_double, executors=["example", "torch"]).cls == MATCH
+
+
 def test_a_differing_gradient_passes_only_when_as_accurate_as_eagers_against_float64():
     # fuzz seeds 203646 (eager's gradient of t0 / t0 is rounding noise, thunder's exact) and 200690, 207711 (a
     # gradient summed over a bfloat16 tensor: eager rounds the sum to bfloat16, thunder sums in float32)

@@ -27,14 +27,16 @@ def first_difference(eager, thunder, where: str = "output", tolerance_dtype=None
         if len(eager) != len(thunder):
             return f"{where}: length {len(thunder)}, eager {len(eager)}"
         for i, (e, t) in enumerate(zip(eager, thunder)):
-            found = first_difference(e, t, f"{where}[{i}]")
+            found = first_difference(e, t, f"{where}[{i}]", tolerance_dtype, normwise)
             if found:
                 return found
         return None
     if isinstance(eager, dict):
         if list(eager) != list(thunder):
             return f"{where}: keys {list(thunder)}, eager {list(eager)}"
-        return next((d for k in eager if (d := first_difference(eager[k], thunder[k], f"{where}[{k!r}]"))), None)
+        return next((d for k in eager
+                     if (d := first_difference(eager[k], thunder[k], f"{where}[{k!r}]", tolerance_dtype, normwise))),
+                    None)
     if isinstance(eager, float):
         same = math.isclose(eager, thunder, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(eager) and math.isnan(thunder))
         return None if same else f"{where}: value {thunder!r}, eager {eager!r}"

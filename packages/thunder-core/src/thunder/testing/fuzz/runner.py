@@ -136,10 +136,10 @@ def _reference_grads(program: Program, call, seed: int) -> list | None:
     return [a.grad if isinstance(a, torch.Tensor) else None for a in args]
 
 
-def _lowest_precision(*values) -> torch.dtype:
-    """The float dtype with the widest tolerance among the tensors in ``values`` (float32 at least)."""
-    dtypes = {t.dtype for t in _tensor_leaves(list(values)) if t.dtype in TOLERANCES} | {GRAD_DTYPE}
-    return max(dtypes, key=lambda d: TOLERANCES[d][0])
+def _lowest_precision(*values, at_least=GRAD_DTYPE) -> torch.dtype | None:
+    """The float dtype with the widest tolerance among the tensors in ``values`` and ``at_least`` (None: no float)."""
+    dtypes = {t.dtype for t in _tensor_leaves(list(values)) if t.dtype in TOLERANCES} | ({at_least} - {None})
+    return max(dtypes, key=lambda d: TOLERANCES[d][0], default=None)
 
 
 def _as_accurate(eager: torch.Tensor, thunder: torch.Tensor, reference, dtype: torch.dtype) -> bool:
@@ -229,7 +229,10 @@ def _compare_call(eager_out, eager_error, thunder_out, thunder_error, eager_args
             return Outcome(MISMATCH, f"no exception, eager {type(eager_error).__name__}: {eager_error!s:.200}")
         found = _compare_exceptions(eager_error, thunder_error)
     else:
-        found = first_difference(eager_out, thunder_out)
+        # a float64 output may be computed in float32 or bfloat16 and converted last (``v.to(torch.float64)``):
+        # compared with the tolerance of the lowest precision among the program's tensors
+        found = first_difference(eager_out, thunder_out, tolerance_dtype=_lowest_precision(eager_out, eager_args,
+                                                                                           at_least=None))
         found = Outcome(MISMATCH, found) if found else None
     for i, (e, t) in enumerate(zip(eager_args, thunder_args)):
         found = found or _as_mismatch(first_difference(e, t, f"input {i} after the call"))
