@@ -291,3 +291,22 @@ def test_a_copy_of_a_view_read_after_the_viewed_input_is_updated():
         eager_in, jit_in = make(), make()
         torch.testing.assert_close(thunder.jit(fn)(jit_in), fn(eager_in))
         torch.testing.assert_close(jit_in, eager_in)
+
+
+OVERLAP_BEFORE_SHAPES = {
+    # fuzz seed 280104: eager checks the memory overlap before the shapes; each write also fails the shape check
+    "copy_ of a chunk from its base": lambda t: t[1:].chunk(2, 0)[-1].copy_(t),
+    "add_ of the base into a slice": lambda t: t[1:3].add_(t),
+    "mul_ of a row by its base": lambda t: t[0].mul_(t.T),
+    "copy_ of a slice from a wider slice": lambda t: t[:2].copy_(t[1:]),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERLAP_BEFORE_SHAPES))
+def test_an_overlapping_write_of_a_wrong_shape_raises_eagers_overlap_error(name):
+    fn = OVERLAP_BEFORE_SHAPES[name]
+    with pytest.raises(RuntimeError) as eager:
+        fn(torch.arange(10.0).reshape(5, 2))
+    with pytest.raises(RuntimeError) as compiled:
+        thunder.jit(fn)(torch.arange(10.0).reshape(5, 2))
+    assert str(compiled.value) == str(eager.value)

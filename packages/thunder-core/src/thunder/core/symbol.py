@@ -107,6 +107,11 @@ class Symbol:
                 output = self.meta(*args, **kwargs)
             except Exception:
                 trace.scopes[-2].extend(_numbers_computed(scope))
+                if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None:
+                    # eager checks an in-place write's memory overlap before its shapes (TensorIterator does):
+                    # the overlap error, where eager gives it, is the program's rather than the meta's
+                    trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
+                                                trace.current_location()))
                 raise
             finally:
                 trace.decomposing -= 1
