@@ -310,3 +310,25 @@ def test_an_overlapping_write_of_a_wrong_shape_raises_eagers_overlap_error(name)
     with pytest.raises(RuntimeError) as compiled:
         thunder.jit(fn)(torch.arange(10.0).reshape(5, 2))
     assert str(compiled.value) == str(eager.value)
+
+
+def test_an_overlapping_write_of_a_wrong_shape_under_symbolic_values_raises_eagers_error():
+    # fuzz seed 301272: the overlap check asked after the meta failed constrained sizes of the failed meta's scope,
+    # and the prologue read a number it never defined (NameError); with symbolic sizes it is not asked
+    def f(t0):
+        v2 = t0 > t0
+        v2.copy_(v2.chunk(2, -1)[-1])
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for shape in ((2, 2), (2, 2), (3, 5), (4, 6)):
+        try:
+            f(torch.randn(shape))
+            eager = None
+        except RuntimeError as error:
+            eager = str(error)
+        if eager is None:
+            jf(torch.randn(shape))
+        else:
+            with pytest.raises(RuntimeError) as compiled:
+                jf(torch.randn(shape))
+            assert str(compiled.value) == eager

@@ -69,6 +69,16 @@ CASES = {
     "view of a transposed stack of matmul results": lambda x: torch.stack([x @ x.t(), x @ x.t() * 2], -1).mT.view(-1),
     "view of a transposed matmul result": lambda x: (x.t() @ x).t().view(-1),
     "view of a reduction's transposed row that is viewable": lambda x: x.sum(0, keepdim=True).t().view(-1),
+    # fuzz seed 300737: the index of gather made with a dtype argument (zeros_like(v, dtype=torch.long)) is replayed
+    # with torch's dtype, so gather's layout is known and the view fails as in eager
+    "view of a transposed gather with a zeros_like index": lambda x: (
+        lambda v: torch.gather(v, 0, torch.zeros_like(v, dtype=torch.long)).mT.view(-1))(
+        torch.einsum("...i,...i->...", x.reshape(2, 2, 3), x.reshape(2, 2, 3)) + 0.5),
+    # fuzz seed 301412: a write into a row of a full_like of a converted (.int()) transposed tensor from another part
+    # of that row: eager checks no overlap for the strided row; the layout is replayed through .int()
+    "write between parts of a row of a full_like of a converted transpose": lambda x: (
+        lambda v: (v.add_(torch.arange(4, dtype=torch.int32)), v.__setitem__(torch.tensor([0]), v[1:2]),
+                   v.clone(memory_format=torch.contiguous_format))[2])(torch.full_like(x.t().int(), 1)[0]),
 }
 
 

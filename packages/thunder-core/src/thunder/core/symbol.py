@@ -14,7 +14,7 @@ nested ``def`` whose name the printed call passes in its place.
 
 from __future__ import annotations
 
-from thunder.core.proxies import NumberProxy, Proxy
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 
 __all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace", "tagged_symbol"]
@@ -107,9 +107,11 @@ class Symbol:
                 output = self.meta(*args, **kwargs)
             except Exception:
                 trace.scopes[-2].extend(_numbers_computed(scope))
-                if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None:
+                if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None \
+                        and _static_shapes(args):
                     # eager checks an in-place write's memory overlap before its shapes (TensorIterator does):
-                    # the overlap error, where eager gives it, is the program's rather than the meta's
+                    # the overlap error, where eager gives it, is the program's rather than the meta's. With
+                    # symbolic sizes the check would constrain numbers of the failed meta's scope: not asked.
                     trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
                                                 trace.current_location()))
                 raise
@@ -126,6 +128,10 @@ class Symbol:
                 raise
         trace.scopes[-1].append(bsym)
         return output
+
+
+def _static_shapes(args) -> bool:
+    return all(isinstance(d, int) for a in args if isinstance(a, TensorProxy) for d in a.shape)
 
 
 def _numbers_computed(bsyms) -> list:

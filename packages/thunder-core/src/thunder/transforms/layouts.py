@@ -88,6 +88,17 @@ def _table_call(sym_id: str):
     return _CALLS.get(sym_id)
 
 
+def _meta_argument(x):
+    """A non-tensor argument of a symbol as the torch call on meta stand-ins takes it."""
+    if isinstance(x, NumberProxy):
+        return pyval(x)
+    if isinstance(x, dtypes.dtype):
+        return dtypes.to_torch_dtype(x)
+    if isinstance(x, Device):
+        return torch.device("meta")
+    return x
+
+
 def _eager_call(bsym: BoundSymbol):
     """The torch callable eager runs for ``bsym``: the torch function the symbol stands for, else (an opaque
     call) the one the torch executor runs. None: not known."""
@@ -309,7 +320,7 @@ class Layouts:
         """The stand-in of ``x`` with eager's strides, replaying the ops that made it where it is not known; ``x``
         itself where that cannot be done."""
         if not isinstance(x, TensorProxy):
-            return pyval(x) if isinstance(x, NumberProxy) else x
+            return _meta_argument(x)
         entry = self._entry(x)
         if entry is not None:
             inputs.update(entry[2])
@@ -324,7 +335,7 @@ class Layouts:
             inputs.update(sizes)
             self._known[id(x)] = (x, rule(x), frozenset(sizes))
             return self._entry(x)[1]
-        fn = _table_call(b.sym.id)
+        fn = _eager_call(b)
         if fn is None:
             return x
         args, kwargs = tree_map(lambda y: self._replayed_standin(y, inputs), (b.args, b.kwargs))
@@ -521,13 +532,9 @@ class Layouts:
                     return self.meta(x)
                 if isinstance(x, NumberProxy):
                     return self._value(x)
-                if isinstance(x, dtypes.dtype):
-                    return dtypes.to_torch_dtype(x)
-                if isinstance(x, Device):
-                    return torch.device("meta")
                 if isinstance(x, slice):  # indexing keys: their bounds may be symbolic numbers
                     return slice(*(self._value(v) for v in (x.start, x.stop, x.step)))
-                return x
+                return _meta_argument(x)
 
             try:
                 out = fn(*tree_map(convert, bsym.args), **tree_map(convert, bsym.kwargs))
