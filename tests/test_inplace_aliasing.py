@@ -332,3 +332,29 @@ def test_an_overlapping_write_of_a_wrong_shape_under_symbolic_values_raises_eage
             with pytest.raises(RuntimeError) as compiled:
                 jf(torch.randn(shape))
             assert str(compiled.value) == eager
+
+
+EMPTY_WRITES = {
+    # fuzz seed 302082: an index into a dimension of size 0 fails inside eager's index_fill_ with a message naming
+    # the view's storage offset and size, which the out-of-place form (a fresh tensor) names differently
+    "index_fill_ of an empty slice of a reduction": lambda t: t.max().flatten()[1:].index_fill_(0, torch.tensor([0]), 9),
+    "index_fill_ of an empty slice of an input": lambda t: (t[2:].index_fill_(0, torch.tensor([0]), 9), t)[1],
+    "index_fill_ of an empty slice with no index": lambda t: (t[2:].index_fill_(0, torch.tensor([], dtype=torch.long),
+                                                                               9), t * 2)[1],
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_WRITES))
+def test_in_place_writes_into_empty_views_like_eager(name):
+    fn = EMPTY_WRITES[name]
+    try:
+        expected = fn(torch.arange(2))
+        eager_error = None
+    except RuntimeError as error:
+        eager_error = str(error)
+    if eager_error is None:
+        torch.testing.assert_close(thunder.jit(fn)(torch.arange(2)), expected)
+    else:
+        with pytest.raises(RuntimeError) as compiled:
+            thunder.jit(fn)(torch.arange(2))
+        assert str(compiled.value) == eager_error

@@ -28,7 +28,7 @@ import torch
 from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
-from thunder.core.pytree import tree_flatten, tree_map
+from thunder.core.pytree import tree_flatten, tree_map, tree_unflatten
 from thunder.core.symbol import BoundSymbol
 
 __all__ = ["Layouts", "MAYBE_VIEWS"]
@@ -271,6 +271,11 @@ class Layouts:
                             self._check_overlapping_write(fn, args, kwargs, set())
                         except RuntimeError as guessed:
                             self._check_overlapping_write_by_replay(fn, bsym, guessed)
+                        if args[0].numel() == 0:  # eager's error names the real storage: replayed
+                            inputs: set = set()
+                            replayed = tree_map(lambda x: self._replayed_standin(x, inputs), (bsym.args, bsym.kwargs))
+                            if not any(isinstance(x, TensorProxy) for x in tree_flatten(replayed)[0]):
+                                self._check_write_into_empty(fn, bsym, replayed, inputs)
                     return
                 try:
                     metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
@@ -403,6 +408,8 @@ class Layouts:
         if "inplace" in bsym.sym.tags:
             if args and isinstance(args[0], torch.Tensor):
                 self._check_overlapping_write(fn, args, kwargs, inputs)
+                if args[0].numel() == 0:
+                    self._check_write_into_empty(fn, bsym, (args, kwargs), inputs)
             return  # the result is the updated tensor itself, whose layout is known
         if bsym.sym.id not in _VIEWS and self._all_contiguous(args, kwargs):
             # The common case, decided without running a meta kernel (the first non-view meta kernel imports
@@ -443,6 +450,39 @@ class Layouts:
         shapes = {tuple(pyval(d) for d in o.shape) for o in outs}
         return len(shapes) == 1 and all(tuple(x.shape) in shapes or x.numel() <= 1
                                         for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor))
+
+    def _check_write_into_empty(self, fn, bsym, standins, inputs) -> None:
+        """An in-place write into an empty tensor writes nothing, yet eager may fail: ``index_fill_`` with an index
+        into a dimension of size 0 fails inside its restride, with a message naming the tensor's storage offset and
+        size. The call runs on an empty tensor of the same layout and storage size, with the values of the constant
+        tensors among its arguments (indices made by ``torch.tensor``); eager's error, if any, is the program's.
+        Not checked where another tensor argument's values are not known."""
+        from thunder.core.trace import get_tracectx
+
+        constants = getattr(get_tracectx(), "constant_indices", None)
+        proxies = tree_flatten((bsym.args, bsym.kwargs))[0]
+        leaves, spec = tree_flatten(standins)
+        if constants is None or len(proxies) != len(leaves):
+            return
+        target = leaves[0]
+        memory = torch.zeros(target.untyped_storage().nbytes(), dtype=torch.uint8).untyped_storage()
+        real = [torch.empty(0, dtype=target.dtype).set_(memory, target.storage_offset(), target.shape, target.stride())]
+        for p, leaf in zip(proxies[1:], leaves[1:]):
+            if isinstance(p, TensorProxy):
+                leaf = constants._constant(p)
+                if leaf is None:
+                    return
+            real.append(leaf)
+        args, kwargs = tree_unflatten(real, spec)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # eager's deprecation warnings come when the program runs
+            try:
+                fn(*args, **kwargs)
+            except (RuntimeError, IndexError):
+                self.rely_on(inputs)
+                raise
 
     def _check_overlapping_write(self, fn, args, kwargs, inputs) -> None:
         """An in-place update of a tensor whose elements share memory (an expanded view), or that reads a tensor
