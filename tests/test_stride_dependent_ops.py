@@ -246,3 +246,19 @@ def test_layout_answers_under_symbolic_values_hold_for_the_sizes_they_were_made_
     for n in (1, 3, 2, 1, 0, 4):
         e, g = _outcome(f, (make(n),)), _outcome(jf, (make(n),))
         assert e[0] == g[0] and (e == g if e[0] == "raised" else str(e[1]) == str(g[1])), (n, e, g)
+
+
+def test_contiguous_of_a_view_of_symbolic_sizes_is_decided_for_each_call():
+    # fuzz seed 304882: x[1:-1:2].mT is contiguous for one row only (a 3 x 3 input), so its contiguous() is the view
+    # itself there and a copy for a 6 x 6 input; the entry under symbolic values must not keep the first answer
+    def f(t0):
+        v3 = torch.tanh(t0)[1:-1:2]
+        v7 = v3.mT.contiguous()
+        v7[..., 0] = 0.5
+        return v7, v3.diagonal()
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for n in (3, 6, 3, 7, 5):
+        x = torch.randn(n, n)
+        for e, t in zip(f(x), jf(x)):
+            assert torch.equal(e, t)

@@ -229,7 +229,7 @@ def contiguous(a, memory_format=None):
 def _contiguous_method(a, memory_format=torch.contiguous_format):
     # eager returns the tensor itself when it is contiguous (the same object: identity, requires_grad, a leaf)
     layouts = get_tracectx().layouts
-    if memory_format is torch.contiguous_format and layouts is not None and layouts.is_contiguous(a, replay=False):
+    if memory_format is torch.contiguous_format and layouts is not None and layouts.is_contiguous_for_every_call(a):
         return a
     return contiguous(a) if memory_format is torch.contiguous_format else contiguous(a, memory_format=memory_format)
 
