@@ -228,3 +228,30 @@ def test_validity_checks_of_symbolic_numbers_hold_on_later_calls(name):
             assert str(info.value) == str(e)
             continue
         torch.testing.assert_close(jf(v), expected)
+
+
+def test_sizes_a_grad_rule_traces_again_keep_the_names_later_ops_read():
+    # fuzz seed 304528: chunk's forward, traced again by its grad rule, named its output's width anew; the strided
+    # slice of that output computed its size from the traced name, defined nowhere (UnboundLocalError)
+    import warnings
+
+    from thunder.frontend.jit import CompiledProgramFailedWarning
+
+    def f(t1):
+        v1 = t1.chunk(2, 1)[-1]
+        v2 = v1[:, ::2]
+        torch.hstack([v1, v2])  # an opaque call with torch autograd, whose output is unused
+        return t1 * 2
+
+    jf = thunder.jit(f, cache="symbolic values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", CompiledProgramFailedWarning)
+        for shape in ((3, 2), (3, 2), (5, 5), (4, 7)):
+            x = torch.randn(shape, requires_grad=True)
+            xe = x.detach().clone().requires_grad_()
+            out, expected = jf(x), f(xe)
+            torch.testing.assert_close(out, expected)
+            out.sum().backward()
+            expected.sum().backward()
+            torch.testing.assert_close(x.grad, xe.grad)

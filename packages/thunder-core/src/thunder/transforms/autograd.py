@@ -272,6 +272,7 @@ class _Differentiator:
                 else:  # the rule returned an existing value: later reads of old read it
                     self.env[old.name] = new
                     aliased.add(old.name)
+        made |= self._sizes_named_as_traced(scope, new_flat, old_flat)
         rename = {k: v for k, v in self.rename.items() if k in made}
         for s in scope:
             s = swap_proxies(s, rename) if rename else s
@@ -296,6 +297,27 @@ class _Differentiator:
             return pairs
 
         self.tape.append((b, outs, backprop))
+
+    def _sizes_named_as_traced(self, scope, new_flat, old_flat) -> set:
+        """The rule traced the symbol again, naming the symbolic sizes it computes anew (chunk's ``i14`` for the
+        ``i7`` of the traced outputs' shapes): each takes the traced name, which later symbols read (the sizes of a
+        slice of the output). Returns the names renamed. A traced name defined before (an input's size) stays."""
+        computed = {o.name for s in scope for d in s.number_definitions() for o in d.flat_proxy_outs}
+        pairs = [(dn, do) for new, old in zip(new_flat, old_flat)
+                 if isinstance(new, TensorProxy) and isinstance(old, TensorProxy)
+                 for dn, do in zip(new.shape, old.shape)
+                 if isinstance(dn, NumberProxy) and isinstance(do, NumberProxy) and dn.name != do.name
+                 and dn.name in computed]
+        if not pairs:
+            return set()
+        defined = {p.name for p in self.fw.args} | {o.name for b in self.fw.bound_symbols for o in b.flat_proxy_outs} \
+            | {o.name for b in self.fw.bound_symbols for d in b.number_definitions() for o in d.flat_proxy_outs}
+        renamed = set()
+        for dn, do in pairs:
+            if do.name not in defined and dn.name not in self.rename:
+                self.rename[dn.name] = do
+                renamed.add(dn.name)
+        return renamed
 
     def _island(self, b: BoundSymbol) -> None:
         from thunder.grad.torch_island import backward_symbol, island_symbol
