@@ -528,3 +528,18 @@ def test_a_size_computed_from_a_size_made_before_the_split_crosses_it_under_symb
         warnings.simplefilter("error")
         for shape in ((3, 4), (3, 4), (2, 3), (4, 5)):
             check_like_eager(f, torch.randn(shape), jfn=jfn)
+
+
+def test_a_layout_question_about_a_view_sized_by_a_read_keeps_its_check_out_of_the_prologue():
+    # fuzz seed 304000: the update of a narrow view of unique's result makes functionalization ask the view's layout,
+    # which constrains unique's size; the prologue cannot compute that size (it read prims.item: "no executor")
+    def f(t0, t1):
+        v0 = t0.unique()
+        v1 = v0 / t1
+        v2 = v0.narrow(0, 0, 1)
+        v2.mul_(2)
+        return v2 == v1, v0 * t1
+
+    jfn = thunder.jit(f)
+    for t0 in (torch.randn(2, 2), torch.ones(2, 2), torch.randn(2, 2), torch.tensor([[1.0, 2.0], [2.0, 1.0]])):
+        check_like_eager(f, t0, torch.tensor(0.5, requires_grad=True), jfn=jfn)

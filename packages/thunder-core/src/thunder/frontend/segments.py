@@ -25,7 +25,7 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
-from thunder.frontend.size_guards import size_read_guards, sizes_check
+from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
 __all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "SegmentedProgram"]
@@ -105,6 +105,7 @@ class SegmentedProgram:
 
         reads = reads if reads is not None else self.reads
         size_read_guards(computation, reads)
+        constraints_before_lowering = len(computation.constraints)
         pieces = _pieces(prepared)
         pre_markers = [b for b in computation.bound_symbols if b.sym is segment_end]
         if len(pieces) - 1 != len(reads) or len(pre_markers) != len(reads):
@@ -176,6 +177,7 @@ class SegmentedProgram:
                 carrying |= segment.carrying_grad
             segment.saved = tuple(split.saved) if split is not None else ()
             path.segments.append(segment)
+        exact_where_constrained_later(computation, reads, constraints_before_lowering)
         return path
 
     def start(self, path: _Path, epilogue, prologue_trace, computation):

@@ -7,7 +7,7 @@ from thunder.core import prims
 from thunder.core.proxies import NumberProxy, Proxy
 from thunder.frontend.value_reads import segment_end
 
-__all__ = ["size_read_guards", "sizes_check"]
+__all__ = ["size_read_guards", "sizes_check", "exact_where_constrained_later"]
 
 
 def _as_number(a, dtype):
@@ -25,23 +25,10 @@ def size_read_guards(computation, reads) -> None:
     continuation for its exact value."""
     from thunder.frontend.prologue import _tautology
 
-    markers = [b for b in computation.bound_symbols if b.sym is segment_end]
-    sizes = {m.args[0].name: read for m, read in zip(markers, reads) if read.kind == "size"}
+    sizes = _sizes_read(computation, reads)
     if not sizes:
         return
-    origin = {name: {name} for name in sizes}  # number name -> the size reads it was computed from
-    defs = {}  # number name -> the bound symbol computing it
-
-    def visit(bsyms):
-        for b in bsyms:
-            visit(b.subsymbols)
-            sources = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args if isinstance(a, NumberProxy)))
-            for o in b.flat_proxy_outs:
-                if isinstance(o, NumberProxy) and sources:
-                    origin.setdefault(o.name, set()).update(sources)
-                    defs.setdefault(o.name, b)
-
-    visit(computation.bound_symbols)
+    origin, defs = _origins(computation, sizes)
     checks = {name: [] for name in sizes}
     exact, kept, seen = set(), [], set()
     for proxy, value in computation.constraints:
@@ -62,6 +49,48 @@ def size_read_guards(computation, reads) -> None:
     computation.constraints = kept
     for name, read in sizes.items():
         read.guard = None if name in exact else _guard(name, checks[name], defs)
+
+
+def exact_where_constrained_later(computation, reads, start: int) -> None:
+    """Constraints lowering added (``computation.constraints[start:]``: functionalization asking the layout of a
+    view sized by a read) on numbers computed from a size read leave the prologue, which cannot compute them; the
+    continuation after that read is then kept for the read's exact value."""
+    sizes = _sizes_read(computation, reads)
+    late = computation.constraints[start:]
+    if not sizes or not late:
+        return
+    origin, _ = _origins(computation, sizes)
+    kept = computation.constraints[:start]
+    for proxy, value in late:
+        sources = origin.get(proxy.name)
+        if not sources:
+            kept.append((proxy, value))
+        for name in sources or ():
+            sizes[name].guard = None
+    computation.constraints = kept
+
+
+def _sizes_read(computation, reads) -> dict:
+    markers = [b for b in computation.bound_symbols if b.sym is segment_end]
+    return {m.args[0].name: read for m, read in zip(markers, reads) if read.kind == "size"}
+
+
+def _origins(computation, sizes) -> tuple[dict, dict]:
+    """(number name -> the size reads it is computed from, number name -> the bound symbol computing it)."""
+    origin = {name: {name} for name in sizes}
+    defs = {}
+
+    def visit(bsyms):
+        for b in bsyms:
+            visit(b.subsymbols)
+            sources = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args if isinstance(a, NumberProxy)))
+            for o in b.flat_proxy_outs:
+                if isinstance(o, NumberProxy) and sources:
+                    origin.setdefault(o.name, set()).update(sources)
+                    defs.setdefault(o.name, b)
+
+    visit(computation.bound_symbols)
+    return origin, defs
 
 
 def _computable(proxy, defs, sizes) -> bool:
