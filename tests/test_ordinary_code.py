@@ -376,6 +376,9 @@ ITERATION = {
     "unpack": _unpack,
     "unpack_too_many": _unpack_too_many,
     "zero_dim": lambda x: [r for r in x.sum()],
+    # fuzz seed 305899: an empty first dimension unbinds into nothing (unbind's decomposition records no op)
+    "sum_of_an_empty_dim": lambda x: sum(x[3:] > x[:1]),
+    "list_of_an_empty_dim": lambda x: (list(x[:0]), torch.unbind(x[:, :0], 1), x * 2),
 }
 
 

@@ -30,6 +30,8 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             out.extend(lower_keeping_tags(ex, bsym))
             return
     if not bsym.subsymbols:
+        if not bsym.sym.is_prim and not bsym.flat_proxy_outs:
+            return  # a decomposition that recorded nothing and makes nothing (unbind of an empty dim): no work
         where = f" (at {bsym.source})" if bsym.source is not None else ""
         names = ", ".join(e.name for e in executors)
         raise UnsupportedError(
