@@ -262,3 +262,20 @@ def test_contiguous_of_a_view_of_symbolic_sizes_is_decided_for_each_call():
         x = torch.randn(n, n)
         for e, t in zip(f(x), jf(x)):
             assert torch.equal(e, t)
+
+
+def test_contiguous_of_a_fresh_tensor_of_symbolic_sizes_is_the_tensor_itself():
+    # fuzz seed 307310: contiguous() of abs(t) is abs(t) itself in eager, so unsqueeze_ of it reshapes both names
+    def f(t2):
+        v0 = torch.abs(t2)
+        v1 = v0.contiguous()
+        v1.unsqueeze_(0)
+        v5 = torch.stack([v0, v0 * 2], 1).transpose(0, -1)
+        v5[...] = 5
+        return v5, v1 is v0
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for n in (1, 1, 3, 4):
+        x = torch.randn(n)
+        (e, e_same), (t, t_same) = f(x), jf(x)
+        assert torch.equal(e, t) and e_same == t_same

@@ -543,3 +543,17 @@ def test_a_layout_question_about_a_view_sized_by_a_read_keeps_its_check_out_of_t
     jfn = thunder.jit(f)
     for t0 in (torch.randn(2, 2), torch.ones(2, 2), torch.randn(2, 2), torch.tensor([[1.0, 2.0], [2.0, 1.0]])):
         check_like_eager(f, t0, torch.tensor(0.5, requires_grad=True), jfn=jfn)
+
+
+def test_unique_values_require_grad_like_eager_and_an_opaque_op_of_them_too():
+    # fuzz seed 307088: unique's values require grad in eager (its derivative is not implemented); an opaque op
+    # after the split (einsum) read requires_grad=False from unique's proxy
+    def f(t0):
+        v3 = t0.unique()
+        return torch.einsum("...i,...i->...", v3, v3)
+
+    for fn in (f, thunder.jit(f)):
+        out = fn(torch.randn(3, requires_grad=True))
+        assert out.requires_grad
+        with pytest.raises(NotImplementedError, match="_unique2"):
+            out.backward()

@@ -72,7 +72,9 @@ def _like_eager(fn, a, **kwargs):
 
 def _unique_outputs(a, size, return_inverse, return_counts, fn):
     values = _like_eager(fn, a)[0]
-    outs = [TensorProxy(shape=(size,), dtype=dtypes.to_dtype(values.dtype), device=a.device)]
+    # eager's values require grad where the input does (their derivative is not implemented: the backward raises)
+    outs = [TensorProxy(shape=(size,), dtype=dtypes.to_dtype(values.dtype), device=a.device,
+                        requires_grad=a.requires_grad and values.dtype.is_floating_point)]
     if return_inverse:
         outs.append(TensorProxy(shape=tuple(a.shape), dtype=dtypes.int64, device=a.device))
     if return_counts:

@@ -243,13 +243,14 @@ class Layouts:
         return asked[0].is_contiguous()
 
     def is_contiguous_for_every_call(self, proxy: TensorProxy) -> bool:
-        """Whether ``proxy`` is contiguous in eager on every call the entry accepts: an input the prologue checks to
-        be contiguous, or a tensor contiguous now whose sizes are all static. A view made of symbolic sizes may be
-        contiguous for some of them only (``x[1:-1:2].mT`` for one row): False, and the copy or view is decided
-        where an update makes it matter (functionalization, with the sizes checked)."""
-        if proxy.name not in self.input_strides and any(isinstance(d, NumberProxy) and not d.static for d in proxy.shape):
+        """Whether ``proxy`` is contiguous in eager, asked where the answer gives the program the tensor itself
+        (``contiguous()``). A view of symbolic sizes may be contiguous for one row only (``x[1:-1:2].mT``): which of
+        its own sizes are 0 or 1 is checked too, as for the inputs' sizes (``rely_on``)."""
+        if not self.is_contiguous(proxy, replay=False):
             return False
-        return bool(self.is_contiguous(proxy, replay=False))
+        for d in proxy.shape:
+            self._rely_on_size(d, exact=False)
+        return True
 
     def on_record(self, bsym) -> None:
         """After the program called ``bsym``: the stand-ins of its results, and eager's error for a view that
