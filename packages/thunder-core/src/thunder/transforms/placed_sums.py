@@ -1,0 +1,124 @@
+"""Sums of gradients placed in disjoint blocks of one tensor: one ``cat``, not zero blocks added together.
+
+The gradient of a slice is its cotangent put back where the slice read, between zero blocks
+(``cat([zeros, g, zeros], dim)``, grad/prim_rules.py). Where complementary slices of one tensor are all used
+(rotary embeddings' ``x[..., :n // 2]`` and ``x[..., n // 2:]``, a partial rotary's rotated and passed-through
+parts), the backward sums those placed gradients: ``cat([0, g1]) + cat([g2, 0])``. Where the blocks of the two
+``cat``s line up and at each block at least one side is a zero fill, that sum is ``cat([g2, g1])``: the zero
+fills and the add are work that eager's ``slice_backward`` does (a zero tensor, a copy into it, the sum) and this
+does not. The values are eager's: adding a zero is exact; only a cotangent's -0.0 stays -0.0 where eager's sum
+makes it +0.0 (equal as numbers).
+"""
+
+from __future__ import annotations
+
+from thunder.core import prims
+from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten
+
+__all__ = ["merge_placed_sums"]
+
+
+def _is_zero_fill(bsym) -> bool:
+    return bsym is not None and bsym.sym is prims.full and type(bsym.args[1]) in (int, float) and bsym.args[1] == 0
+
+
+def _blocks(bsym, dim, producer):
+    """The blocks of a ``cat`` along ``dim`` as (part, size, is a zero fill), or None when it is another op, another
+    dim, or a block's size is symbolic (blocks could not be lined up without a check)."""
+    if bsym is None or bsym.sym is not prims.cat or bsym.args[1] != dim:
+        return None
+    blocks = [(p, p.shape[dim], _is_zero_fill(producer.get(p.name))) for p in bsym.args[0]]
+    return blocks if all(type(size) is int for _, size, _ in blocks) else None
+
+
+def _merged_parts(add, producer, uses):
+    """(the parts, the dim) of the one ``cat`` that ``add`` is, or None where it is not a sum of two cats whose
+    non-zero blocks each fall inside a zero block of the other (a zero block may take several of them)."""
+    a, b = add.args
+    if not (isinstance(a, TensorProxy) and isinstance(b, TensorProxy)) or a.name == b.name \
+            or uses.get(a.name) != 1 or uses.get(b.name) != 1:
+        return None
+    cat_a = producer.get(a.name)
+    if cat_a is None or cat_a.sym is not prims.cat:
+        return None
+    dim = cat_a.args[1]
+    blocks_a, blocks_b = _blocks(cat_a, dim, producer), _blocks(producer.get(b.name), dim, producer)
+    out = add.flat_proxy_outs[0]
+    if blocks_a is None or blocks_b is None or any(p.dtype is not out.dtype for p, _, _ in blocks_a + blocks_b):
+        return None
+    merged, i, j = [], 0, 0
+    left_a, left_b = blocks_a[0][1], blocks_b[0][1]  # what is left of the current block of each side
+    while i < len(blocks_a) and j < len(blocks_b):
+        (part_a, size_a, zero_a), (part_b, size_b, zero_b) = blocks_a[i], blocks_b[j]
+        if not zero_a and not zero_b:
+            return None
+        if zero_a and zero_b:  # zeros on both sides: a zero fill of exactly that size, where one side has it
+            n = min(left_a, left_b)
+            if n == left_a == size_a:
+                merged.append(part_a)
+            elif n == left_b == size_b:
+                merged.append(part_b)
+            else:
+                return None
+        elif zero_a:
+            n = size_b
+            if n > left_a:
+                return None
+            merged.append(part_b)
+        else:
+            n = size_a
+            if n > left_b:
+                return None
+            merged.append(part_a)
+        left_a, left_b = left_a - n, left_b - n
+        if left_a == 0:
+            i += 1
+            left_a = blocks_a[i][1] if i < len(blocks_a) else 0
+        if left_b == 0:
+            j += 1
+            left_b = blocks_b[j][1] if j < len(blocks_b) else 0
+    if i != len(blocks_a) or j != len(blocks_b):
+        return None
+    return merged, dim
+
+
+def merge_placed_sums(bound_symbols: list, output) -> list:
+    """``bound_symbols`` (a backward, before executor dispatch) with each sum of two placed-block ``cat``s made one
+    ``cat``, and the fills and ``cat``s that only fed such a sum dropped."""
+    if not any(b.sym is prims.cat for b in bound_symbols):
+        return bound_symbols
+    uses: dict[str, int] = {}
+    for b in bound_symbols:
+        for p in b.flat_proxy_args:
+            uses[p.name] = uses.get(p.name, 0) + 1
+    for p in tree_flatten(output)[0]:
+        if isinstance(p, Proxy):
+            uses[p.name] = uses.get(p.name, 0) + 1
+    producer = {}
+    result, changed = [], False
+    for b in bound_symbols:
+        if b.sym is prims.add and len(b.flat_proxy_outs) == 1:
+            found = _merged_parts(b, producer, uses)
+            if found is not None:
+                parts, dim = found
+                for p in b.flat_proxy_args:
+                    uses[p.name] -= 1
+                for p in parts:
+                    uses[p.name] = uses.get(p.name, 0) + 1
+                b = prims.cat.bind(parts, dim, output=b.output, source=b.source)
+                changed = True
+        for o in b.flat_proxy_outs:
+            producer[o.name] = b
+        result.append(b)
+    if not changed:
+        return bound_symbols
+    # drop what no longer has a reader: the replaced cats, then the fills only they read
+    kept = []
+    for b in reversed(result):
+        if b.sym in (prims.cat, prims.full) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
+            for p in b.flat_proxy_args:
+                uses[p.name] -= 1
+            continue
+        kept.append(b)
+    return kept[::-1]
