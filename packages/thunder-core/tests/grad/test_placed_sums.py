@@ -55,6 +55,19 @@ def test_rotary_embedding_backward_is_one_cat(dtype):
     assert "torch.cat(" in str(executed) and "full(" not in str(executed)
 
 
+def test_dense_gradient_summed_first_is_regrouped():
+    # x * cos recorded after the slices: its gradient reaches q first, then each half's placed block; the sum is
+    # regrouped as dense + cat(halves), each element still dense plus the one block that is not zero there
+    def f(q, cos, sin):
+        x1, x2 = q[..., :4], q[..., 4:]
+        rotated = torch.cat((-x2, x1), -1)
+        dense = q * cos
+        return rotated * sin + dense
+
+    backward, _ = _grads(f, torch.randn(3, 5, 8, requires_grad=True), torch.randn(5, 8), torch.randn(5, 8))
+    assert _count(backward, prims.full) == 0 and _count(backward, prims.add) == 1, backward
+
+
 def test_three_complementary_slices():
     def f(x):
         return torch.cat([x[:, :2].sin(), x[:, 2:5].exp(), x[:, 5:] * 3], 1)
@@ -116,8 +129,8 @@ def test_a_placed_block_read_twice_is_left_alone():
         a = prims.cat([z1, g1], 1)
         b = prims.cat([g2, z2], 1)
         s = prims.add(a, b)
-    both_read = merge_placed_sums(list(t.bound_symbols), (s, a))
+    both_read = merge_placed_sums(list(t.bound_symbols), (s, a), lambda: t.make_unique_name("placed"))
     assert [b.sym for b in both_read] == [b.sym for b in t.bound_symbols]
-    merged = merge_placed_sums(list(t.bound_symbols), (s,))
+    merged = merge_placed_sums(list(t.bound_symbols), (s,), lambda: t.make_unique_name("placed"))
     assert [b.sym for b in merged] == [prims.cat]
     assert [p.name for p in merged[0].args[0]] == ["g2", "g1"] and merged[0].output is s

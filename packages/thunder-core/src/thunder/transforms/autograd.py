@@ -424,7 +424,7 @@ class _Differentiator:
         if self.rename:
             bw.bound_symbols = [swap_proxies(s, self.rename) for s in bw.bound_symbols]
             bw.output = tuple(self.rename.get(g.name, g) if isinstance(g, Proxy) else g for g in bw.output)
-        bw.bound_symbols = merge_placed_sums(bw.bound_symbols, bw.output)
+        bw.bound_symbols = merge_placed_sums(bw.bound_symbols, bw.output, lambda: bw.make_unique_name("placed"))
         # what backward reads from the forward: the saved values
         defined = {c.name for c in cot_args}
         saved, seen = [], set()

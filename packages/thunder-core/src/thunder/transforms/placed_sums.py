@@ -32,10 +32,9 @@ def _blocks(bsym, dim, producer):
     return blocks if all(type(size) is int for _, size, _ in blocks) else None
 
 
-def _merged_parts(add, producer, uses):
-    """(the parts, the dim) of the one ``cat`` that ``add`` is, or None where it is not a sum of two cats whose
-    non-zero blocks each fall inside a zero block of the other (a zero block may take several of them)."""
-    a, b = add.args
+def _merged_parts(a, b, out, producer, uses):
+    """(the parts, the dim) of the one ``cat`` that ``a + b`` is, or None where they are not two cats, read only
+    there, whose non-zero blocks each fall inside a zero block of the other (a zero block may take several)."""
     if not (isinstance(a, TensorProxy) and isinstance(b, TensorProxy)) or a.name == b.name \
             or uses.get(a.name) != 1 or uses.get(b.name) != 1:
         return None
@@ -44,7 +43,6 @@ def _merged_parts(add, producer, uses):
         return None
     dim = cat_a.args[1]
     blocks_a, blocks_b = _blocks(cat_a, dim, producer), _blocks(producer.get(b.name), dim, producer)
-    out = add.flat_proxy_outs[0]
     if blocks_a is None or blocks_b is None or any(p.dtype is not out.dtype for p, _, _ in blocks_a + blocks_b):
         return None
     merged, i, j = [], 0, 0
@@ -83,9 +81,28 @@ def _merged_parts(add, producer, uses):
     return merged, dim
 
 
-def merge_placed_sums(bound_symbols: list, output) -> list:
+def _regrouped(add, producer, uses):
+    """``(x + c1) + c2`` with ``c1`` and ``c2`` placed blocks that fit together (the cotangent of ``x * cos`` summed
+    with a rotated half's, then with the other half's): (x, c1, c2), to be summed as ``x + cat(...)``. Each
+    element gets ``x`` plus the one block that is not zero there, as before."""
+    out = add.flat_proxy_outs[0]
+    if not all(type(d) is int for d in out.shape):
+        return None
+    for acc, placed in (add.args, add.args[::-1]):
+        inner = producer.get(acc.name) if isinstance(acc, TensorProxy) else None
+        if inner is None or inner.sym is not prims.add or uses.get(acc.name) != 1:
+            continue
+        for x, earlier in (inner.args, inner.args[::-1]):
+            if isinstance(x, TensorProxy) and x.dtype is out.dtype and tuple(x.shape) == tuple(out.shape) \
+                    and _merged_parts(earlier, placed, out, producer, uses) is not None:
+                return acc, x, earlier, placed
+    return None
+
+
+def merge_placed_sums(bound_symbols: list, output, make_name) -> list:
     """``bound_symbols`` (a backward, before executor dispatch) with each sum of two placed-block ``cat``s made one
-    ``cat``, and the fills and ``cat``s that only fed such a sum dropped."""
+    ``cat`` (``make_name`` names a ``cat`` made for a regrouped sum), and the fills, ``cat``s and sums that only fed
+    such a sum dropped."""
     if not any(b.sym is prims.cat for b in bound_symbols):
         return bound_symbols
     uses: dict[str, int] = {}
@@ -95,30 +112,45 @@ def merge_placed_sums(bound_symbols: list, output) -> list:
     for p in tree_flatten(output)[0]:
         if isinstance(p, Proxy):
             uses[p.name] = uses.get(p.name, 0) + 1
+
+    def read(proxies, by):
+        for p in proxies:
+            uses[p.name] = uses.get(p.name, 0) + by
+
     producer = {}
     result, changed = [], False
     for b in bound_symbols:
-        if b.sym is prims.add and len(b.flat_proxy_outs) == 1:
-            found = _merged_parts(b, producer, uses)
+        made = [b]
+        if b.sym is prims.add and len(b.flat_proxy_outs) == 1 and isinstance(b.flat_proxy_outs[0], TensorProxy):
+            out = b.flat_proxy_outs[0]
+            found = _merged_parts(*b.args, out, producer, uses)
+            regrouped = None if found is not None else _regrouped(b, producer, uses)
             if found is not None:
                 parts, dim = found
-                for p in b.flat_proxy_args:
-                    uses[p.name] -= 1
-                for p in parts:
-                    uses[p.name] = uses.get(p.name, 0) + 1
-                b = prims.cat.bind(parts, dim, output=b.output, source=b.source)
-                changed = True
-        for o in b.flat_proxy_outs:
-            producer[o.name] = b
-        result.append(b)
+                read(b.flat_proxy_args, -1)
+                read(parts, 1)
+                made = [prims.cat.bind(parts, dim, output=b.output, source=b.source)]
+            elif regrouped is not None:
+                acc, x, earlier, placed = regrouped
+                parts, dim = _merged_parts(earlier, placed, out, producer, uses)
+                merged = TensorProxy(make_name(), shape=out.shape, dtype=out.dtype, device=out.device)
+                read((acc, placed), -1)  # the inner sum, left unread, is dropped below (and its reads with it)
+                read((x, *parts), 1)
+                uses[merged.name] = 1
+                made = [prims.cat.bind(parts, dim, output=merged, source=b.source),
+                        prims.add.bind(x, merged, output=b.output, source=b.source)]
+            changed = changed or made[0] is not b
+        for m in made:
+            for o in m.flat_proxy_outs:
+                producer[o.name] = m
+        result.extend(made)
     if not changed:
         return bound_symbols
-    # drop what no longer has a reader: the replaced cats, then the fills only they read
+    # drop what no longer has a reader: the replaced cats and sums, then the fills only they read
     kept = []
     for b in reversed(result):
-        if b.sym in (prims.cat, prims.full) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
-            for p in b.flat_proxy_args:
-                uses[p.name] -= 1
+        if b.sym in (prims.cat, prims.full, prims.add) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
+            read(b.flat_proxy_args, -1)
             continue
         kept.append(b)
     return kept[::-1]
