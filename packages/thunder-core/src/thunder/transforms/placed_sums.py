@@ -13,8 +13,8 @@ makes it +0.0 (equal as numbers).
 from __future__ import annotations
 
 from thunder.core import prims
-from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.proxies import TensorProxy
+from thunder.extend.regions import count_uses
 
 __all__ = ["merge_placed_sums"]
 
@@ -105,13 +105,7 @@ def merge_placed_sums(bound_symbols: list, output, make_name) -> list:
     such a sum dropped."""
     if not any(b.sym is prims.cat for b in bound_symbols):
         return bound_symbols
-    uses: dict[str, int] = {}
-    for b in bound_symbols:
-        for p in b.flat_proxy_args:
-            uses[p.name] = uses.get(p.name, 0) + 1
-    for p in tree_flatten(output)[0]:
-        if isinstance(p, Proxy):
-            uses[p.name] = uses.get(p.name, 0) + 1
+    uses = count_uses(bound_symbols, output)
 
     def read(proxies, by):
         for p in proxies:
