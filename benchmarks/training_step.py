@@ -3,11 +3,14 @@ side by side in one process, on one thread. Writes benchmarks/results/training-s
 
 Models: a 2-layer nanoGPT (d=256, 4 heads, B=4, T=128), a tiny HF Llama, a tiny litgpt GPT, an MLP and a small
 CNN (conv, batch norm, max/avg pooling). Each variant trains its own deep copy of the model with its own AdamW
-(eager, not jitted: the optimizer has its own benchmark, optimizer_step.py); the steps of the variants are
-interleaved round by round so that load from other processes hits them alike, and each variant's median is
-reported. The first step (tracing and compiling included) is reported apart. Losses are checked equal.
+(eager by default; with --jit-optimizer torch.compile and thunder compile ``optimizer.step`` too, as a user of each
+would; optimizer_step.py measures optimizers alone); the steps of the variants are interleaved round by round so
+that load from other processes hits them alike, and each variant's median is reported, with the medians of its
+three phases (forward, backward, optimizer step). The first step (tracing and compiling included) is reported
+apart. Losses, and the parameters after the last step, are compared with eager's. With --shared-model every variant
+trains the one model (timing only), so that where each variant's copy happens to lie in memory does not count.
 
-    python benchmarks/training_step.py [--steps N] [--models gpt,llama,...] [--no-compile]
+    python benchmarks/training_step.py [--steps N] [--models gpt,llama,...] [--no-compile] [--jit-optimizer]
 """
 
 from __future__ import annotations
@@ -101,32 +104,48 @@ MODELS = {"gpt": gpt, "llama": llama, "litgpt": litgpt_model, "mlp": mlp, "cnn":
 # ---------------------------------------------------------------------------------------------
 
 
+PHASES = ("forward", "backward", "optimizer")
+
+
 class Variant:
-    def __init__(self, name, model, wrap):
+    def __init__(self, name, model, wrap, wrap_optimizer_step, opt=None):
         self.name = name
         self.model = model
         self.fn = wrap(model)
-        self.opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        self.opt = opt if opt is not None else torch.optim.AdamW(model.parameters(), lr=1e-4)
+        self.opt_step = wrap_optimizer_step(self.opt.step)
         self.samples: list[float] = []
         self.cpu_samples: list[float] = []
+        self.phase_samples: dict[str, list[float]] = {p: [] for p in PHASES}
         self.first_s = None
         self.losses: list[float] = []
 
     def step(self, batch, loss_fn) -> tuple[float, float, float]:
-        """(wall seconds, CPU seconds of this process, loss) of one step."""
+        """(wall seconds, CPU seconds of this process, loss) of one step; the wall seconds of its phases are
+        appended to ``phase_samples`` (ms)."""
         start, cpu = time.perf_counter(), time.process_time()
         self.opt.zero_grad(set_to_none=True)
         loss = loss_fn(self.fn, batch)
+        forward_end = time.perf_counter()
         loss.backward()
-        self.opt.step()
-        return time.perf_counter() - start, time.process_time() - cpu, float(loss)
+        backward_end = time.perf_counter()
+        self.opt_step()
+        end = time.perf_counter()
+        for phase, seconds in zip(PHASES, (forward_end - start, backward_end - forward_end, end - backward_end)):
+            self.phase_samples[phase].append(seconds * 1e3)
+        return end - start, time.process_time() - cpu, float(loss)
 
 
-def run_model(name, steps, variants_wanted):
+def run_model(name, steps, variants_wanted, jit_optimizer=False, shared_model=False):
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name]()
     wraps = {"eager": lambda m: m, "torch.compile": torch.compile, "thunder": thunder.jit}
-    variants = [Variant(v, copy.deepcopy(model), wraps[v]) for v in variants_wanted]
+    # shared: every variant trains the one model with the one optimizer (timing only: each step starts from the
+    # parameters the previous variant's step left, so losses and parameters are not compared)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4) if shared_model else None
+    variants = [Variant(v, model if shared_model else copy.deepcopy(model), wraps[v],
+                        wraps[v] if jit_optimizer else wraps["eager"], opt)
+                for v in variants_wanted]
     for v in variants:  # first step: tracing and compilation
         seconds, _, loss = v.step(batch, loss_fn)
         v.first_s = seconds
@@ -140,7 +159,11 @@ def run_model(name, steps, variants_wanted):
             v.samples.append(seconds * 1e3)
             v.cpu_samples.append(cpu * 1e3)
             v.losses.append(loss)
+    for v in variants:  # the first step's and the warm-up steps' phases are not timed ones
+        for samples in v.phase_samples.values():
+            del samples[:3]
     eager = variants[0]
+    eager_params = list(eager.model.parameters())
     row = {"model": name, "parameters": sum(p.numel() for p in model.parameters())}
     for v in variants:
         # CPU time of the process (one thread) is what other processes on a shared machine disturb least
@@ -151,7 +174,11 @@ def run_model(name, steps, variants_wanted):
                        "over_eager": round(statistics.median(v.samples) / statistics.median(eager.samples), 3),
                        "cpu_over_eager": round(statistics.median(v.cpu_samples) / statistics.median(eager.cpu_samples),
                                                3),
-                       "max_loss_diff_vs_eager": max(abs(a - b) for a, b in zip(v.losses, eager.losses))}
+                       "max_loss_diff_vs_eager": None if shared_model else
+                       max(abs(a - b) for a, b in zip(v.losses, eager.losses)),
+                       "max_param_diff_vs_eager": None if shared_model else
+                       max((a - b).abs().max().item() for a, b in zip(v.model.parameters(), eager_params)),
+                       "phases_ms": {p: round(statistics.median(xs), 2) for p, xs in v.phase_samples.items()}}
     if "thunder" in wraps and any(v.name == "thunder" for v in variants):
         jm = next(v for v in variants if v.name == "thunder").fn
         bw = thunder.last_backward_traces(jm)[-1]
@@ -166,6 +193,12 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--jit-optimizer", action="store_true",
+                        help="torch.compile and thunder compile optimizer.step too (eager keeps eager's)")
+    parser.add_argument("--shared-model", action="store_true",
+                        help="every variant trains the same model with the same optimizer, so that where each "
+                             "variant's tensors lie in memory does not count (timing only: losses not compared)")
+    parser.add_argument("--out", default=None, help="the JSON file (default: benchmarks/results/training-step-<date>.json)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
@@ -174,17 +207,21 @@ def main() -> None:
     print(f"{'model':8} " + " ".join(f"{v + ' ms':>16}" for v in variants) + "   thunder/eager (wall, cpu)"
           "  first step (s)")
     for name in args.models.split(","):
-        row = run_model(name, args.steps, variants)
+        row = run_model(name, args.steps, variants, args.jit_optimizer, args.shared_model)
         rows.append(row)
         print(f"{name:8} " + " ".join(f"{row[v]['step_ms']:16.2f}" for v in variants) +
               f"   {row['thunder']['over_eager']:6.3f} {row['thunder']['cpu_over_eager']:6.3f}        " +
               " ".join(f"{row[v]['first_step_s']:.2f}" for v in variants), flush=True)
+        print(" " * 9 + "phases ms (forward/backward/optimizer): " + "  ".join(
+            f"{v} " + "/".join(f"{row[v]['phases_ms'][p]:.2f}" for p in PHASES) for v in variants), flush=True)
     if args.no_write:
         return
     record = {
         "benchmark": "training_step",
         "what": "forward + backward + AdamW step, median ms (wall and process CPU time) over interleaved steps; "
                 "torch threads = 1",
+        "optimizer_step": "compiled by each variant" if args.jit_optimizer else "eager in every variant",
+        "shared_model": args.shared_model,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                     "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -192,7 +229,8 @@ def main() -> None:
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
         "results": rows,
     }
-    out = ROOT / "benchmarks" / "results" / f"training-step-{record['date'][:10]}.json"
+    out = (pathlib.Path(args.out) if args.out else
+           ROOT / "benchmarks" / "results" / f"training-step-{record['date'][:10]}.json")
     out.write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {out}")
 
