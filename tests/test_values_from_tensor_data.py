@@ -557,3 +557,23 @@ def test_unique_values_require_grad_like_eager_and_an_opaque_op_of_them_too():
         assert out.requires_grad
         with pytest.raises(NotImplementedError, match="_unique2"):
             out.backward()
+
+
+def _sum_over_a_dim_read_from_data(t0):
+    v1 = t0.amax(1)
+    v3 = t0.sum().item() * 2
+    return v1.sum(v3 % v1.dim()), torch.arange(v3 % 5 + 1)
+
+
+def _creations_sized_by_a_count(x):
+    n = int((x > 0).sum())
+    return torch.arange(n), x.new_zeros(n), torch.full((n, 2), 1.5)
+
+
+@pytest.mark.parametrize("fn", [_sum_over_a_dim_read_from_data, _creations_sized_by_a_count])
+def test_an_op_whose_decomposition_needs_a_value_from_data_reads_it_before_the_op(fn):
+    # fuzz seed 306175: sum's dim computed from .item() was refused ("inside a region thunder traces as one
+    # operation"); called from the program itself, the program is split before the op and the number read there
+    jfn = thunder.jit(fn)
+    for x in (torch.arange(9).reshape(3, 3) - 3, torch.arange(9).reshape(3, 3), torch.arange(9).reshape(3, 3) - 3):
+        check_like_eager(fn, x, jfn=jfn)

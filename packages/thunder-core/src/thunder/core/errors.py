@@ -13,6 +13,12 @@ class UnsupportedError(ThunderError, NotImplementedError):
     """A construct or operation the jit does not support yet; the message says which, where, and what to do."""
 
 
+class ReadInsideRegionError(UnsupportedError):
+    """A value computed from tensor data is needed inside a region traced as one operation, where the program
+    cannot be split. A symbol whose decomposition asks for it reads its data-dependent arguments before it
+    instead, where it is called at the top level (``Symbol.__call__``)."""
+
+
 def user_location_suffix() -> str:
     """' (at file:line: source)' for the user's line currently being traced, or ''."""
     from thunder.core.trace import get_tracectx

@@ -14,8 +14,9 @@ nested ``def`` whose name the printed call passes in its place.
 
 from __future__ import annotations
 
+from thunder.core.errors import ReadInsideRegionError
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.pytree import tree_flatten, tree_unflatten
 
 __all__ = ["Symbol", "BoundSymbol", "SourceLocation", "call_rewrites", "is_subtrace", "tagged_symbol"]
 
@@ -86,6 +87,27 @@ class Symbol:
     def bind(self, *args, output, subsymbols=(), source=None, **kwargs) -> "BoundSymbol":
         return BoundSymbol(self, args, kwargs, output, tuple(subsymbols), source)
 
+    def _decompose(self, trace, args, kwargs) -> tuple:
+        """(output, the bound symbols its meta recorded): the meta run in a scope of its own."""
+        scope = trace.push_scope()
+        trace.decomposing += 1
+        try:
+            output = self.meta(*args, **kwargs)
+        except Exception:
+            trace.scopes[-2].extend(_numbers_computed(scope))
+            if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None \
+                    and _static_shapes(args):
+                # eager checks an in-place write's memory overlap before its shapes (TensorIterator does):
+                # the overlap error, where eager gives it, is the program's rather than the meta's. With
+                # symbolic sizes the check would constrain numbers of the failed meta's scope: not asked.
+                trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
+                                            trace.current_location()))
+            raise
+        finally:
+            trace.decomposing -= 1
+            trace.pop_scope()
+        return output, tuple(scope)
+
     def __call__(self, *args, **kwargs):
         from thunder.core.trace import get_tracectx
 
@@ -101,24 +123,16 @@ class Symbol:
             output = self.meta(*args, **kwargs)
             subsymbols = ()
         else:
-            scope = trace.push_scope()
-            trace.decomposing += 1
             try:
-                output = self.meta(*args, **kwargs)
-            except Exception:
-                trace.scopes[-2].extend(_numbers_computed(scope))
-                if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None \
-                        and _static_shapes(args):
-                    # eager checks an in-place write's memory overlap before its shapes (TensorIterator does):
-                    # the overlap error, where eager gives it, is the program's rather than the meta's. With
-                    # symbolic sizes the check would constrain numbers of the failed meta's scope: not asked.
-                    trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
-                                                trace.current_location()))
-                raise
-            finally:
-                trace.decomposing -= 1
-                trace.pop_scope()
-            subsymbols = tuple(scope)
+                output, subsymbols = self._decompose(trace, args, kwargs)
+            except ReadInsideRegionError:
+                # its decomposition needs the value of a number computed from tensor data (a dim, a size): called
+                # from the program itself, the program is split before it, the numbers read, and it traced again
+                read = _read_data_dependent(trace, args, kwargs, self.name) if trace.decomposing == 0 else None
+                if read is None:
+                    raise
+                args, kwargs = read
+                output, subsymbols = self._decompose(trace, args, kwargs)
         bsym = BoundSymbol(self, args, kwargs, output, subsymbols, trace.current_location())
         if trace.on_record is not None and not trace.decomposing:
             try:
@@ -128,6 +142,16 @@ class Symbol:
                 raise
         trace.scopes[-1].append(bsym)
         return output
+
+
+def _read_data_dependent(trace, args, kwargs, name: str):
+    """(args, kwargs) with each number computed from tensor data read (the program split there), or None: none."""
+    reader = trace.value_reader
+    leaves, spec = tree_flatten((args, kwargs))
+    if reader is None or not any(isinstance(x, NumberProxy) and x.data_dependent for x in leaves):
+        return None
+    return tree_unflatten([reader.read_number(x, f"an argument of {name}")
+                           if isinstance(x, NumberProxy) and x.data_dependent else x for x in leaves], spec)
 
 
 def _static_shapes(args) -> bool:

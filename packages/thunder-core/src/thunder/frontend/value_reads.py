@@ -15,7 +15,7 @@ import operator
 import torch
 
 from thunder.core import prims
-from thunder.core.errors import UnsupportedError, user_location_suffix
+from thunder.core.errors import ReadInsideRegionError, UnsupportedError, user_location_suffix
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
@@ -160,7 +160,7 @@ class ValueReader:
 
     def _check_top_level(self, what):
         if len(self.trace.scopes) > 1:
-            raise UnsupportedError(
+            raise ReadInsideRegionError(
                 f"{what} needs a value computed from tensor data inside a region thunder traces as one operation "
                 f"(a checkpoint, an autograd.Function, a torch operation's decomposition)"
                 f"{user_location_suffix()}: the program can only be split between operations; read the value before "
