@@ -228,3 +228,26 @@ def test_validity_checks_of_symbolic_numbers_hold_on_later_calls(name):
             assert str(info.value) == str(e)
             continue
         torch.testing.assert_close(jf(v), expected)
+
+
+def test_checks_implied_by_a_size_checked_equal_to_an_int_are_not_repeated():
+    # a decode step's length is checked == 1; every other check computed from it alone held when traced with 1
+    def step(x, k):
+        if x.shape[1] == 1:  # the pin
+            y = x.reshape(x.shape[0] * x.shape[1] * 7, -1)  # checks on products of the pinned sizes
+            return y * 2 if x.shape[1] * 5 + 3 > 7 else y
+        return x.sum() + k
+
+    jstep = thunder.jit(step, cache=SYMBOLIC)
+    for batch in (2, 3):
+        x = torch.randn(batch, 1, 14)
+        torch.testing.assert_close(jstep(x, 1), step(x, 1))
+    prologue = str(thunder.last_prologue_traces(jstep)[-1])
+    assert "== 1" in prologue and "* 5" not in prologue  # the pin is checked; what it implies is not
+    # the pin still turns away other lengths, which compile their own program and are right
+    x = torch.randn(2, 3, 14)
+    torch.testing.assert_close(jstep(x, 1), step(x, 1))
+    assert thunder.cache_misses(jstep) == 2
+    x = torch.randn(4, 1, 14)
+    torch.testing.assert_close(jstep(x, 2), step(x, 2))
+    assert thunder.cache_misses(jstep) == 2

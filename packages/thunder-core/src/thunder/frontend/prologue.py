@@ -8,7 +8,7 @@ import types
 
 from thunder.core import dtypes, prims
 from thunder.core.prims import AnyProxy
-from thunder.core.proxies import NumberProxy
+from thunder.core.proxies import IntegerProxy, NumberProxy
 from thunder.core.trace import TraceCtx, get_tracectx, tracectx
 from thunder.frontend.autocast import check_autocast_state
 from thunder.frontend.paths import PathReacher
@@ -219,14 +219,45 @@ def _check_constraints(computation: TraceCtx) -> None:
         current.scopes[-1].append(b)
 
     checked: set = set()
+    pins = _pinned_inputs(computation.constraints, defs)
     for proxy, value in computation.constraints:
         b = defs.get(proxy.name)
         key = (b.sym.id, tuple(_operand_key(a) for a in b.args), value) if b is not None else (proxy.name, value)
         if key in checked or (b is not None and _tautology(b, value)):
             continue  # the same question, asked again by another check (broadcasts ask it often)
         checked.add(key)
+        if pins and key not in pins.values() and _inputs_of(proxy, defs) <= pins.keys():
+            continue  # computed from inputs checked equal to their traced values only: true whenever they pass
         emit(proxy)
         prims.check_literal(proxy, value)
+
+
+def _pinned_inputs(constraints, defs) -> dict:
+    """Input numbers a constraint checks equal to an int (``s0 == 1``: a decode step's length): name -> the key of
+    that check. Every other constraint computed from pinned inputs alone held when traced with those very values,
+    so it holds whenever the pins do, and is not checked again (a decode step's shape checks are mostly such)."""
+    pins: dict = {}
+    for proxy, value in constraints:
+        b = defs.get(proxy.name)
+        if b is None or b.sym.name != "eq" or value is not True or len(b.args) != 2:
+            continue
+        for x, c in (b.args, reversed(b.args)):
+            # ints only: a float pinned by ``x == 0`` may be -0.0, on which a check of ``1 / x`` differs
+            if isinstance(x, IntegerProxy) and x.name not in defs and type(c) is int:
+                pins.setdefault(x.name, (b.sym.id, tuple(_operand_key(a) for a in b.args), value))
+    return pins
+
+
+def _inputs_of(proxy, defs) -> set:
+    """The names of the input numbers ``proxy`` is computed from."""
+    b = defs.get(proxy.name)
+    if b is None:
+        return {proxy.name}
+    found: set = set()
+    for a in b.flat_proxy_args:
+        if isinstance(a, NumberProxy):
+            found |= _inputs_of(a, defs)
+    return found
 
 
 def _hoist_number_checks(bsyms: list, start: int) -> None:
