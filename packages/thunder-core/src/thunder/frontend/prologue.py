@@ -233,18 +233,25 @@ def _check_constraints(computation: TraceCtx) -> None:
 
 
 def _pinned_inputs(constraints, defs) -> dict:
-    """Input numbers a constraint checks equal to an int (``s0 == 1``: a decode step's length): name -> the key of
-    that check. Every other constraint computed from pinned inputs alone held when traced with those very values,
-    so it holds whenever the pins do, and is not checked again (a decode step's shape checks are mostly such)."""
+    """Input ints a constraint checks equal to a constant (``s0 == 1``: a decode step's length), or to a number
+    computed from such pinned ints only (``s11 == s0 * 2``): name -> the key of that check. Every other constraint
+    computed from pinned inputs alone held when traced with those very values, so it holds whenever the pins do,
+    and is not checked again (a decode step's shape checks are mostly such)."""
     pins: dict = {}
-    for proxy, value in constraints:
-        b = defs.get(proxy.name)
-        if b is None or b.sym.name != "eq" or value is not True or len(b.args) != 2:
-            continue
-        for x, c in (b.args, reversed(b.args)):
-            # ints only: a float pinned by ``x == 0`` may be -0.0, on which a check of ``1 / x`` differs
-            if isinstance(x, IntegerProxy) and x.name not in defs and type(c) is int:
-                pins.setdefault(x.name, (b.sym.id, tuple(_operand_key(a) for a in b.args), value))
+    changed = True
+    while changed:
+        changed = False
+        for proxy, value in constraints:
+            b = defs.get(proxy.name)
+            if b is None or b.sym.name != "eq" or value is not True or len(b.args) != 2:
+                continue
+            for x, other in (b.args, tuple(reversed(b.args))):
+                # ints only: a float pinned by ``x == 0`` may be -0.0, on which a check of ``1 / x`` differs
+                if not isinstance(x, IntegerProxy) or x.name in defs or x.name in pins:
+                    continue
+                if type(other) is int or isinstance(other, IntegerProxy) and _inputs_of(other, defs) <= pins.keys():
+                    pins[x.name] = (b.sym.id, tuple(_operand_key(a) for a in b.args), value)
+                    changed = True
     return pins
 
 
