@@ -256,10 +256,13 @@ def _pinned_inputs(constraints, defs) -> dict:
 
 
 def _inputs_of(proxy, defs) -> set:
-    """The names of the input numbers ``proxy`` is computed from."""
+    """The names of the input numbers ``proxy`` is computed from by arithmetic; where it comes from elsewhere (a
+    tensor's data), a name no pin has, so that nothing computed from it counts as implied."""
     b = defs.get(proxy.name)
     if b is None:
         return {proxy.name}
+    if b.sym.name not in prims.number_functions or any(not isinstance(a, NumberProxy) for a in b.flat_proxy_args):
+        return {f"<{proxy.name} not computed from numbers>"}
     found: set = set()
     for a in b.flat_proxy_args:
         if isinstance(a, NumberProxy):
