@@ -1,11 +1,13 @@
 """Greedy generation with a KV cache on CPU, one thread: prefill time and per-token decode latency of eager,
-torch.compile (default mode) and thunder.jit (cache="symbolic values"), for a pythia-14m-shaped litgpt GPT and a
-tiny HF Llama with DynamicCache (random weights, no downloads). Tokens of every variant are checked against
-eager's before timing. Writes benchmarks/results/generation-<date>.json (device, versions, date).
+torch.compile (default mode) and thunder.jit (cache="symbolic values"), and thunder with the inductor fusion
+executor where thunder-inductor is installed, for a pythia-14m-shaped litgpt GPT and a tiny HF Llama with
+DynamicCache (random weights, no downloads). Tokens of every variant are checked against eager's before timing.
+Writes benchmarks/results/generation-<date><--suffix>.json (device, versions, date).
 
 Each generation runs the prefill and ``--new-tokens`` decode steps; the prefill and every decode step are timed
-by the host clock, and the medians over ``--repeat`` generations (after one warm-up generation, which holds the
-compilations) are reported, with the compile counts.
+by the host clock. After one warm-up generation per variant (which holds the compilations), the variants run
+``--repeat`` rounds, one generation each per round, interleaved so that load from other processes hits them
+alike; the medians over all rounds are reported, with the compile counts.
 """
 
 from __future__ import annotations
@@ -78,11 +80,18 @@ MODELS = {"litgpt pythia-14m": litgpt_model, "HF Llama tiny (DynamicCache)": hf_
 
 
 def variants(model):
-    return {
+    found = {
         "eager": model,
         "torch.compile": torch.compile(model),
         "thunder": thunder.jit(model, cache="symbolic values"),
     }
+    inductor = thunder.extend.get_executor("inductor")
+    if inductor is not None and inductor.availability()[0]:
+        found["thunder+inductor"] = thunder.jit(model, cache="symbolic values", executors=[inductor])
+    return found
+
+
+JITTED = ("thunder", "thunder+inductor")
 
 
 def main() -> None:
@@ -91,6 +100,7 @@ def main() -> None:
     p.add_argument("--new-tokens", type=int, default=32)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    p.add_argument("--suffix", default="", help="appended to the file name (generation-<date><suffix>.json)")
     args = p.parse_args()
     torch.set_num_threads(1)
     results = {"settings": vars(args), "cases": {}}
@@ -100,24 +110,28 @@ def main() -> None:
         case = {}
         with torch.no_grad():
             expected = run(model, prompt, args.new_tokens, {"prefill": [], "decode": []})
-            for variant, forward in variants(model).items():
-                warm = {"prefill": [], "decode": []}
+            forwards = variants(model)
+            times = {variant: {"prefill": [], "decode": []} for variant in forwards}
+            for variant, forward in forwards.items():
                 start = time.perf_counter()
-                tokens = run(forward, prompt, args.new_tokens, warm)
-                first_s = time.perf_counter() - start
+                tokens = run(forward, prompt, args.new_tokens, {"prefill": [], "decode": []})
+                case[variant] = {"first_generation_s": round(time.perf_counter() - start, 2)}
                 assert torch.equal(tokens, expected), f"{name}, {variant}: tokens differ from eager's"
-                times = {"prefill": [], "decode": []}
-                for _ in range(args.repeat):
-                    run(forward, prompt, args.new_tokens, times)
-                case[variant] = {"prefill_ms": round(statistics.median(times["prefill"]) * 1e3, 3),
-                                 "decode_ms_per_token": round(statistics.median(times["decode"]) * 1e3, 3),
-                                 "first_generation_s": round(first_s, 2)}
-                if variant == "thunder":
+            for _ in range(args.repeat):
+                for variant, forward in forwards.items():
+                    tokens = run(forward, prompt, args.new_tokens, times[variant])
+                    assert torch.equal(tokens, expected), f"{name}, {variant}: tokens differ from eager's"
+            for variant, forward in forwards.items():
+                case[variant] = {"prefill_ms": round(statistics.median(times[variant]["prefill"]) * 1e3, 3),
+                                 "decode_ms_per_token": round(statistics.median(times[variant]["decode"]) * 1e3, 3),
+                                 **case[variant]}
+                if variant in JITTED:
                     case[variant]["compiles"] = thunder.cache_misses(forward)
                 print(name, variant, json.dumps(case[variant]), flush=True)
-        for variant in ("torch.compile", "thunder"):
-            case[variant]["decode_over_eager"] = round(case[variant]["decode_ms_per_token"]
-                                                       / case["eager"]["decode_ms_per_token"], 3)
+        for variant in case:
+            if variant != "eager":
+                case[variant]["decode_over_eager"] = round(case[variant]["decode_ms_per_token"]
+                                                           / case["eager"]["decode_ms_per_token"], 3)
         results["cases"][name] = case
     import transformers
 
@@ -127,7 +141,7 @@ def main() -> None:
                           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"generation-{datetime.date.today().isoformat()}.json"
+    path = out / f"generation-{datetime.date.today().isoformat()}{args.suffix}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print("wrote", path)
 

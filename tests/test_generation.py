@@ -6,6 +6,7 @@ import torch
 import torch.nn as nn
 
 import thunder
+from helpers.tiny_fusion import TinyFuser
 from thunder.core.errors import UnsupportedError
 
 CACHE_OPTIONS = ("constant values", "symbolic values")
@@ -323,7 +324,8 @@ def test_litgpt_generate_with_kv_cache(cache_option):
         assert torch.equal(_litgpt_generate(jmodel, prompt, 5), expected)
         assert thunder.cache_hits(jmodel) + thunder.cache_misses(jmodel) - before == 5
     trace = thunder.last_traces(jmodel)[-1]
-    assert "copy_to_out_" in str(trace) or "index_copy" in str(trace)  # the cache update stays in place
+    # the cache update stays one in-place store of the new rows (no functional copy of the whole cache)
+    assert "torch.Tensor.index_copy_(" in str(trace) and "torch.index_copy(" not in str(trace)
     if cache_option == "symbolic values":
         assert thunder.cache_misses(jmodel) == 2
 
@@ -393,3 +395,42 @@ def test_symbolic_module_int_as_a_dim():
     x = torch.randn(2, 5)
     torch.testing.assert_close(jmodel(x), model(x))
     assert thunder.cache_misses(jmodel) == 2
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The KV-cache store stays in place when a fusion executor could claim the view it writes through
+# ---------------------------------------------------------------------------------------------------------
+
+
+class _ViewFuser(TinyFuser):  # claims views too, as the Inductor and nvFuser executors do
+    def claimable_prim(self, bsym) -> bool:
+        return super().claimable_prim(bsym) or bsym.sym.name in ("slice", "reshape", "broadcast_in_dim")
+
+
+class _KVCache(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k", torch.zeros(2, 4, 16, 8))
+
+    def forward(self, pos, x, upto: int):
+        k = self.k[: x.shape[0], ...].index_copy_(2, pos, x)  # litgpt's KVCache.forward
+        return (k[..., :upto, :] * 2).sum(-1)
+
+
+@pytest.mark.parametrize("cache_option", CACHE_OPTIONS)
+def test_kv_cache_store_stays_in_place_with_a_fusion_executor_that_claims_views(cache_option):
+    from thunder.extend import get_executor, register_executor
+
+    fuser = get_executor("view_fuser") or register_executor(_ViewFuser("view_fuser", priority=50, default=False))
+    model, jmodel_model = _KVCache(), _KVCache()
+    jmodel = thunder.jit(jmodel_model, executors=[fuser], cache=cache_option)
+    with torch.no_grad():
+        for step, pos in enumerate((3, 4, 5)):
+            x = torch.randn(2, 4, 1, 8, generator=torch.Generator().manual_seed(step))
+            expected = model(torch.tensor([pos]), x, pos + 1)
+            torch.testing.assert_close(jmodel(torch.tensor([pos]), x, pos + 1), expected, rtol=0, atol=0)
+            torch.testing.assert_close(jmodel_model.k, model.k, rtol=0, atol=0)
+    trace = str(thunder.last_traces(jmodel)[-1])
+    assert "tiny_fusion" in trace  # the fuser made a region (of the read of the updated cache)
+    assert "torch.Tensor.index_copy_(" in trace and "torch.index_copy(" not in trace, trace
+    assert "__setitem__" not in trace  # no store of a whole new cache into the old one

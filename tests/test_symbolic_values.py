@@ -255,3 +255,33 @@ def test_sizes_a_grad_rule_traces_again_keep_the_names_later_ops_read():
             out.sum().backward()
             expected.sum().backward()
             torch.testing.assert_close(x.grad, xe.grad)
+
+
+def test_checks_implied_by_a_size_checked_equal_to_an_int_are_not_repeated():
+    # a decode step's length is checked == 1; every other check computed from it alone held when traced with 1
+    def step(x, k, cache):
+        if x.shape[1] == 1:  # the pin
+            y = x.reshape(x.shape[0] * x.shape[1] * 7, -1)  # checks on products of the pinned sizes
+            if cache.shape[0] == x.shape[1] + 1 and cache.shape[0] * 9 > 3:  # a pin by pinned sizes, implied check
+                y = y + cache.sum()
+            return y * 2 if x.shape[1] * 5 + 3 > 7 else y
+        return x.sum() + k
+
+    jstep = thunder.jit(step, cache=SYMBOLIC)
+    cache = torch.ones(2)
+    for batch in (2, 3):
+        x = torch.randn(batch, 1, 14)
+        torch.testing.assert_close(jstep(x, 1, cache), step(x, 1, cache))
+    code = [line for line in str(thunder.last_prologue_traces(jstep)[-1]).splitlines() if "#" not in line]
+    prologue = "\n".join(code)
+    # the pins are checked; what they imply is not
+    assert "== 1" in prologue and "* 5" not in prologue and "* 9" not in prologue
+    torch.testing.assert_close(jstep(x, 1, torch.ones(3)), step(x, 1, torch.ones(3)))  # the second pin holds
+    assert thunder.cache_misses(jstep) == 2
+    # the pin still turns away other lengths, which compile their own program and are right
+    x = torch.randn(2, 3, 14)
+    torch.testing.assert_close(jstep(x, 1, cache), step(x, 1, cache))
+    assert thunder.cache_misses(jstep) == 3
+    x = torch.randn(4, 1, 14)
+    torch.testing.assert_close(jstep(x, 2, cache), step(x, 2, cache))
+    assert thunder.cache_misses(jstep) == 3

@@ -85,7 +85,7 @@ def generation():
     path, d = newest("generation")
     rows, series = [], {"thunder": {}, "torch.compile": {}}
     for case, r in d["cases"].items():
-        for runner in ("eager", "torch.compile", "thunder"):
+        for runner in (k for k in ("eager", "torch.compile", "thunder", "thunder+inductor") if k in r):
             x = r[runner]
             rows.append([case, runner, x["prefill_ms"], x["decode_ms_per_token"], x["first_generation_s"],
                          _ratio(x.get("decode_over_eager", 1.0))])

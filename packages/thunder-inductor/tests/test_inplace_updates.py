@@ -62,3 +62,24 @@ def test_reads_before_and_after_an_inplace_update_see_the_right_values(inductor_
     for got, want in zip(jfn(xj, w), fn(x, w)):
         torch.testing.assert_close(got, want)
     torch.testing.assert_close(xj, x)
+
+
+
+def _kv_update(cache, pos, x, upto: int):  # litgpt's KVCache.forward, on a cache passed in
+    k = cache[: x.shape[0], ...].index_copy_(2, pos, x)
+    return (k[..., :upto, :] * 2).sum(-1)
+
+
+def test_kv_cache_update_through_a_view_stays_one_inplace_store(inductor_ex):
+    # the view the update writes through stays with the torch executor, which stores the new rows in place; in a
+    # region, Inductor would hand back a copy and the whole cache would be copied twice to write one row
+    cache, jcache = torch.zeros(2, 4, 16, 8), torch.zeros(2, 4, 16, 8)
+    jupdate = thunder.jit(_kv_update, executors=[inductor_ex], cache="symbolic values")
+    for step, pos in enumerate((3, 4, 5)):
+        x = torch.randn(2, 4, 1, 8, generator=torch.Generator().manual_seed(step))
+        expected = _kv_update(cache, torch.tensor([pos]), x, pos + 1)
+        torch.testing.assert_close(jupdate(jcache, torch.tensor([pos]), x, pos + 1), expected)
+        torch.testing.assert_close(jcache, cache, rtol=0, atol=0)
+    trace = str(thunder.last_traces(jupdate)[-1])
+    assert "inductor_fusion" in trace
+    assert "torch.Tensor.index_copy_(" in trace and "torch.index_copy(" not in trace and "__setitem__" not in trace

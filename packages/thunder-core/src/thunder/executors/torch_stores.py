@@ -29,7 +29,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import memory_sets
 
-__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place", "torch_operator"]
+__all__ = ["store_updates_in_place", "scatter_into_fresh_in_place", "torch_operator", "views_stored_into"]
 
 # printed functional op -> the Tensor method that does it in place (same arguments after self)
 IN_PLACE_METHODS = {
@@ -45,6 +45,8 @@ _SETITEM = "thunder.executors.torch_impls.setitem"
 _FRESH = frozenset({"thunder.executors.torch_impls.full", "torch.zeros", "torch.zeros_like", "torch.full",
                     "torch.full_like", "torch.ones", "torch.ones_like"})
 _GETITEM = "torch.Tensor.__getitem__"
+# the same ops before dispatch (torch-language symbol ids)
+_SCATTER_IDS = frozenset({"ltorch.index_copy", "ltorch.index_add", "ltorch.index_put", "ltorch.scatter_add"})
 
 
 def _printed(bsym) -> str:
@@ -83,6 +85,34 @@ def _scatter_into_view(bsyms, producer_of, update, dest):
     if _key_signature(bsyms[g].args[1]) != _key_signature(key):
         return None
     return q, view
+
+
+def views_stored_into(trace) -> set[int]:
+    """Positions of the views ``v = dest[key]`` in a functional trace (before dispatch) that head a region update
+    of an input, ``copy_to_out_(setitem(dest, key, scatter(v, ...)), out=dest)``: the chain this module lowers to
+    one in-place store. Dispatch keeps them out of fusion regions (a fusion would hand back a copy of the view,
+    or a view of another form, and the whole of ``dest`` would be copied to write a few rows)."""
+    bsyms = list(trace.bound_symbols)
+    producer_of, _ = _producers_and_readers(bsyms)
+    found: set[int] = set()
+    for copy in bsyms:
+        if not _is_copy(copy) or not isinstance(copy.args[0], TensorProxy):
+            continue
+        dest, p = copy.kwargs["out"], producer_of.get(copy.args[0].name)
+        update = bsyms[p] if p is not None else None
+        if update is None or update.sym.id != "ltorch.setitem" or len(update.args) < 3:
+            continue
+        key, value = update.args[1], update.args[2]
+        if update.args[0].name != dest.name or not _basic_key(key) or not isinstance(value, TensorProxy):
+            continue
+        q = producer_of.get(value.name)
+        if q is None or bsyms[q].sym.id not in _SCATTER_IDS or not isinstance(bsyms[q].args[0], TensorProxy):
+            continue
+        g = producer_of.get(bsyms[q].args[0].name)
+        if (g is not None and bsyms[g].sym.id == "ltorch.getitem" and bsyms[g].args[0].name == dest.name
+                and _key_signature(bsyms[g].args[1]) == _key_signature(key)):
+            found.add(g)
+    return found
 
 
 _operators: dict = {}

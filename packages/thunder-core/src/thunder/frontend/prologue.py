@@ -8,7 +8,7 @@ import types
 
 from thunder.core import dtypes, prims
 from thunder.core.prims import AnyProxy
-from thunder.core.proxies import NumberProxy
+from thunder.core.proxies import IntegerProxy, NumberProxy
 from thunder.core.trace import TraceCtx, get_tracectx, tracectx
 from thunder.frontend.autocast import check_autocast_state
 from thunder.frontend.paths import PathReacher
@@ -219,14 +219,55 @@ def _check_constraints(computation: TraceCtx) -> None:
         current.scopes[-1].append(b)
 
     checked: set = set()
+    pins = _pinned_inputs(computation.constraints, defs)
     for proxy, value in computation.constraints:
         b = defs.get(proxy.name)
         key = (b.sym.id, tuple(_operand_key(a) for a in b.args), value) if b is not None else (proxy.name, value)
         if key in checked or (b is not None and _tautology(b, value)):
             continue  # the same question, asked again by another check (broadcasts ask it often)
         checked.add(key)
+        if pins and key not in pins.values() and _inputs_of(proxy, defs) <= pins.keys():
+            continue  # computed from inputs checked equal to their traced values only: true whenever they pass
         emit(proxy)
         prims.check_literal(proxy, value)
+
+
+def _pinned_inputs(constraints, defs) -> dict:
+    """Input ints a constraint checks equal to a constant (``s0 == 1``: a decode step's length), or to a number
+    computed from such pinned ints only (``s11 == s0 * 2``): name -> the key of that check. Every other constraint
+    computed from pinned inputs alone held when traced with those very values, so it holds whenever the pins do,
+    and is not checked again (a decode step's shape checks are mostly such)."""
+    pins: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for proxy, value in constraints:
+            b = defs.get(proxy.name)
+            if b is None or b.sym.name != "eq" or value is not True or len(b.args) != 2:
+                continue
+            for x, other in (b.args, tuple(reversed(b.args))):
+                # ints only: a float pinned by ``x == 0`` may be -0.0, on which a check of ``1 / x`` differs
+                if not isinstance(x, IntegerProxy) or x.name in defs or x.name in pins:
+                    continue
+                if type(other) is int or isinstance(other, IntegerProxy) and _inputs_of(other, defs) <= pins.keys():
+                    pins[x.name] = (b.sym.id, tuple(_operand_key(a) for a in b.args), value)
+                    changed = True
+    return pins
+
+
+def _inputs_of(proxy, defs) -> set:
+    """The names of the input numbers ``proxy`` is computed from by arithmetic; where it comes from elsewhere (a
+    tensor's data), a name no pin has, so that nothing computed from it counts as implied."""
+    b = defs.get(proxy.name)
+    if b is None:
+        return {proxy.name}
+    if b.sym.name not in prims.number_functions or any(not isinstance(a, NumberProxy) for a in b.flat_proxy_args):
+        return {f"<{proxy.name} not computed from numbers>"}
+    found: set = set()
+    for a in b.flat_proxy_args:
+        if isinstance(a, NumberProxy):
+            found |= _inputs_of(a, defs)
+    return found
 
 
 def _hoist_number_checks(bsyms: list, start: int) -> None:

@@ -14,15 +14,16 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, from_trace, timed_transform, tracectx
+from thunder.executors.torch_stores import views_stored_into
 from thunder.extend import FusionExecutor, lower_keeping_tags
 
 __all__ = ["dispatch_to_executors"]
 
 
-def _lower(bsym: BoundSymbol, executors, out: list) -> None:
+def _lower(bsym: BoundSymbol, executors, out: list, *, fusible: bool = True) -> None:
     bsym = bsym.map_subtraces(lambda t: dispatch_to_executors(t, executors))
     for ex in executors:
-        if ex.can_execute(bsym):
+        if (fusible or not isinstance(ex, FusionExecutor)) and ex.can_execute(bsym):
             # Sizes the decomposition computed may name the outputs' dims or later arguments: keep their
             # definitions (dead-code elimination drops the unused ones).
             for number_def in bsym.number_definitions():
@@ -39,15 +40,18 @@ def _lower(bsym: BoundSymbol, executors, out: list) -> None:
             "and it has no decomposition; add an executor that implements it or file an issue"
         )
     for sub in bsym.subsymbols:
-        _lower(sub if sub.source is not None else sub.replace(source=bsym.source), executors, out)
+        _lower(sub if sub.source is not None else sub.replace(source=bsym.source), executors, out, fusible=fusible)
 
 
 def dispatch_to_executors(trace: TraceCtx, executors) -> TraceCtx:
     with timed_transform("Transform for execution") as done:
         new = from_trace(trace)
         with tracectx(new):
-            for bsym in trace.bound_symbols:
-                _lower(bsym, executors, new.bound_symbols)
+            # the views an input's update writes through stay with the operator executors, whose lowering stores
+            # into them in place (executors/torch_stores.py)
+            stored_views = views_stored_into(trace) if any(isinstance(e, FusionExecutor) for e in executors) else ()
+            for i, bsym in enumerate(trace.bound_symbols):
+                _lower(bsym, executors, new.bound_symbols, fusible=i not in stored_views)
         # a size the trace receives as an argument (a backward gets the forward's sizes) is not computed again
         # from values it does not have
         given = {p.name for p in trace.args if isinstance(p, NumberProxy)}
