@@ -34,7 +34,7 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized")
+                 "specialized", "saved_needed_by")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single):
@@ -50,11 +50,13 @@ class _Compiled:
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
         self.zero_cotangents, self.static_shapes, self.cotangents_used = None, True, ()
+        self.saved_needed_by = ()
         if len(outs) > 1 and all(isinstance(p, TensorProxy) for p in outs):
             self.static_shapes = all(isinstance(d, int) for p in outs for d in p.shape)
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
             self.cotangents_used = _cotangents_used(backward_trace, len(split.saved), split.forward,
                                                     differentiable_inputs, differentiable_outputs)
+            self.saved_needed_by = _saved_needed_by(backward_trace, len(split.saved))
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
@@ -135,7 +137,12 @@ class ThunderAutogradFunction(torch.autograd.Function):
         else:
             if saved is None:
                 raise RuntimeError(_FREED)
-            _check_versions(saved, ctx.versions)
+            if unused is None:
+                _check_versions(saved, ctx.versions)
+            else:  # eager's nodes that only the unused outputs reach never run, nor check what they saved
+                checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
+                           if not (needed and needed <= unused)]
+                _check_versions([t for t, _ in checked], [v for _, v in checked])
             if _keep_graph():
                 saved = list(saved)  # the backward empties the list it gets
             else:
@@ -185,6 +192,28 @@ def _cotangents_used(backward_trace, n_saved: int, forward_trace, differentiable
             if n < len(from_forward):
                 from_forward[n].add(k)
     return tuple(b | frozenset(f) for b, f in zip(from_backward, from_forward))
+
+
+def _saved_needed_by(backward_trace, n_saved: int) -> tuple:
+    """For each saved value, the positions of the output cotangents the backward combines it with (directly or
+    through values computed from saved ones only): where all of them are unused, eager's node that saved it does
+    not run. Empty: combined with none (checked whatever is unused)."""
+    from thunder.core.proxies import Proxy
+
+    cotangents = _dependencies(backward_trace, {p.name: frozenset((k,)) for k, p in
+                                                enumerate(backward_trace.args[n_saved:]) if isinstance(p, Proxy)})
+    origin = {p.name: {i} for i, p in enumerate(backward_trace.args[:n_saved]) if isinstance(p, Proxy)}
+    needed = [frozenset()] * n_saved
+    for b in backward_trace.bound_symbols:
+        saved = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args))
+        meets = frozenset().union(*(cotangents.get(a.name, ()) for a in b.flat_proxy_args))
+        if meets:
+            for i in saved:
+                needed[i] |= meets
+        else:
+            for o in b.flat_proxy_outs:
+                origin.setdefault(o.name, set()).update(saved)
+    return tuple(needed)
 
 
 def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
