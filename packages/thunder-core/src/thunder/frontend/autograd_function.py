@@ -34,11 +34,12 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized")
+                 "specialized", "dirty")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs, single):
+                 n_outputs, single, dirty=()):
         self.forward, self.nargs = forward, nargs
+        self.dirty = dirty  # positions of the inputs it updates in place and returns (owned buffers)
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -58,7 +59,7 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -111,6 +112,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
             ctx.set_materialize_grads(False)
             if not compiled.static_shapes:
                 ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+        if compiled.dirty:
+            ctx.mark_dirty(*[args[i] for i in compiled.dirty])
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -236,8 +239,9 @@ def _check_versions(saved, versions) -> None:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
-    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
+def differentiable_computation(forward_fn, backward_trace, split, nargs: int, dirty=()):
+    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node; ``dirty``: the positions
+    of the inputs it updates in place and returns (a segment's owned buffers)."""
     if torch._C._are_functorch_transforms_active():
         raise UnsupportedError(
             "thunder.jit: a program whose inputs require grad called under a torch.func transform (grad, vjp, jacrev, "
@@ -252,7 +256,8 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
-                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf")
+                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf",
+                         dirty=dirty)
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++

@@ -100,6 +100,7 @@ class SegmentedProgram:
         ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
         from thunder.core.trace import TraceProvenance
         from thunder.frontend.jit import _updated_inputs
+        from thunder.frontend.owned_buffers import updatable_in_place
         from thunder.transforms.overwrites import shared_memory
         from thunder.transforms.saved_versions import modified_saved_values
 
@@ -125,6 +126,7 @@ class SegmentedProgram:
             for b in bsyms:
                 if b.sym.id == "prims.set_grad_enabled":
                     mode = bool(b.args[0])
+        writable = updatable_in_place(prepared)
         path = _Path()
         carrying = set(carrying_grad)
         for k in range(first, len(pieces)):
@@ -138,6 +140,7 @@ class SegmentedProgram:
             seg.bound_symbols = list(bsyms)
             # views an earlier segment made hand over memory shared with other inputs: executors must know
             seg.input_memory = shared_memory(prepared.bound_symbols, [p.name for p in seg.args])
+            seg.owned_inputs = frozenset(p.name for p in seg.args if p.name in writable)
             if modes[k] != prepared.grad_enabled:
                 seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
