@@ -192,7 +192,7 @@ class SegmentedProgram:
     def _link(self, path: _Path, epilogue, shown):
         for parent, child in zip(path.segments, path.segments[1:]):
             guard = parent.read.guard
-            check = None if guard is None else (lambda values, guard=guard: guard(values[-1]))
+            check = None if guard is None or not guard.checks else (lambda values, guard=guard: guard(values[-1]))
             parent.children[parent.read.key] = [(check, None, (), child)]
         leaf = path.segments[-1]
         leaf.epilogue = epilogue
