@@ -125,3 +125,22 @@ def test_an_accumulator_the_caller_passes_is_never_written():
     kept = acc.clone()
     torch.testing.assert_close(jf(acc, x, route), f(acc, x, route))
     torch.testing.assert_close(acc, kept)
+
+
+def test_an_input_updated_across_splits_then_an_owned_buffer_made_from_it():
+    # the caller's accumulator is updated as eager updates it (not owned: the program writes its final value
+    # back); the buffer computed from it afterwards is the program's own
+    def f(acc, x, route):
+        for e in range(3):
+            rows = torch.nonzero(route == e)[:, 0]
+            acc.index_add_(0, rows, x[rows].detach() * (e + 1))
+        total = acc * 2
+        for e in range(2):
+            rows = torch.nonzero(route == e)[:, 0]
+            total.index_add_(0, rows, x[rows])
+        return total
+
+    jf = thunder.jit(f)
+    for route in (torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([2, 2, 2, 0, 1, 1])):
+        _like_eager(f, jf, torch.randn(6, 3), torch.randn(6, 3, requires_grad=True), route)
+    assert _segments_with(jf, "torch.Tensor.index_add_(")
