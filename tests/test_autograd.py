@@ -712,3 +712,17 @@ def test_extrema_give_the_loser_zero_gradient_even_under_a_nan_gradient(name):
             fn(a, b).backward()
             grads.append((a.grad, b.grad))
     torch.testing.assert_close(grads[len(pairs):], grads[:len(pairs)], equal_nan=True)
+
+
+def test_create_graph_through_a_jitted_node_behaves_as_before():
+    # the node's backward skips once_differentiable's wrapper only where grad mode is off (create_graph=False);
+    # with create_graph=True the wrapper decides, as it always did: first-order gradients are eager's
+    def f(x):
+        return (x.sin() * x).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    (g,) = torch.autograd.grad(thunder.jit(f)(x), x, create_graph=True)
+    (expected,) = torch.autograd.grad(f(x), x)
+    torch.testing.assert_close(g, expected)
+    (g,) = torch.autograd.grad(thunder.jit(f)(x), x)
+    torch.testing.assert_close(g, expected)

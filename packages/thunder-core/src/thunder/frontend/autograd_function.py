@@ -84,6 +84,7 @@ class _Compiled:
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
 _version = operator.attrgetter("_version")
+_grad_enabled = torch.is_grad_enabled
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
           "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -121,40 +122,51 @@ class ThunderAutogradFunction(torch.autograd.Function):
         return flat_out[0] if compiled.single else flat_out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
-        compiled = ctx._forward_cls.compiled
-        cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
-        unused = None
-        if compiled.zero_cotangents is not None and None in cotangents:
-            unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
-        saved = ctx.saved
-        if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
-            if unused is not None:
-                cotangents = _with_zeros(ctx, compiled, cotangents, unused)
-            # the backward taking the saved values as arguments, compiled only for a node that ran under hooks
-            grads = compiled.backward_trace.python_callable()(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+        # the engine runs a backward with grad mode on only for create_graph=True: there once_differentiable's
+        # wrapper decides; otherwise its no_grad block (3 us a node) has nothing to turn off
+        if _grad_enabled():
+            return _backward_once_differentiable(ctx, *cotangents)
+        return _backward(ctx, *cotangents)
+
+
+def _backward(ctx, *cotangents):
+    """The node's backward: the compiled backward on the saved values and the output cotangents."""
+    compiled = ctx._forward_cls.compiled
+    cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+    unused = None
+    if compiled.zero_cotangents is not None and None in cotangents:
+        unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
+    saved = ctx.saved
+    if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
+        if unused is not None:
+            cotangents = _with_zeros(ctx, compiled, cotangents, unused)
+        # the backward taking the saved values as arguments, compiled only for a node that ran under hooks
+        grads = compiled.backward_trace.python_callable()(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+    else:
+        if saved is None:
+            raise RuntimeError(_FREED)
+        _check_versions(saved, ctx.versions)
+        if _keep_graph():
+            saved = list(saved)  # the backward empties the list it gets
         else:
-            if saved is None:
-                raise RuntimeError(_FREED)
-            _check_versions(saved, ctx.versions)
-            if _keep_graph():
-                saved = list(saved)  # the backward empties the list it gets
-            else:
-                ctx.saved = None
-            run = compiled.backward_from_list
-            if unused is not None:
-                run, zeros = compiled.without_unused(unused)
-                cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
-            grads = run(saved, *cotangents)
-        result = [None] * compiled.nargs
-        for i, g in zip(compiled.differentiable_inputs, grads):
-            result[i] = g
-        if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
-            for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
-                if used and used <= unused:
-                    result[i] = None
-        return tuple(result)
+            ctx.saved = None
+        run = compiled.backward_from_list
+        if unused is not None:
+            run, zeros = compiled.without_unused(unused)
+            cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
+        grads = run(saved, *cotangents)
+    result = [None] * compiled.nargs
+    for i, g in zip(compiled.differentiable_inputs, grads):
+        result[i] = g
+    if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
+        for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
+            if used and used <= unused:
+                result[i] = None
+    return tuple(result)
+
+
+_backward_once_differentiable = torch.autograd.function.once_differentiable(_backward)
 
 
 def _with_zeros(ctx, compiled, cotangents, positions) -> list:
