@@ -436,6 +436,7 @@ def test_a_continuation_traced_later_checks_what_it_assumed_about_earlier_sizes(
     check_like_eager(f, x, three, torch.tensor(-1), jfn=jfn)
     assert thunder.compile_stats(jfn).continuations == 2
 
+
 def test_a_size_nothing_compared_is_not_checked_on_a_cache_hit():
     # the continuation of a size read serves every size its guard accepts; a guard asking nothing is not called
     from thunder.frontend.size_guards import _guard, sizes_check
