@@ -527,4 +527,3 @@ def test_a_continuation_reads_a_size_named_anew_from_the_tensor_handed_over(fn):
     jfn = thunder.jit(fn, cache="symbolic values")
     for t in (torch.ones(2), -torch.ones(2), torch.ones(3), -torch.ones(3), torch.ones(2), torch.randn(3)):
         check_like_eager(fn, t, jfn=jfn)
-
