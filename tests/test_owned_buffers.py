@@ -144,3 +144,22 @@ def test_an_input_updated_across_splits_then_an_owned_buffer_made_from_it():
     for route in (torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([2, 2, 2, 0, 1, 1])):
         _like_eager(f, jf, torch.randn(6, 3), torch.randn(6, 3, requires_grad=True), route)
     assert _segments_with(jf, "torch.Tensor.index_add_(")
+
+
+def test_an_expert_added_under_no_grad_leaves_the_accumulators_graph_as_eager():
+    # eager: the no_grad update changes the values, and gradients flow on as if it had not happened
+    def f(x, w, route):
+        out = torch.zeros_like(x)
+        for e in range(3):
+            rows = torch.nonzero(route == e)[:, 0]
+            y = torch.tanh(x[rows] @ w[e])
+            if e == 1:
+                with torch.no_grad():
+                    out.index_add_(0, rows, y)
+            else:
+                out.index_add_(0, rows, y)
+        return out * 2
+
+    jf = thunder.jit(f)
+    for route in (torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([2, 2, 1, 0, 1, 1])):
+        _like_eager(f, jf, torch.randn(6, 3, requires_grad=True), torch.randn(3, 3, 3, requires_grad=True), route)
