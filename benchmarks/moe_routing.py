@@ -8,7 +8,8 @@ each expert's token count changes: thunder's sizes read from tensor data stay sy
 reused; see docs/values-from-tensor-data.md). A "tiny" layer (16 tokens, width 8) shows the per-step overhead
 when the kernels cost nothing: thunder's checks of the values read at each split are in it.
 
-Writes benchmarks/results/moe-routing-<date>.json (device, versions, date).
+Each step is timed by the wall clock (``step_ms``) and by this thread's CPU time (``step_cpu_ms``, which the other
+jobs of a shared machine change least). Writes benchmarks/results/moe-routing-<date>.json (device, versions, date).
 """
 
 from __future__ import annotations
@@ -75,14 +76,17 @@ def check_like_eager(model, variant, x):
 
 
 def measure(variant, model, batches, steps):
-    times = []
+    """Median seconds per step: wall clock, and the CPU time of this thread (what a shared machine's other jobs
+    change least: waiting for a core is not counted)."""
+    times, cpu_times = [], []
     for i in range(steps):
         x = batches[i % len(batches)]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         step(variant, x)
         times.append(time.perf_counter() - start)
+        cpu_times.append(time.thread_time() - cpu_start)
         model.zero_grad(set_to_none=True)
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(cpu_times)
 
 
 def run_case(tokens, hidden, ffn, args):
@@ -107,7 +111,8 @@ def run_case(tokens, hidden, ffn, args):
                 step(variant, x)  # the other batches' routings, seen once before timing
                 model.zero_grad(set_to_none=True)
             first = time.perf_counter() - start
-            result[stream] = {"step_ms": round(measure(variant, model, xs, args.steps) * 1e3, 3),
+            wall, cpu = measure(variant, model, xs, args.steps)
+            result[stream] = {"step_ms": round(wall * 1e3, 3), "step_cpu_ms": round(cpu * 1e3, 3),
                               "warm_up_s": round(first, 2)}
         if variant_name == "thunder":
             result["cache_misses"] = thunder.cache_misses(variant)
@@ -118,8 +123,9 @@ def run_case(tokens, hidden, ffn, args):
         print(tokens, hidden, variant_name, json.dumps(result), flush=True)
     for variant_name in ("torch.compile", "thunder"):
         for stream in batches:
-            case[variant_name][stream]["over_eager"] = round(
-                case[variant_name][stream]["step_ms"] / case["eager"][stream]["step_ms"], 3)
+            mine, eager = case[variant_name][stream], case["eager"][stream]
+            mine["over_eager"] = round(mine["step_ms"] / eager["step_ms"], 3)
+            mine["cpu_over_eager"] = round(mine["step_cpu_ms"] / eager["step_cpu_ms"], 3)
     return case
 
 

@@ -769,3 +769,17 @@ def test_a_saved_input_updated_after_a_split_is_checked_only_by_the_outputs_that
         except RuntimeError as error:
             outcomes.append(str(error).split(";")[0])
     assert outcomes[0] == outcomes[1]
+
+
+def test_create_graph_through_a_jitted_node_behaves_as_before():
+    # the node's backward skips once_differentiable's wrapper only where grad mode is off (create_graph=False);
+    # with create_graph=True the wrapper decides, as it always did: first-order gradients are eager's
+    def f(x):
+        return (x.sin() * x).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    (g,) = torch.autograd.grad(thunder.jit(f)(x), x, create_graph=True)
+    (expected,) = torch.autograd.grad(f(x), x)
+    torch.testing.assert_close(g, expected)
+    (g,) = torch.autograd.grad(thunder.jit(f)(x), x)
+    torch.testing.assert_close(g, expected)

@@ -150,8 +150,30 @@ def _detached_input_updated(x):
     return y, x * 2
 
 
+def _updated_under_no_grad_after_a_scatter(x):
+    y = torch.zeros(3)
+    y.index_add_(0, torch.tensor([0, 1]), x[:2])  # y requires grad from here on (the scatter's meta must say so)
+    with torch.no_grad():
+        y.add_(1)
+    return y * 3
+
+
+def _updated_under_no_grad_after_other_scatters(x):
+    y, z, w = torch.zeros(3), torch.ones(3), torch.zeros(3)
+    y.index_copy_(0, torch.tensor([2, 0]), x[1:])
+    z.scatter_add_(0, torch.tensor([1, 1]), x[:2])
+    w.scatter_(0, torch.tensor([0, 2]), x[:2] * 2)
+    with torch.no_grad():
+        y.mul_(2)
+        z.sub_(1)
+        w.index_add_(0, torch.tensor([1]), torch.ones(1))
+    return y + z * w
+
+
 @pytest.mark.parametrize("f", [_updated_under_no_grad, _updated_through_data, _updated_through_detach,
-                               _detached_input_updated], ids=lambda f: f.__name__.strip("_"))
+                               _detached_input_updated, _updated_under_no_grad_after_a_scatter,
+                               _updated_under_no_grad_after_other_scatters],
+                         ids=lambda f: f.__name__.strip("_"))
 def test_in_place_updates_without_grad_keep_the_graph_like_eager(f):
     """Eager keeps a tensor's autograd graph when it is updated under no_grad or through .data/detach():
     its new values flow forward, gradients flow back as if it had not changed."""

@@ -188,3 +188,45 @@ def test_a_gathers_gradient_scatters_into_its_fresh_zeros_in_place(gather, index
     backward = str(thunder.last_backward_traces(jf)[-1])
     code = [line for line in backward.splitlines() if not line.lstrip().startswith("#")]  # not the source comments
     assert any(line.lstrip().startswith(store) for line in code), backward
+
+
+@pytest.mark.parametrize("key", [
+    lambda e: e,  # w[expert]: a 0-d index picks one slice
+    lambda e: -1 - e,  # counted from the end
+    lambda e: (e, e.to(torch.int32)),  # two positions, an int32 index
+])
+def test_a_gradient_scattered_at_one_position_is_written_into_that_slice(key):
+    # the gradient of w[e] with e a 0-d tensor: eager's select_backward copies into the slice; the indexing kernel
+    # (an offset per element) gives the same values, slower
+    def f(w, x, e):
+        return x * w[key(e)].sin()
+
+    w, x = torch.randn(4, 3, 3, requires_grad=True), torch.randn(5, 1, 3)
+    ew = w.detach().clone().requires_grad_()
+    jf = thunder.jit(f)
+    for e in (torch.tensor(2), torch.tensor(0)):
+        out, expected = jf(w, x, e), f(ew, x, e)
+        g = torch.randn_like(expected)
+        torch.testing.assert_close(torch.autograd.grad(out, w, g), torch.autograd.grad(expected, ew, g))
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+@pytest.mark.parametrize("shape, indices, values", [
+    ((6, 3, 2), (torch.tensor(-2),), (3, 2)),
+    ((6, 3, 2), (torch.tensor(1), torch.tensor(2)), (2,)),
+    ((6, 3, 2), (torch.tensor(4, dtype=torch.int32),), (2,)),  # broadcast over the slice
+    ((6, 3), (torch.tensor(1),), ()),
+    ((6, 3), (torch.tensor([1, 1]),), (3,)),  # not one position: the indexing kernel (repeated rows accumulate)
+])
+def test_the_torch_executors_index_put_is_atens(shape, indices, values, accumulate):
+    from thunder.executors.torch_impls import index_put_
+
+    a, v = torch.randn(shape), torch.randn(values)
+    expected = torch.ops.aten.index_put_.default(a.clone(), list(indices), v, accumulate)
+    torch.testing.assert_close(index_put_(a, indices, v, accumulate), expected)
+    for bad in (torch.tensor(6), torch.tensor(-7)):
+        with pytest.raises(IndexError) as ours:
+            index_put_(a, (bad,), torch.zeros(shape[1:]), accumulate)
+        with pytest.raises(IndexError) as atens:
+            torch.ops.aten.index_put_.default(a, [bad], torch.zeros(shape[1:]), accumulate)
+        assert str(ours.value) == str(atens.value)

@@ -437,6 +437,25 @@ def test_a_continuation_traced_later_checks_what_it_assumed_about_earlier_sizes(
     assert thunder.compile_stats(jfn).continuations == 2
 
 
+def test_a_size_nothing_compared_is_not_checked_on_a_cache_hit():
+    # the continuation of a size read serves every size its guard accepts; a guard asking nothing is not called
+    from thunder.frontend.size_guards import _guard, sizes_check
+    from thunder.frontend.value_reads import Read
+
+    free = Read("size", 5, "here", "the output size of nonzero")
+    free.guard = _guard("i0", [], {})
+    assert free.guard.checks == () and sizes_check([free]) is None
+
+    def positive(size):
+        return size > 1
+
+    positive.checks = ("(size) > 1",)
+    compared, exact = Read("size", 5, "here", "a size"), Read("size", 7, "there", "another size")
+    compared.guard = positive
+    check = sizes_check([free, compared, exact])
+    assert check([0, 2, 7]) and not check([9, 1, 7]) and not check([9, 2, 8])
+
+
 @pytest.mark.parametrize("a, b", [
     (torch.ones(3), torch.ones(3)), (torch.ones(3), torch.zeros(3)), (torch.tensor([1.0, 2.0]), torch.tensor([1, 2])),
     (torch.ones(2, 1), torch.ones(2))],

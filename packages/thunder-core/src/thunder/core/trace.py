@@ -85,6 +85,9 @@ class TraceCtx:
         # input name -> an earlier input whose memory it may share (a segment's inputs: a view an earlier segment
         # made of a tensor it hands over too); executors that reorder or write in place must treat them as one
         self.input_memory: dict[str, str] = {}
+        # inputs the program made and holds nowhere else, whose last reader is in this trace (a segment's
+        # accumulator, frontend/segments.py): an executor may write into them in place
+        self.owned_inputs: frozenset[str] = frozenset()
         # (old, proxy, how) -> None, set by the jit: sees each rebind (below), to update its own records of proxies
         self.on_rebind = None
         self._compiled = None
@@ -200,6 +203,7 @@ def from_trace(trace: TraceCtx) -> TraceCtx:
     t.state_reads = dict(trace.state_reads)
     t.input_aliases = dict(trace.input_aliases)
     t.input_memory = dict(trace.input_memory)
+    t.owned_inputs = trace.owned_inputs
     t.layouts = trace.layouts
     return t
 

@@ -69,7 +69,21 @@ def index_put(a, indices, values, accumulate):
     return torch.ops.aten.index_put.default(a, list(indices), values, accumulate)
 
 
+_POSITIONS = (torch.int64, torch.int32)
+
+
 def index_put_(a, indices, values, accumulate):
+    # one position per index (0-d integer tensors on the CPU: the gradient of ``w[expert]``): a write into the slice
+    # there, as eager's select_backward does, not the indexing kernel's pass computing an offset per element
+    if a.device.type == "cpu" and isinstance(values, torch.Tensor) and values.dtype == a.dtype \
+            and values.ndim <= a.ndim - len(indices) and all(
+                i is not None and i.ndim == 0 and i.dtype in _POSITIONS and i.device == a.device for i in indices):
+        part = a[tuple(int(i) for i in indices)]
+        if accumulate:
+            part.add_(values)
+        else:
+            part.copy_(values)
+        return a
     return torch.ops.aten.index_put_.default(a, list(indices), values, accumulate)
 
 

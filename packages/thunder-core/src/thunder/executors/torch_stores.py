@@ -13,7 +13,9 @@ of ``x`` read ``cache``. The same holds without the view (``cache.index_copy_(..
 
 A scatter into a tensor the trace has just created (``index_put(zeros(...), idx, g, True)``, the gradient of a
 gather, ``scatter_into_fresh_in_place``) writes into that tensor in place too, as eager's backward kernels do,
-instead of copying the whole buffer to write a few rows, when nothing else reads the fresh tensor.
+instead of copying the whole buffer to write a few rows, when nothing else reads the fresh tensor; so does a scatter
+into an input the program owns (a segment's accumulator, ``trace.owned_inputs``) and into the result of such a
+scatter (one buffer for a loop of ``out.index_add_``, as in eager).
 
 It is free to store into an input when: the input is written once in the trace (so the view keeps holding ``y``'s
 values to the end); nothing reads the input or anything that may alias it between the in-place op's position and the copy (no
@@ -201,25 +203,30 @@ def store_updates_in_place(trace):
 
 
 def scatter_into_fresh_in_place(trace):
-    """``y = scatter(z, ...)`` where ``z`` is a new tensor (``full``, ``zeros_like``) that nothing else reads and
-    the trace does not return: the scatter writes into ``z`` in place and later reads of ``y`` (the trace's output
-    included) read ``z``."""
+    """``y = scatter(z, ...)`` where ``z`` is a tensor no one else holds and nothing else reads: the scatter writes
+    into ``z`` in place and later reads of ``y`` (the trace's output included) read ``z``. ``z`` is a new tensor
+    (``full``, ``zeros_like``), an input the program owns (``trace.owned_inputs``: a segment's accumulator), or
+    the result of such a scatter (``out.index_add_`` once per expert: one buffer, no copy per expert)."""
     bsyms = list(trace.bound_symbols)
     producer_of, readers = _producers_and_readers(bsyms)
     outputs = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
+    owned = set(trace.owned_inputs)  # names (as the trace has them) of tensors the trace may write into
     replace: dict[int, object] = {}
     rename: dict[str, Proxy] = {}
     for i, b in enumerate(bsyms):
         if _printed(b) not in IN_PLACE_METHODS or _printed(b) == _SETITEM or not b.args:
             continue
         fresh, outs = b.args[0], b.flat_proxy_outs
-        if not isinstance(fresh, TensorProxy) or len(readers.get(fresh.name, ())) != 1 or fresh.name in outputs:
+        if not isinstance(fresh, TensorProxy) or len(readers.get(fresh.name, ())) != 1 or fresh.name in outputs \
+                or len(outs) != 1:
             continue
         p = producer_of.get(fresh.name)
-        if p is None or _printed(bsyms[p]) not in _FRESH or len(outs) != 1:
+        if fresh.name not in owned and (p is None or _printed(bsyms[p]) not in _FRESH):
             continue
         replace[i] = b.replace(sym=torch_operator(IN_PLACE_METHODS[_printed(b)]), output=None)
-        rename[outs[0].name] = fresh
+        buffer = rename.get(fresh.name, fresh)
+        rename[outs[0].name] = buffer
+        owned.add(outs[0].name)  # a scatter into it may be in place too
     if not replace:
         return trace
 

@@ -34,11 +34,12 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized", "saved_needed_by")
+                 "specialized", "saved_needed_by", "dirty")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs, single):
+                 n_outputs, single, dirty=()):
         self.forward, self.nargs = forward, nargs
+        self.dirty = dirty  # positions of the inputs it updates in place and returns (owned buffers)
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -61,7 +62,7 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -86,6 +87,7 @@ class _Compiled:
 _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _keep_graph = torch._C._autograd._get_current_graph_task_keep_graph
 _version = operator.attrgetter("_version")
+_grad_enabled = torch.is_grad_enabled
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
           "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -114,6 +116,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
             ctx.set_materialize_grads(False)
             if not compiled.static_shapes:
                 ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+        if compiled.dirty:
+            ctx.mark_dirty(*[args[i] for i in compiled.dirty])
         if compiled.nondifferentiable_outputs:
             nondiff = [flat_out[i] for i in compiled.nondifferentiable_outputs if isinstance(flat_out[i], torch.Tensor)]
             if nondiff:
@@ -121,45 +125,56 @@ class ThunderAutogradFunction(torch.autograd.Function):
         return flat_out[0] if compiled.single else flat_out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
-        compiled = ctx._forward_cls.compiled
-        cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
-        unused = None
-        if compiled.zero_cotangents is not None and None in cotangents:
-            unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
-        saved = ctx.saved
-        if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
-            if unused is not None:
-                cotangents = _with_zeros(ctx, compiled, cotangents, unused)
-            # the backward taking the saved values as arguments, compiled only for a node that ran under hooks
-            grads = compiled.backward_trace.python_callable()(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+        # the engine runs a backward with grad mode on only for create_graph=True: there once_differentiable's
+        # wrapper decides; otherwise its no_grad block (3 us a node) has nothing to turn off
+        if _grad_enabled():
+            return _backward_once_differentiable(ctx, *cotangents)
+        return _backward(ctx, *cotangents)
+
+
+def _backward(ctx, *cotangents):
+    """The node's backward: the compiled backward on the saved values and the output cotangents."""
+    compiled = ctx._forward_cls.compiled
+    cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+    unused = None
+    if compiled.zero_cotangents is not None and None in cotangents:
+        unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
+    saved = ctx.saved
+    if saved is None and not hasattr(ctx, "versions"):  # kept by save_for_backward
+        if unused is not None:
+            cotangents = _with_zeros(ctx, compiled, cotangents, unused)
+        # the backward taking the saved values as arguments, compiled only for a node that ran under hooks
+        grads = compiled.backward_trace.python_callable()(*ctx.saved_tensors, *ctx.saved_others, *cotangents)
+    else:
+        if saved is None:
+            raise RuntimeError(_FREED)
+        if unused is None:
+            _check_versions(saved, ctx.versions)
+        else:  # eager's nodes that only the unused outputs reach never run, nor check what they saved
+            checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
+                       if not (needed and needed <= unused)]
+            _check_versions([t for t, _ in checked], [v for _, v in checked])
+        if _keep_graph():
+            saved = list(saved)  # the backward empties the list it gets
         else:
-            if saved is None:
-                raise RuntimeError(_FREED)
-            if unused is None:
-                _check_versions(saved, ctx.versions)
-            else:  # eager's nodes that only the unused outputs reach never run, nor check what they saved
-                checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
-                           if not (needed and needed <= unused)]
-                _check_versions([t for t, _ in checked], [v for _, v in checked])
-            if _keep_graph():
-                saved = list(saved)  # the backward empties the list it gets
-            else:
-                ctx.saved = None
-            run = compiled.backward_from_list
-            if unused is not None:
-                run, zeros = compiled.without_unused(unused)
-                cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
-            grads = run(saved, *cotangents)
-        result = [None] * compiled.nargs
-        for i, g in zip(compiled.differentiable_inputs, grads):
-            result[i] = g
-        if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
-            for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
-                if used and used <= unused:
-                    result[i] = None
-        return tuple(result)
+            ctx.saved = None
+        run = compiled.backward_from_list
+        if unused is not None:
+            run, zeros = compiled.without_unused(unused)
+            cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
+        grads = run(saved, *cotangents)
+    result = [None] * compiled.nargs
+    for i, g in zip(compiled.differentiable_inputs, grads):
+        result[i] = g
+    if unused is not None:  # eager's graph reaches an input only from the outputs the loss uses
+        for i, used in zip(compiled.differentiable_inputs, compiled.cotangents_used):
+            if used and used <= unused:
+                result[i] = None
+    return tuple(result)
+
+
+_backward_once_differentiable = torch.autograd.function.once_differentiable(_backward)
 
 
 def _with_zeros(ctx, compiled, cotangents, positions) -> list:
@@ -291,8 +306,9 @@ def _check_versions(saved, versions) -> None:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
-    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node."""
+def differentiable_computation(forward_fn, backward_trace, split, nargs: int, dirty=()):
+    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node; ``dirty``: the positions
+    of the inputs it updates in place and returns (a segment's owned buffers)."""
     if torch._C._are_functorch_transforms_active():
         raise UnsupportedError(
             "thunder.jit: a program whose inputs require grad called under a torch.func transform (grad, vjp, jacrev, "
@@ -307,7 +323,8 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int):
     passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
                         if getattr(p, "name", None) in names)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
-                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf")
+                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf",
+                         dirty=dirty)
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++

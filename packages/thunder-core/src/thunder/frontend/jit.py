@@ -15,6 +15,7 @@ import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy
+from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.core.trace_checks import check_trace
 from thunder.extend import get_executor, resolve_executors
@@ -311,7 +312,7 @@ class ThunderFunction:
                 computation_fn = _without_grad(computation_fn)
         else:
             computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1],
-                                                        split, len(final.args))
+                                                        split, len(final.args), dirty=_written_owned_inputs(final))
         return traces, backward_traces, split, computation_fn
 
     def _lower(self, computation, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None) \
@@ -486,6 +487,16 @@ def _updated_inputs(trace) -> set[str]:
             if isinstance(b.kwargs.get("out"), Proxy) and b.kwargs["out"].name in inputs}
 
 
+def _written_owned_inputs(trace) -> tuple[int, ...]:
+    """Positions of the owned inputs (``trace.owned_inputs``) that the forward ``trace`` updated in place and returns:
+    its autograd node marks them dirty, so they take its history as eager's in-place ops do (not a view of the
+    input, which an in-place op of the caller's could not update)."""
+    if not trace.owned_inputs:
+        return ()
+    returned = {p.name for p in tree_flatten(trace.output[0])[0] if isinstance(p, Proxy)}
+    return tuple(i for i, p in enumerate(trace.args) if p.name in trace.owned_inputs and p.name in returned)
+
+
 def _traced_values(hooks, computation) -> list:
     """The values the computation's arguments were traced from (None for an argument not read from a tensor)."""
     by_name = {r.proxy.name: r.value for r in hooks.records if r.check == "tensor"}
@@ -511,8 +522,6 @@ def _refuse_aliased_updates(hooks, updated: set[str]) -> None:
 
 
 def _check_output(result):
-    from thunder.core.pytree import tree_flatten
-
     leaves, _ = tree_flatten(result)
 
     for leaf in leaves:

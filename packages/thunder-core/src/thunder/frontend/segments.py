@@ -100,6 +100,7 @@ class SegmentedProgram:
         ``carrying_grad``: names the segments before hand over as differentiable outputs of their autograd node."""
         from thunder.core.trace import TraceProvenance
         from thunder.frontend.jit import _updated_inputs
+        from thunder.frontend.owned_buffers import updatable_in_place
         from thunder.transforms.overwrites import shared_memory
         from thunder.transforms.saved_versions import modified_saved_values
 
@@ -126,6 +127,7 @@ class SegmentedProgram:
             for b in bsyms:
                 if b.sym.id == "prims.set_grad_enabled":
                     mode = bool(b.args[0])
+        writable = updatable_in_place(prepared)
         path = _Path()
         carrying = set(carrying_grad)
         for k in range(first, len(pieces)):
@@ -139,6 +141,7 @@ class SegmentedProgram:
             seg.bound_symbols = list(bsyms)
             # views an earlier segment made hand over memory shared with other inputs: executors must know
             seg.input_memory = shared_memory(prepared.bound_symbols, [p.name for p in seg.args])
+            seg.owned_inputs = frozenset(p.name for p in seg.args if p.name in writable)
             if modes[k] != prepared.grad_enabled:
                 seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
@@ -191,7 +194,7 @@ class SegmentedProgram:
     def _link(self, path: _Path, epilogue, shown):
         for parent, child in zip(path.segments, path.segments[1:]):
             guard = parent.read.guard
-            check = None if guard is None else (lambda values, guard=guard: guard(values[-1]))
+            check = None if guard is None or not guard.checks else (lambda values, guard=guard: guard(values[-1]))
             parent.children[parent.read.key] = [(check, None, (), child)]
         leaf = path.segments[-1]
         leaf.epilogue = epilogue

@@ -105,8 +105,10 @@ def _computable(proxy, defs, sizes) -> bool:
 
 def sizes_check(reads):
     """``check(values) -> bool`` for a continuation traced later: the sizes read before it (``values``, in order)
-    must pass what *its* segments assumed about them, which the splits before it did not check (None: no size)."""
-    sizes = [(i, r) for i, r in enumerate(reads) if r.kind == "size"]
+    must pass what *its* segments assumed about them, which the splits before it did not check (None: nothing to
+    check)."""
+    # a size whose guard asks nothing (the rest of the program never compared it) needs no check
+    sizes = [(i, r) for i, r in enumerate(reads) if r.kind == "size" and (r.guard is None or r.guard.checks)]
     if not sizes:
         return None
 

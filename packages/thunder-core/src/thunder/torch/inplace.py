@@ -27,8 +27,11 @@ from thunder.torch.registry import language_symbols, register_method, torchsymbo
 # ---------------------------------------------------------------------------------------------
 
 
-def _like(a: TensorProxy) -> TensorProxy:
-    return a.replace()
+def _like(a: TensorProxy, *written) -> TensorProxy:
+    """A tensor like ``a``; it requires grad where a value ``written`` into it does (``zeros.index_add_(0, i, y)``
+    with ``y`` requiring grad, as in eager: a later update under no_grad keeps its graph)."""
+    return a.replace(requires_grad=a.requires_grad or any(isinstance(w, TensorProxy) and w.requires_grad
+                                                          for w in written))
 
 
 @torchsymbol(torch.clone, torch.Tensor.clone, method="clone")
@@ -42,25 +45,25 @@ def index_copy(a, dim, index, source):
     check(dtypes.is_integer_dtype(index.dtype), "index_copy_(): Expected a long tensor for index", IndexError)
     check(source.dtype is a.dtype, lambda: f"index_copy_(): self and source expected to have the same dtype, but got "
           f"(self) {dtypes.to_torch_dtype(a.dtype)} and (source) {dtypes.to_torch_dtype(source.dtype)}")
-    return _like(a)
+    return _like(a, source)
 
 
 @torchsymbol(torch.index_add, torch.Tensor.index_add, method="index_add", tags=prims.DATA_CHECKED)
 def index_add(a, dim, index, source, *, alpha=1):
     check(dtypes.is_integer_dtype(index.dtype), "index_add_(): Expected dtype int32/int64 for index", IndexError)
-    return _like(a)
+    return _like(a, source)
 
 
 @torchsymbol(torch.scatter, torch.Tensor.scatter, method="scatter", tags=prims.DATA_CHECKED)
 def scatter(a, dim, index, src=None, *, value=None, reduce=None):
     check(dtypes.is_integer_dtype(index.dtype), "scatter(): Expected dtype int64 for index", RuntimeError)
-    return _like(a)
+    return _like(a, src)
 
 
 @torchsymbol(torch.scatter_add, torch.Tensor.scatter_add, method="scatter_add", tags=prims.DATA_CHECKED)
 def scatter_add(a, dim, index, src):
     check(dtypes.is_integer_dtype(index.dtype), "scatter_add(): Expected dtype int64 for index", RuntimeError)
-    return _like(a)
+    return _like(a, src)
 
 
 def _broadcast_check(*operands) -> None:
