@@ -771,15 +771,19 @@ def test_a_saved_input_updated_after_a_split_is_checked_only_by_the_outputs_that
     assert outcomes[0] == outcomes[1]
 
 
-def test_create_graph_through_a_jitted_node_behaves_as_before():
-    # the node's backward skips once_differentiable's wrapper only where grad mode is off (create_graph=False);
-    # with create_graph=True the wrapper decides, as it always did: first-order gradients are eager's
+def test_create_graph_gives_eagers_first_order_gradients_and_refuses_the_second_backward():
+    # the gradient requires grad as eager's does, through a node that raises thunder's reason when a second backward
+    # reaches it: never a gradient silently cut off from its input (it read requires_grad=False)
     def f(x):
         return (x.sin() * x).sum()
 
     x = torch.randn(3, requires_grad=True)
+    (expected,) = torch.autograd.grad(f(x), x, create_graph=True)
     (g,) = torch.autograd.grad(thunder.jit(f)(x), x, create_graph=True)
-    (expected,) = torch.autograd.grad(f(x), x)
     torch.testing.assert_close(g, expected)
+    assert g.requires_grad and expected.requires_grad
+    with pytest.raises(RuntimeError, match="differentiating the gradient of a jitted function"):
+        g.sum().backward()
     (g,) = torch.autograd.grad(thunder.jit(f)(x), x)
-    torch.testing.assert_close(g, expected)
+    torch.testing.assert_close(g, expected.detach())
+    assert not g.requires_grad

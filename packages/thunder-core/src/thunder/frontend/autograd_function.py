@@ -126,10 +126,9 @@ class ThunderAutogradFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *cotangents):
-        # the engine runs a backward with grad mode on only for create_graph=True: there once_differentiable's
-        # wrapper decides; otherwise its no_grad block (3 us a node) has nothing to turn off
+        # the engine runs a backward with grad mode on only for create_graph=True
         if _grad_enabled():
-            return _backward_once_differentiable(ctx, *cotangents)
+            return _backward_creating_graph(ctx, *cotangents)
         return _backward(ctx, *cotangents)
 
 
@@ -174,7 +173,31 @@ def _backward(ctx, *cotangents):
     return tuple(result)
 
 
-_backward_once_differentiable = torch.autograd.function.once_differentiable(_backward)
+_DOUBLE_BACKWARD = (
+    "thunder.jit: differentiating the gradient of a jitted function (torch.autograd.grad or backward with "
+    "create_graph=True, then a second backward) is not supported yet: its compiled backward is not itself "
+    "differentiated. Compute the higher-order gradient without thunder.jit, or file an issue")
+
+
+def _backward_creating_graph(ctx, *cotangents):
+    """The backward under ``create_graph=True``: first-order gradients as usual; where an input requires grad they
+    require grad too (as eager's), through a node that raises thunder's reason if a second backward reaches it,
+    never a gradient silently cut off from its inputs."""
+    with torch.no_grad():
+        grads = _backward(ctx, *cotangents)
+    if not any(ctx.needs_input_grad):
+        return grads
+    error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
+
+    def fake_requires_grad(g):
+        if g is None:
+            return None
+        g = g.detach()
+        g.requires_grad = True
+        return g
+
+    out = error(*[fake_requires_grad(g) for g in grads])
+    return out if isinstance(out, tuple) else (out,)
 
 
 def _with_zeros(ctx, compiled, cotangents, positions) -> list:
