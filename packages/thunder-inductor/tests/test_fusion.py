@@ -33,15 +33,22 @@ def test_forward_and_backward_match_eager_and_are_fused(inductor_ex):
     assert len(graphs) == 2 and all("torch.ops.aten" in code for code in graphs.values())
 
 
-def test_matmul_splits_regions_and_stays_with_torch(inductor_ex):
-    def fn(x, w):
-        return torch.tanh(x @ w).sum(-1) * 3
+def test_matmul_joins_the_region_and_indexing_splits_it(inductor_ex):
+    # a matmul is an extern kernel inside Inductor's graph (one compile for the whole chain); an index lookup stays
+    # with the torch executor, so that an index out of range raises eager's error
+    def fn(x, w, idx):
+        y = torch.tanh(x @ w).sum(-1) * 3
+        return torch.nn.functional.embedding(idx, w.t()).exp() + y[:2, None]
 
-    x, w = torch.randn(5, 7), torch.randn(7, 3)
+    x, w, idx = torch.randn(5, 7), torch.randn(7, 3), torch.tensor([0, 2])
     jfn = thunder.jit(fn, executors=[inductor_ex])
-    torch.testing.assert_close(jfn(x, w), fn(x, w))
+    torch.testing.assert_close(jfn(x, w, idx), fn(x, w, idx))
     trace = thunder.last_traces(jfn)[-1]
-    assert len(_fusions(trace)) == 1 and "torch.matmul" in str(trace)
+    assert len(_fusions(trace)) == 2 and not any("matmul" in b.sym.id for b in trace.bound_symbols)
+    assert any("embedding" in b.sym.id for b in trace.bound_symbols)
+    assert any("aten.mm" in code for code in fx_graphs(jfn).values())
+    with pytest.raises(IndexError, match="index out of range"):
+        jfn(x, w, torch.tensor([0, 7]))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool])
