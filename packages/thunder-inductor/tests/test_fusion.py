@@ -141,3 +141,16 @@ def test_cuda_regions_match_eager(inductor_ex):
     torch.testing.assert_close(out, ref)
     torch.testing.assert_close(torch.autograd.grad(out.sum(), (x, w, b)), torch.autograd.grad(ref.sum(), (x, w, b)))
     assert _fusions(thunder.last_traces(jfn)[-1])
+
+
+def test_positions_read_by_an_embedding_are_no_region_of_their_own(inductor_ex):
+    # an iota (or a full) alone is not worth a compile and a call: torch makes it
+    def fn(idx, w):
+        return F.embedding(torch.arange(idx.shape[-1]), w) * 2 + 1
+
+    idx, w = torch.tensor([[1, 2, 0]]), torch.randn(4, 5)
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    torch.testing.assert_close(jfn(idx, w), fn(idx, w))
+    trace = thunder.last_traces(jfn)[-1]
+    assert len(_fusions(trace)) == 1 and any(b.sym.id.endswith("arange") or "iota" in b.sym.id
+                                             for b in trace.bound_symbols)

@@ -21,7 +21,7 @@ from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.extend.claiming import prim_name
 
-__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "WHOLE", "claimable_prim", "claimable_whole"]
+__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "NOT_WORTH_ALONE", "WHOLE", "claimable_prim", "claimable_whole"]
 
 ELEMENTWISE = (
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not",
@@ -34,6 +34,9 @@ ELEMENTWISE = (
 REDUCTIONS = ("sum", "amax", "amin", "prod", "var")
 # views and layout: Inductor folds them into the loads of the kernels that read them
 SHAPE_PRIMS = ("broadcast_in_dim", "reshape", "transpose", "squeeze", "slice", "flip")
+# a region of only these is not worth an Inductor compile and a call: PyTorch makes a view, or fills a tensor
+# (the positions an embedding reads), as fast without one
+NOT_WORTH_ALONE = (*SHAPE_PRIMS, "iota", "full")
 CLAIMED_PRIMS = frozenset((*ELEMENTWISE, *REDUCTIONS, *SHAPE_PRIMS, "convert_element_type", "full", "iota",
                            "cat", "matmul", "linear"))
 
