@@ -108,7 +108,8 @@ def main() -> None:
         for name, r in rows.items():
             print(f"| {name} | {r['first_call_s']} | {r['median_ms']} | {r['max_abs_diff_vs_eager']:.2e} |")
     cache = "warm" if args.warm_cache else "cold"
-    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}{'-' + args.tag if args.tag else ''}-{cache}-cache.json"
+    tag = f"-{args.tag}" if args.tag else ""
+    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}{tag}-{cache}-cache.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {out}")
 

@@ -154,3 +154,24 @@ def test_positions_read_by_an_embedding_are_no_region_of_their_own(inductor_ex):
     trace = thunder.last_traces(jfn)[-1]
     assert len(_fusions(trace)) == 1 and any(b.sym.id.endswith("arange") or "iota" in b.sym.id
                                              for b in trace.bound_symbols)
+
+
+@pytest.mark.parametrize("shape", [(2, 2, 8, 16), (2, 8, 16)], ids=["4d-flash-kernel", "3d-not-the-kernel"])
+def test_attention_claimed_only_where_torch_runs_its_kernel(inductor_ex, shape):
+    # 4-d: claimed whole, forward and backward are the flash kernels inside Inductor's graphs; 3-d: the torch
+    # executor's kernel does not take it, so neither does inductor, and the built-in rule's decomposition is fused
+    q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).exp()
+
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    out, ref = jfn(q, k, v), fn(q, k, v)
+    torch.testing.assert_close(out, ref)
+    g = torch.randn_like(ref)
+    torch.testing.assert_close(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g))
+    codes = "\n".join(fx_graphs(jfn).values())
+    assert ("_scaled_dot_product_flash_attention_for_cpu_backward" in codes) == (len(shape) == 4)
+    (sdpa,) = [b for b in thunder.last_traces(jfn)[0].bound_symbols if b.sym.id == "ltorch.scaled_dot_product_attention"]
+    why = inductor_ex.why_not(sdpa)
+    assert why is None if len(shape) == 4 else "only where the torch executor runs it as its kernel" in why

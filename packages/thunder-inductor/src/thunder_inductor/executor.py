@@ -40,8 +40,9 @@ class InductorExecutor(ClaimingFusionExecutor):
         return get_executor("torch").grad_rule(bsym) if bsym.sym.id in claims.WHOLE else super().grad_rule(bsym)
 
     def why_not(self, bsym) -> str | None:
-        if bsym.sym.id in claims.WHOLE and not self.can_execute(bsym):
-            return f"{self.name} runs {bsym.sym.id} only where the torch executor runs it as its kernel"
+        if bsym.sym.id in claims.WHOLE:
+            return None if self.can_execute(bsym) else (
+                f"{self.name} runs {bsym.sym.id} only where the torch executor runs it as its kernel")
         return super().why_not(bsym)
 
     def lower(self, bsym):
