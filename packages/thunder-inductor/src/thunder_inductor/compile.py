@@ -52,6 +52,11 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
                   tags=("side_effect",) if writes_inputs else ())
 
 
+# emulate_precision_casts: a low-precision (bfloat16, float16) intermediate is rounded to its dtype, as eager rounds
+# each op's result, instead of staying float32 through the kernel (fuzz seed 7254: bfloat16 subnormals halved)
+INDUCTOR_CONFIG = {"emulate_precision_casts": True}
+
+
 def _size_pattern(values):
     """Sizes, strides and offsets up to renaming, keeping 0 and 1: what a graph with symbolic sizes assumes."""
     classes: dict[int, int] = {}
@@ -89,6 +94,12 @@ class InductorFusion:
             return fn(*tensors)
 
     def _compile(self, key, tensors, numbers):
+        from torch._inductor import config
+
+        with config.patch(INDUCTOR_CONFIG):  # part of the saved region's key too
+            return self._load_or_compile(key, tensors, numbers)
+
+    def _load_or_compile(self, key, tensors, numbers):
         saved = disk_cache.path(self.trace, key)
         loaded = disk_cache.load(saved) if saved else None
         if loaded is not None:
