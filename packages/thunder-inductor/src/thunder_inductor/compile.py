@@ -69,10 +69,10 @@ class InductorFusion:
     def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool):
         self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
         self.compiled: dict = {}
-        self.graphs: dict = {}
+        self.codes: dict = {}  # input key -> the code of the FX graph compiled for it
 
     def graph_codes(self) -> list[str]:
-        return list(self.graphs.values())
+        return list(self.codes.values())
 
     def key(self, tensors, numbers):
         dtypes_ = tuple((t.dtype, t.device) for t in tensors)
@@ -103,13 +103,13 @@ class InductorFusion:
         saved = disk_cache.path(self.trace, key)
         loaded = disk_cache.load(saved) if saved else None
         if loaded is not None:
-            compiled, self.graphs[key] = loaded
+            compiled, self.codes[key] = loaded
             _stats["loads"] += 1
             return compiled
-        compiled, self.graphs[key] = self._record_and_compile(tensors, numbers)
+        compiled, self.codes[key] = self._record_and_compile(tensors, numbers)
         _stats["compiles"] += 1
         if saved:
-            disk_cache.save(saved, compiled, self.graphs[key])
+            disk_cache.save(saved, compiled, self.codes[key])
         return compiled
 
     def _record_and_compile(self, tensors, numbers):
