@@ -6,9 +6,10 @@ and a training step (forward, backward, eager AdamW step). Each variant has its 
 optimizer; variants run interleaved round by round so load from other processes hits them alike. Reported: the
 first call (tracing and compiling included; Inductor's on-disk cache is a fresh directory unless --warm-cache,
 so torch.compile and thunder+inductor both compile cold) and the median of the next ``--steps`` calls. Outputs
-and losses are checked against eager. Writes benchmarks/results/inductor-gpt-<date>-<cold|warm>-cache.json.
+and losses are checked against eager. Writes benchmarks/results/inductor-gpt-<date>[-<tag>]-<cold|warm>-cache.json
+(the docs show the warm run recorded last).
 
-    python benchmarks/inductor_gpt.py [--steps N] [--warm-cache]
+    python benchmarks/inductor_gpt.py [--steps N] [--warm-cache] [--tag NAME]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--warm-cache", action="store_true", help="keep Inductor's usual cache directory")
+    parser.add_argument("--tag", default="", help="added to the file name, to keep several runs of one day")
     args = parser.parse_args()
     if not args.warm_cache:  # before torch._inductor reads it
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor_gpt_bench_")
@@ -106,7 +108,8 @@ def main() -> None:
         for name, r in rows.items():
             print(f"| {name} | {r['first_call_s']} | {r['median_ms']} | {r['max_abs_diff_vs_eager']:.2e} |")
     cache = "warm" if args.warm_cache else "cold"
-    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}-{cache}-cache.json"
+    tag = f"-{args.tag}" if args.tag else ""
+    out = ROOT / "benchmarks" / "results" / f"inductor-gpt-{results['date'][:10]}{tag}-{cache}-cache.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {out}")
 

@@ -26,6 +26,17 @@ def newest(benchmark: str, variant: str = "") -> tuple[Path, dict]:
     return runs[-1], json.loads(runs[-1].read_text())
 
 
+def newest_recorded(benchmark: str, variant: str) -> tuple[Path, dict]:
+    """The ``<benchmark>-<date>[-<tag>]<variant>.json`` run whose recorded ``date`` (a UTC timestamp) is the
+    latest: re-runs of one day are told apart by a tag (the lane that ran them), and the newest wins."""
+    pattern = re.compile(rf"^{re.escape(benchmark)}-\d{{4}}-\d\d-\d\d(-[\w.]+)?{re.escape(variant)}\.json$")
+    runs = [(json.loads(p.read_text()), p) for p in RESULTS.iterdir() if pattern.match(p.name)]
+    if not runs:
+        raise FileNotFoundError(f"no {benchmark}-<date>[-<tag>]{variant}.json in {RESULTS}")
+    d, path = max(runs, key=lambda r: r[0]["date"])
+    return path, d
+
+
 def _table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -101,7 +112,7 @@ def generation():
 
 
 def inductor_gpt():
-    path, d = newest("inductor-gpt", "-warm-cache")
+    path, d = newest_recorded("inductor-gpt", "-warm-cache")
     rows, series = [], {"thunder": {}, "thunder+inductor": {}, "torch.compile": {}}
     for workload, runs in d["workloads"].items():
         eager = runs["eager"]["median_ms"]

@@ -11,6 +11,10 @@ def _fusions(trace):
     return [b for b in trace.bound_symbols if b.sym.id.startswith("inductor.")]
 
 
+def _compiled_or_loaded():
+    return stats()["compiles"] + stats()["loads"]
+
+
 def _norm_gelu_softmax(x, w, b):
     y = F.layer_norm(x, (x.shape[-1],), w, b)
     return F.gelu(y) * 2 + x.softmax(-1)
@@ -33,15 +37,22 @@ def test_forward_and_backward_match_eager_and_are_fused(inductor_ex):
     assert len(graphs) == 2 and all("torch.ops.aten" in code for code in graphs.values())
 
 
-def test_matmul_splits_regions_and_stays_with_torch(inductor_ex):
-    def fn(x, w):
-        return torch.tanh(x @ w).sum(-1) * 3
+def test_matmul_joins_the_region_and_indexing_splits_it(inductor_ex):
+    # a matmul is an extern kernel inside Inductor's graph (one compile for the whole chain); an index lookup stays
+    # with the torch executor, so that an index out of range raises eager's error
+    def fn(x, w, idx):
+        y = torch.tanh(x @ w).sum(-1) * 3
+        return torch.nn.functional.embedding(idx, w.t()).exp() + y[:2, None]
 
-    x, w = torch.randn(5, 7), torch.randn(7, 3)
+    x, w, idx = torch.randn(5, 7), torch.randn(7, 3), torch.tensor([0, 2])
     jfn = thunder.jit(fn, executors=[inductor_ex])
-    torch.testing.assert_close(jfn(x, w), fn(x, w))
+    torch.testing.assert_close(jfn(x, w, idx), fn(x, w, idx))
     trace = thunder.last_traces(jfn)[-1]
-    assert len(_fusions(trace)) == 1 and "torch.matmul" in str(trace)
+    assert len(_fusions(trace)) == 2 and not any("matmul" in b.sym.id for b in trace.bound_symbols)
+    assert any("embedding" in b.sym.id for b in trace.bound_symbols)
+    assert any("aten.mm" in code for code in fx_graphs(jfn).values())
+    with pytest.raises(IndexError, match="index out of range"):
+        jfn(x, w, torch.tensor([0, 7]))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool])
@@ -62,11 +73,11 @@ def test_symbolic_sizes_compile_one_graph_for_many_sizes(inductor_ex):
         return torch.exp(x) * y + 1
 
     jfn = thunder.jit(fn, executors=[inductor_ex], cache="symbolic values")
-    before = stats()["compiles"]
+    before = _compiled_or_loaded()
     for n in (5, 9, 17):
         x, y = torch.randn(n, 6), torch.randn(n, 6)
         torch.testing.assert_close(jfn(x, y), fn(x, y))
-    assert stats()["compiles"] - before == 1
+    assert _compiled_or_loaded() - before == 1
     # a size of 1 is another graph (Inductor specializes 0 and 1), and still right
     x, y = torch.randn(1, 6), torch.randn(1, 6)
     torch.testing.assert_close(jfn(x, y), fn(x, y))
@@ -110,7 +121,14 @@ def test_gpt_block_forward_and_backward(inductor_ex):
     params = list(model.parameters())
     torch.testing.assert_close(torch.autograd.grad(out.square().sum(), params),
                                torch.autograd.grad(ref.square().sum(), params))
-    assert _fusions(thunder.last_traces(jmodel)[-1]) and _fusions(thunder.last_backward_traces(jmodel)[-1])
+    # the whole block is one graph each way, attention included as the flash kernel and its backward
+    assert len(_fusions(thunder.last_traces(jmodel)[-1])) == len(_fusions(thunder.last_backward_traces(jmodel)[-1])) == 1
+    codes = list(fx_graphs(jmodel).values())
+    assert "_scaled_dot_product_flash_attention_for_cpu.default" in codes[0]
+    assert "_scaled_dot_product_flash_attention_for_cpu_backward" in codes[1]
+    with torch.no_grad():  # inference: attention claimed whole, the same kernel
+        torch.testing.assert_close(jmodel(x), model(x))
+    assert len(_fusions(thunder.last_traces(jmodel)[-1])) == 1
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: Inductor's Triton kernels need a GPU")
@@ -123,3 +141,37 @@ def test_cuda_regions_match_eager(inductor_ex):
     torch.testing.assert_close(out, ref)
     torch.testing.assert_close(torch.autograd.grad(out.sum(), (x, w, b)), torch.autograd.grad(ref.sum(), (x, w, b)))
     assert _fusions(thunder.last_traces(jfn)[-1])
+
+
+def test_positions_read_by_an_embedding_are_no_region_of_their_own(inductor_ex):
+    # an iota (or a full) alone is not worth a compile and a call: torch makes it
+    def fn(idx, w):
+        return F.embedding(torch.arange(idx.shape[-1]), w) * 2 + 1
+
+    idx, w = torch.tensor([[1, 2, 0]]), torch.randn(4, 5)
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    torch.testing.assert_close(jfn(idx, w), fn(idx, w))
+    trace = thunder.last_traces(jfn)[-1]
+    assert len(_fusions(trace)) == 1 and any(b.sym.id.endswith("arange") or "iota" in b.sym.id
+                                             for b in trace.bound_symbols)
+
+
+@pytest.mark.parametrize("shape", [(2, 2, 8, 16), (2, 8, 16)], ids=["4d-flash-kernel", "3d-not-the-kernel"])
+def test_attention_claimed_only_where_torch_runs_its_kernel(inductor_ex, shape):
+    # 4-d: claimed whole, forward and backward are the flash kernels inside Inductor's graphs; 3-d: the torch
+    # executor's kernel does not take it, so neither does inductor, and the built-in rule's decomposition is fused
+    q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).exp()
+
+    jfn = thunder.jit(fn, executors=[inductor_ex])
+    out, ref = jfn(q, k, v), fn(q, k, v)
+    torch.testing.assert_close(out, ref)
+    g = torch.randn_like(ref)
+    torch.testing.assert_close(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g))
+    codes = "\n".join(fx_graphs(jfn).values())
+    assert ("_scaled_dot_product_flash_attention_for_cpu_backward" in codes) == (len(shape) == 4)
+    (sdpa,) = [b for b in thunder.last_traces(jfn)[0].bound_symbols if b.sym.id == "ltorch.scaled_dot_product_attention"]
+    why = inductor_ex.why_not(sdpa)
+    assert why is None if len(shape) == 4 else "only where the torch executor runs it as its kernel" in why

@@ -2,8 +2,10 @@
 
 The region's prims are lowered with the torch executor (the very torch calls it would make) into a small trace;
 on the first call with given input metadata, that trace is recorded as an FX graph by ``make_fx`` and compiled
-by ``torch._inductor.standalone_compile`` (Inductor's FX-graph and kernel caches apply, so a second process or
-an identical region compiles from disk). Where the trace's sizes are symbolic (``cache="symbolic values"``), the
+by ``torch._inductor.standalone_compile`` (Inductor's FX-graph and kernel caches apply, so an identical region
+compiles from disk). The compiled artifact is also saved under Inductor's cache directory, keyed by the region's
+printed source and input key (``disk_cache``): a second process loads it without recording the graph again, which
+is most of a warm first call. Where the trace's sizes are symbolic (``cache="symbolic values"``), the
 graph is recorded with symbolic sizes and compiled once for every size with the same pattern of equal sizes
 and 0/1 sizes, which is what Inductor's compiled code assumes. Numbers the region takes (scalars, sizes given
 to reshapes) are baked into the graph and part of the key.
@@ -17,16 +19,17 @@ import threading
 from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
+from thunder_inductor import disk_cache
 
 __all__ = ["region_fusion", "InductorFusion", "stats"]
 
 _counter = itertools.count()
 _lock = threading.Lock()
-_stats = {"compiles": 0}
+_stats = {"compiles": 0, "loads": 0}
 
 
 def stats() -> dict:
-    """{'compiles': graphs compiled by Inductor in this process}."""
+    """{'compiles': graphs compiled by Inductor in this process, 'loads': compiled graphs loaded from disk}."""
     return dict(_stats)
 
 
@@ -49,6 +52,11 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
                   tags=("side_effect",) if writes_inputs else ())
 
 
+# emulate_precision_casts: a low-precision (bfloat16, float16) intermediate is rounded to its dtype, as eager rounds
+# each op's result, instead of staying float32 through the kernel (fuzz seed 7254: bfloat16 subnormals halved)
+INDUCTOR_CONFIG = {"emulate_precision_casts": True}
+
+
 def _size_pattern(values):
     """Sizes, strides and offsets up to renaming, keeping 0 and 1: what a graph with symbolic sizes assumes."""
     classes: dict[int, int] = {}
@@ -61,10 +69,10 @@ class InductorFusion:
     def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool):
         self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
         self.compiled: dict = {}
-        self.graphs: dict = {}
+        self.codes: dict = {}  # input key -> the code of the FX graph compiled for it
 
     def graph_codes(self) -> list[str]:
-        return [gm.code for gm in self.graphs.values()]
+        return list(self.codes.values())
 
     def key(self, tensors, numbers):
         dtypes_ = tuple((t.dtype, t.device) for t in tensors)
@@ -86,6 +94,25 @@ class InductorFusion:
             return fn(*tensors)
 
     def _compile(self, key, tensors, numbers):
+        from torch._inductor import config
+
+        with config.patch(INDUCTOR_CONFIG):  # part of the saved region's key too
+            return self._load_or_compile(key, tensors, numbers)
+
+    def _load_or_compile(self, key, tensors, numbers):
+        saved = disk_cache.path(self.trace, key)
+        loaded = disk_cache.load(saved) if saved else None
+        if loaded is not None:
+            compiled, self.codes[key] = loaded
+            _stats["loads"] += 1
+            return compiled
+        compiled, self.codes[key] = self._record_and_compile(tensors, numbers)
+        _stats["compiles"] += 1
+        if saved:
+            disk_cache.save(saved, compiled, self.codes[key])
+        return compiled
+
+    def _record_and_compile(self, tensors, numbers):
         import torch
         from torch._inductor import standalone_compile
         from torch.fx.experimental.proxy_tensor import make_fx
@@ -100,6 +127,4 @@ class InductorFusion:
             gm = make_fx(graph_fn, tracing_mode="symbolic" if self.symbolic else "fake")(*examples)
             compiled = standalone_compile(gm, examples,
                                           dynamic_shapes="from_graph" if self.symbolic else "from_example_inputs")
-        self.graphs[key] = gm
-        _stats["compiles"] += 1
-        return compiled
+        return compiled, gm.code

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from thunder.extend import ClaimingFusionExecutor
+from thunder.extend import ClaimingFusionExecutor, get_executor
+from thunder.extend.claiming import claim_symbol
 from thunder_inductor import claims
 
 __all__ = ["InductorExecutor"]
@@ -27,6 +28,27 @@ class InductorExecutor(ClaimingFusionExecutor):
     # Compiled graphs are invisible to PyTorch's autograd, which is fine: a trace that needs gradients is split
     # by thunder's autograd into forward and backward traces, both dispatched (and fused) here.
     claimable_prim = staticmethod(claims.claimable_prim)
+
+    # attention (claims.WHOLE) is claimed as one call with the torch executor's gradient rule: its backward is the
+    # torch executor's ATen kernel, which is claimed in turn
+    def can_execute(self, bsym) -> bool:
+        if bsym.sym.id in claims.WHOLE:
+            return claims.claimable_whole(bsym, get_executor("torch"))
+        return super().can_execute(bsym)
+
+    def grad_rule(self, bsym):
+        return get_executor("torch").grad_rule(bsym) if bsym.sym.id in claims.WHOLE else super().grad_rule(bsym)
+
+    def why_not(self, bsym) -> str | None:
+        if bsym.sym.id in claims.WHOLE:
+            return None if self.can_execute(bsym) else (
+                f"{self.name} runs {bsym.sym.id} only where the torch executor runs it as its kernel")
+        return super().why_not(bsym)
+
+    def lower(self, bsym):
+        if bsym.sym.id in claims.WHOLE:
+            return [bsym.replace(sym=claim_symbol(bsym.sym, self), subsymbols=())]
+        return super().lower(bsym)
 
     def copy_ok(self, bsym) -> bool:
         out = bsym.kwargs["out"]

@@ -2,7 +2,8 @@
 
 Inductor fuses whatever it is given, so regions have no shape constraints: they are formed by
 ``thunder.extend.regions.form_regions`` (which says how regions stay acyclic and when ``copy_to_out_`` joins one).
-Claims that end in no region worth compiling (only views) are given back to the torch executor.
+Claims that end in no region worth compiling (only views, or only an ``iota`` or ``full``) are given back to the
+torch executor.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ __all__ = ["fuse"]
 def fuse(executor, trace):
     from thunder_inductor.compile import region_fusion
 
-    regions = form_regions(list(trace.bound_symbols), trace.output, view_prims=claims.SHAPE_PRIMS)
+    regions = form_regions(list(trace.bound_symbols), trace.output, view_prims=claims.NOT_WORTH_ALONE)
     return fuse_regions(trace, regions, partial(_region_bsym, executor, region_fusion))
 
 

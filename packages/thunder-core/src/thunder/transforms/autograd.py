@@ -213,7 +213,7 @@ class _Differentiator:
         # backward kernels), else the built-in one, which a fusion executor claiming the decomposition fuses.
         for ex in self.executors:
             if ex.can_execute(b):
-                rule = ex.grad_rule(b) if ex.grad_rules else None
+                rule = ex.grad_rule(b)
                 return rule if rule is not None else grad_rule(b.sym.id)
         return grad_rule(b.sym.id)
 
