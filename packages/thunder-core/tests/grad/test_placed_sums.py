@@ -134,3 +134,22 @@ def test_a_placed_block_read_twice_is_left_alone():
     merged = merge_placed_sums(list(t.bound_symbols), (s,), lambda: t.make_unique_name("placed"))
     assert [b.sym for b in merged] == [prims.cat]
     assert [p.name for p in merged[0].args[0]] == ["g2", "g1"] and merged[0].output is s
+
+
+def test_a_sum_whose_operand_has_symbolic_sizes_is_left_alone():
+    # fuzz seed 327004: regrouping compared an operand's symbolic shape with the sum's (static) one, which records a
+    # check and failed outside tracing ("prims.eq can only be called while tracing")
+    def f(t1):
+        v0 = torch.nn.functional.normalize(t1, dim=0)
+        v5 = torch.log_softmax(t1, dim=-1)[0]
+        return torch.mul(v0, t1) @ v5
+
+    jf = thunder.jit(f, cache="symbolic values")
+    for shape in ((2, 2), (3, 3), (2, 2)):
+        x = torch.randn(shape, requires_grad=True)
+        xe = x.detach().clone().requires_grad_()
+        out, expected = jf(x), f(xe)
+        torch.testing.assert_close(out, expected)
+        out.sum().backward()
+        expected.sum().backward()
+        torch.testing.assert_close(x.grad, xe.grad)

@@ -81,6 +81,11 @@ def _merged_parts(a, b, out, producer, uses):
     return merged, dim
 
 
+def _static_shape(p: TensorProxy) -> tuple | None:
+    """``p``'s shape where every size is a number known now (comparing symbolic sizes records checks)."""
+    return tuple(p.shape) if all(type(d) is int for d in p.shape) else None
+
+
 def _regrouped(add, producer, uses):
     """``(x + c1) + c2`` with ``c1`` and ``c2`` placed blocks that fit together (the cotangent of ``x * cos`` summed
     with a rotated half's, then with the other half's): (x, c1, c2), to be summed as ``x + cat(...)``. Each
@@ -93,7 +98,7 @@ def _regrouped(add, producer, uses):
         if inner is None or inner.sym is not prims.add or uses.get(acc.name) != 1:
             continue
         for x, earlier in (inner.args, inner.args[::-1]):
-            if isinstance(x, TensorProxy) and x.dtype is out.dtype and tuple(x.shape) == tuple(out.shape) \
+            if isinstance(x, TensorProxy) and x.dtype is out.dtype and _static_shape(x) == tuple(out.shape) \
                     and _merged_parts(earlier, placed, out, producer, uses) is not None:
                 return acc, x, earlier, placed
     return None
