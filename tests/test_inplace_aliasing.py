@@ -358,3 +358,37 @@ def test_in_place_writes_into_empty_views_like_eager(name):
         with pytest.raises(RuntimeError) as compiled:
             thunder.jit(fn)(torch.arange(2))
         assert str(compiled.value) == eager_error
+
+
+def _lerp_into_its_own_prefix(t1, n0):
+    v0 = torch.cat((t1, t1))
+    v3 = v0.narrow(0, 0, n0 % v0.shape[0] + 1)
+    v3.lerp_(v0, 0.5)
+    return v0
+
+
+def _too_many_indices_into_a_slice_of_arange(t0):
+    v7 = torch.arange(t0.shape[1])[:-3]
+    v7[:, 1:] = 0
+    return v7
+
+
+@pytest.mark.parametrize("fn", [_lerp_into_its_own_prefix, _too_many_indices_into_a_slice_of_arange])
+def test_failing_in_place_writes_under_symbolic_values_raise_eagers_error_on_every_call(fn):
+    # fuzz seeds 329002 (eager's overlap error before the shape error, under symbolic sizes) and 327354 (the overlap
+    # check compared sizes in the failed call's scope: the prologue read numbers defined nowhere, NameError)
+    jf = thunder.jit(fn, cache="symbolic values")
+    extra = (1,) if fn is _lerp_into_its_own_prefix else ()
+    for shape in ((2, 2, 2, 2), (2, 2, 2, 2), (3, 3, 2, 2), (5, 5, 2, 2)):
+        x = torch.randn(shape if extra else shape[:2])
+        try:
+            expected = fn(x.clone(), *extra)
+            eager_error = None
+        except (RuntimeError, IndexError) as error:
+            eager_error = error
+        if eager_error is None:
+            torch.testing.assert_close(jf(x.clone(), *extra), expected)
+        else:
+            with pytest.raises(type(eager_error)) as compiled:
+                jf(x.clone(), *extra)
+            assert str(compiled.value) == str(eager_error)

@@ -95,13 +95,16 @@ class Symbol:
             output = self.meta(*args, **kwargs)
         except Exception:
             trace.scopes[-2].extend(_numbers_computed(scope))
-            if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None \
-                    and _static_shapes(args):
+            if "inplace" in self.tags and trace.decomposing == 1 and trace.on_record is not None:
                 # eager checks an in-place write's memory overlap before its shapes (TensorIterator does):
-                # the overlap error, where eager gives it, is the program's rather than the meta's. With
-                # symbolic sizes the check would constrain numbers of the failed meta's scope: not asked.
-                trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
-                                            trace.current_location()))
+                # the overlap error, where eager gives it, is the program's rather than the meta's. The sizes
+                # the check compares (constraints of the trace) are computed in this scope: kept too.
+                checked_from = len(scope)
+                try:
+                    trace.on_record(BoundSymbol(self, args, kwargs, args[0] if args else None, (),
+                                                trace.current_location()))
+                finally:
+                    trace.scopes[-2].extend(_numbers_computed(scope[checked_from:]))
             raise
         finally:
             trace.decomposing -= 1
@@ -152,10 +155,6 @@ def _read_data_dependent(trace, args, kwargs, name: str):
         return None
     return tree_unflatten([reader.read_number(x, f"an argument of {name}")
                            if isinstance(x, NumberProxy) and x.data_dependent else x for x in leaves], spec)
-
-
-def _static_shapes(args) -> bool:
-    return all(isinstance(d, int) for a in args if isinstance(a, TensorProxy) for d in a.shape)
 
 
 def _numbers_computed(bsyms) -> list:
@@ -247,8 +246,6 @@ class BoundSymbol:
         and lowering keeps the ``data_checked`` tag. Only index tensors (integer tensors after the first
         argument) carry such data: ``v[..., ::2] = 0`` has none."""
         from thunder.core import dtypes
-        from thunder.core.proxies import TensorProxy
-        from thunder.core.pytree import tree_flatten
 
         if "data_checked" in self.sym.tags and any(
                 isinstance(p, TensorProxy) and dtypes.is_integer_dtype(p.dtype)
