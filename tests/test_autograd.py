@@ -787,3 +787,21 @@ def test_create_graph_gives_eagers_first_order_gradients_and_refuses_the_second_
     (g,) = torch.autograd.grad(thunder.jit(f)(x), x)
     torch.testing.assert_close(g, expected.detach())
     assert not g.requires_grad
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_a_saved_tensor_updated_after_a_split_names_its_type_as_eager_does(dtype):
+    # fuzz seed 328326: eager names bfloat16 (no legacy tensor type) "CPUBFloat16Type", float16 "torch.HalfTensor"
+    def f(t0, t1, t2):
+        v1 = t0 / t1
+        t2[t2 > 0] = 0
+        t1.floor_()
+        return (v1 * v1).sum()
+
+    messages = []
+    for fn in (f, thunder.jit(f)):
+        t0 = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            fn(t0, torch.rand(2, 3).to(dtype) + 1, torch.randn(2, 2)).backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

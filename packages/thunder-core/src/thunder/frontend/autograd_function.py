@@ -20,6 +20,7 @@ import operator
 
 import torch
 
+from thunder.core import dtypes
 from thunder.core.codegen import compile_trace
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy
@@ -317,11 +318,18 @@ def _zeros_maker(p):
     return make
 
 
+# dtypes with a legacy tensor type (torch.FloatTensor): eager's message names the others by ScalarType
+# ("CPUBFloat16Type", "CPUBoolType", as torch/csrc/autograd/saved_variable.cpp prints them)
+_LEGACY_TENSOR_TYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+                                  torch.float32, torch.float64})
+
+
 def _check_versions(saved, versions) -> None:
     for t, v in zip(saved, versions):
         if t._version != v:
-            # eager's message (torch/csrc/autograd/saved_variable.cpp), which names bool tensors by their type
-            kind = f"{t.device.type.upper()}BoolType" if t.dtype is torch.bool else t.type()
+            # eager's message (torch/csrc/autograd/saved_variable.cpp)
+            kind = t.type() if t.dtype in _LEGACY_TENSOR_TYPES else \
+                f"{t.device.type.upper()}{dtypes.torch_scalar_name(dtypes.to_dtype(t.dtype))}Type"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{kind} {list(t.shape)}] is at version {t._version}; expected version {v} instead. Hint: "
