@@ -596,3 +596,18 @@ def test_an_op_whose_decomposition_needs_a_value_from_data_reads_it_before_the_o
     jfn = thunder.jit(fn)
     for x in (torch.arange(9).reshape(3, 3) - 3, torch.arange(9).reshape(3, 3), torch.arange(9).reshape(3, 3) - 3):
         check_like_eager(fn, x, jfn=jfn)
+
+
+def test_a_continuation_reads_an_input_updated_through_a_view_before_the_split():
+    # fuzz seed 328429: under symbolic values the continuation traced for a new nonzero count named the updated input
+    # anew (the value the store wrote into it), which the segments before hand over as the input itself
+    def f(t1):
+        v0 = t1[..., ::2]
+        v0.mul_(2)
+        v1 = torch.nonzero(t1)
+        return v1, torch.stack([r + i for i, r in enumerate(v1)])
+
+    for cache in ("constant values", "symbolic values"):
+        jfn = thunder.jit(f, cache=cache)
+        for x in (torch.randn(3), torch.tensor([1.0, 0.0, 2.0]), torch.randn(5), torch.tensor([0.0, 1.0, 0.0, 0.0])):
+            check_like_eager(f, x, jfn=jfn)

@@ -295,6 +295,7 @@ class SegmentedProgram:
         missing = [n for s in path.segments for n in s.arg_names
                    if n not in env and not any(n in t.out_names for t in path.segments)]
         missing = _sizes_from_tensors(traces[-1], env, path.segments, missing)
+        missing = _stores_into_kept(traces[-1], env, missing)
         if missing:
             raise UnsupportedError(
                 f"internal error: the continuation traced for a new value read from tensor data needs "
@@ -342,6 +343,19 @@ def _sizes_from_tensors(trace, env, segments, missing: list) -> list:
             s.arg_names = [found[n][0] if n in found else n for n in s.arg_names]
             s.run = _reading_sizes(s.run, dims)
     return [n for n in missing if n not in found]
+
+
+def _stores_into_kept(trace, env, missing: list) -> list:
+    """A value a segment before stored into a tensor in place (``t17 = copy_to_out_(t16, out=t1)``, an update of
+    an input through a view) is that tensor, which the call holds (the first trace named the stored value otherwise).
+    Returns the names still missing."""
+    for b in trace.bound_symbols if missing else ():
+        out = b.kwargs.get("out") if b.sym.id == "prims.copy_to_out_" else None
+        if out is not None and out.name in env:
+            for o in b.flat_proxy_outs:
+                if o.name in missing:
+                    env[o.name] = env[out.name]
+    return [n for n in missing if n not in env]
 
 
 def _reading_sizes(run, dims: dict):
