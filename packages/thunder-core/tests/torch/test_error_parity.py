@@ -19,6 +19,11 @@ def r(*shape):
 CASES = {
     # activations of integer tensors name eager's CPU kernel and dtype (fuzz seed 220425)
     "silu_of_long": ((torch.ones(2, dtype=torch.int64),), torch.nn.functional.silu),
+    # amax/amin name the empty reduction dim as the program wrote it, max/argmax canonical (fuzz seed 337264)
+    "amax_of_an_empty_last_dim": ((r(2, 0),), lambda a: a.amax(-1)),
+    "amin_of_empty_dims_as_a_list": ((r(0, 2),), lambda a: a.amin([-2])),
+    "amax_of_an_empty_tensor_over_every_dim": ((r(0),), lambda a: a.amax()),
+    "argmax_of_an_empty_last_dim": ((r(2, 0),), lambda a: a.argmax(-1)),
     "silu_of_bool": ((torch.ones(2, dtype=torch.bool),), torch.nn.functional.silu),
     "gelu_of_int": ((torch.ones(2, dtype=torch.int32),), torch.nn.functional.gelu),
     # -1 next to a 0 size of an empty tensor is ambiguous; of a non-empty one, invalid (fuzz seeds 242960, 244278)

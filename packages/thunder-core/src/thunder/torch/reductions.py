@@ -37,9 +37,11 @@ def keep_dims(out, a, dims):
     return prims.broadcast_in_dim(out, shape, tuple(i for i in range(a.ndim) if i not in dims))
 
 
-def _check_nonempty(a, dims, fn_name):
-    for d in dims:
-        check(a.shape[d] != 0, lambda: f"{fn_name}(): Expected reduction dim {d} to have non-zero size.", IndexError)
+def _check_nonempty(a, dims, fn_name, given=None):
+    """``given``: the dims as the program wrote them, which amax/amin's message names (``dim -1``)."""
+    named = (given,) if isinstance(given, int) else tuple(given) if given not in (None, ()) else dims
+    for d, name in zip(dims, named if len(named) == len(dims) else dims):
+        check(a.shape[d] != 0, lambda: f"{fn_name}(): Expected reduction dim {name} to have non-zero size.", IndexError)
 
 
 def _accumulate(prim, a, dims, keepdim, out_dtype):
@@ -85,7 +87,7 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
 
 def _minmax(prim, fn_name, a, dim, keepdim):
     dims = reduction_dims(a, dim)
-    _check_nonempty(a, dims, fn_name)
+    _check_nonempty(a, dims, fn_name, dim)
     out = prim(a, dims)
     return keep_dims(out, a, dims) if keepdim else out
 
