@@ -86,6 +86,9 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
 
 
 def _minmax(prim, fn_name, a, dim, keepdim):
+    if dim in ((), None, []):
+        check(a.numel() != 0, lambda: f"{fn_name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                      "Specify the reduction dim with the 'dim' argument.")
     dims = reduction_dims(a, dim)
     _check_nonempty(a, dims, fn_name, dim)
     out = prim(a, dims)
