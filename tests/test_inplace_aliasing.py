@@ -394,16 +394,33 @@ def test_failing_in_place_writes_under_symbolic_values_raise_eagers_error_on_eve
             assert str(compiled.value) == str(eager_error)
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet: the functional update of an expanded view does not see that the "
-                   "value written is the target's own memory (eager's copy_ returns early on is_same)")
-def test_a_copy_of_an_expanded_view_onto_its_own_memory_does_nothing_as_in_eager():
-    # fuzz seed 324328: with one row, v4[-1] and v4[0] are the same memory; eager's copy_ does nothing, thunder
-    # raises the overlap error of a write into an expanded view
-    def f(t0):
-        v1 = torch.eye(t0.shape[-1])
-        v4 = v1.unsqueeze(-1).expand(*v1.shape, 2)
-        v4[-1] = v4[0]
-        return v1 * 2
+def _copy_of_a_one_row_expansion_onto_itself(t0):
+    v1 = torch.eye(t0.shape[-1])
+    v4 = v1.unsqueeze(-1).expand(*v1.shape, 2)
+    v4[-1] = v4[0]
+    return v1 * 2
 
-    x = torch.randn(2, 1)
-    torch.testing.assert_close(thunder.jit(f)(x), f(x))
+
+def _copy_of_a_row_onto_itself(t0):
+    v = t0 * 2
+    v[0] = v[0]
+    v[..., 1:] = v[:, 1:]
+    return v
+
+
+@pytest.mark.parametrize("fn", [_copy_of_a_one_row_expansion_onto_itself, _copy_of_a_row_onto_itself])
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_copy_onto_its_own_memory_does_nothing_as_in_eager(fn, cache):
+    # fuzz seeds 324328, 336184: with one row, v4[-1] and v4[0] are the same memory; eager's copy returns early,
+    # thunder raised the overlap error of a write into an expanded view. With two rows eager raises: so does thunder
+    jf = thunder.jit(fn, cache=cache)
+    for shape in ((2, 1), (2, 1), (2, 2), (3, 3)):
+        x = torch.randn(shape)
+        try:
+            expected = fn(x)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError) as compiled:
+                jf(x)
+            assert str(compiled.value) == str(error)
+            continue
+        torch.testing.assert_close(jf(x), expected)

@@ -15,7 +15,7 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import check
-from thunder.core.proxies import TensorProxy, tensor_methods
+from thunder.core.proxies import NumberProxy, TensorProxy, tensor_methods
 from thunder.core.shapes import as_ints, broadcast_shapes
 from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
@@ -365,6 +365,10 @@ def _setitem_method(a, key, value):
     from thunder.core.trace import get_tracectx
     from thunder.torch.indexing import written_before_bounds_error
 
+    layouts = getattr(get_tracectx(), "layouts", None)
+    if isinstance(a, TensorProxy) and isinstance(value, TensorProxy) and layouts is not None \
+            and _is_basic_key(key) and layouts.is_memory_of(value, a, key):
+        return None  # eager's copy of a tensor onto its very memory returns early: nothing is written or checked
     if isinstance(a, TensorProxy) and a.device.type == "cpu":
         # an index tensor made of Python numbers has values known now: the same write as the list of them
         constants = getattr(get_tracectx(), "constant_indices", None)
@@ -374,6 +378,11 @@ def _setitem_method(a, key, value):
         if partial is not None:
             setitem_(a, *partial)
     return setitem_(a, key, value)
+
+
+def _is_basic_key(key) -> bool:
+    return all(k is None or k is Ellipsis or isinstance(k, (int, slice, NumberProxy))
+               for k in (key if isinstance(key, tuple) else (key,)))
 
 
 register_method("__setitem__", _setitem_method)

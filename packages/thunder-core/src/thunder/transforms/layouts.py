@@ -242,6 +242,27 @@ class Layouts:
         self.rely_on(asked[1])
         return asked[0].is_contiguous()
 
+    def is_memory_of(self, value: TensorProxy, target: TensorProxy, key) -> bool:
+        """Whether ``value`` is exactly the memory ``target[key]`` covers (same storage, offset, sizes, strides,
+        dtype), where eager's copy of it into ``target[key]`` returns early and writes nothing (``v[-1] = v[0]`` of
+        an expanded ``v`` with one row). ``key``: a basic index (ints, slices, ``...``, None)."""
+        asked_value, asked_target = self._asked(value), self._asked(target)
+        if asked_value is None or asked_target is None:
+            return False
+        try:
+            keys = key if isinstance(key, tuple) else (key,)
+            region = asked_target[0][tuple(slice(*(_meta_argument(b) for b in (k.start, k.stop, k.step)))
+                                           if isinstance(k, slice) else _meta_argument(k) for k in keys)]
+        except Exception:  # noqa: BLE001 - eager's indexing error comes when the write is traced
+            return False
+        v = asked_value[0]
+        same = (v.untyped_storage()._cdata == region.untyped_storage()._cdata and v.dtype == region.dtype
+                and (tuple(v.shape), tuple(v.stride()), v.storage_offset())
+                == (tuple(region.shape), tuple(region.stride()), region.storage_offset()))
+        if same:
+            self.rely_on(asked_value[1] | asked_target[1], exact=True)
+        return same
+
     def is_contiguous_for_every_call(self, proxy: TensorProxy) -> bool:
         """Whether ``proxy`` is contiguous in eager, asked where the answer gives the program the tensor itself
         (``contiguous()``). A view of symbolic sizes may be contiguous for one row only (``x[1:-1:2].mT``): which of
