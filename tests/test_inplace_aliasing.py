@@ -408,7 +408,15 @@ def _copy_of_a_row_onto_itself(t0):
     return v
 
 
-@pytest.mark.parametrize("fn", [_copy_of_a_one_row_expansion_onto_itself, _copy_of_a_row_onto_itself])
+def _copy_method_of_an_expansion_onto_itself(t1):
+    v3 = t1.to(torch.int64)
+    v6 = v3.unsqueeze(-1).expand(*v3.shape, 2)
+    v6.view(v6.shape).copy_(v6)  # fuzz seed 342763
+    return v3 * 2
+
+
+@pytest.mark.parametrize("fn", [_copy_of_a_one_row_expansion_onto_itself, _copy_of_a_row_onto_itself,
+                                _copy_method_of_an_expansion_onto_itself])
 @pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
 def test_a_copy_onto_its_own_memory_does_nothing_as_in_eager(fn, cache):
     # fuzz seeds 324328, 336184: with one row, v4[-1] and v4[0] are the same memory; eager's copy returns early,
@@ -424,3 +432,20 @@ def test_a_copy_onto_its_own_memory_does_nothing_as_in_eager(fn, cache):
             assert str(compiled.value) == str(error)
             continue
         torch.testing.assert_close(jf(x), expected)
+
+
+def test_a_copy_onto_its_own_memory_still_counts_as_an_update_of_a_saved_tensor():
+    # eager's copy returns early only in its kernel: autograd records it, so the tensor saved for backward before it
+    # is "modified by an inplace operation"
+    def f(x, w):
+        y = x * 1
+        z = (y * w).sum()
+        y.copy_(y)
+        return z
+
+    messages = []
+    for fn in (f, thunder.jit(f)):
+        with pytest.raises(RuntimeError) as info:
+            fn(torch.randn(3), torch.ones(3, requires_grad=True)).backward()
+        messages.append(str(info.value).split("[")[0])
+    assert messages[0] == messages[1]

@@ -339,6 +339,19 @@ def copy_(a, src, non_blocking=False):
     return update(a, src, cast_any=True)
 
 
+def _copy_method(a, src, non_blocking=False):
+    # eager's copy of a tensor onto its very memory returns early: nothing is written or checked
+    from thunder.core.trace import get_tracectx
+
+    layouts = getattr(get_tracectx(), "layouts", None)
+    if isinstance(src, TensorProxy) and layouts is not None and layouts.is_memory_of(src, a, ()):
+        return a
+    return copy_(a, src, non_blocking)
+
+
+register_method("copy_", _copy_method)
+
+
 @torchsymbol(torch.Tensor.fill_, torch.fill_, method="fill_", tags=_tags("fill_"))
 def fill_(a, value):
     if isinstance(value, TensorProxy):

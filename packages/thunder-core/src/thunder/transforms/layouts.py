@@ -244,8 +244,10 @@ class Layouts:
 
     def is_memory_of(self, value: TensorProxy, target: TensorProxy, key) -> bool:
         """Whether ``value`` is exactly the memory ``target[key]`` covers (same storage, offset, sizes, strides,
-        dtype), where eager's copy of it into ``target[key]`` returns early and writes nothing (``v[-1] = v[0]`` of
-        an expanded ``v`` with one row). ``key``: a basic index (ints, slices, ``...``, None)."""
+        dtype) and several of those elements share memory (``v[-1] = v[0]`` of an expanded ``v`` with one row):
+        eager's copy returns early there, where a functional write would refuse the overlap. Elsewhere the write
+        is recorded as usual (it bumps the version, as eager's does). ``key``: a basic index (ints, slices, ``...``,
+        None)."""
         asked_value, asked_target = self._asked(value), self._asked(target)
         if asked_value is None or asked_target is None:
             return False
@@ -257,6 +259,7 @@ class Layouts:
             return False
         v = asked_value[0]
         same = (v.untyped_storage()._cdata == region.untyped_storage()._cdata and v.dtype == region.dtype
+                and any(st == 0 and n > 1 for n, st in zip(region.shape, region.stride()))
                 and (tuple(v.shape), tuple(v.stride()), v.storage_offset())
                 == (tuple(region.shape), tuple(region.stride()), region.storage_offset()))
         if same:
