@@ -285,3 +285,25 @@ def test_checks_implied_by_a_size_checked_equal_to_an_int_are_not_repeated():
     x = torch.randn(4, 1, 14)
     torch.testing.assert_close(jstep(x, 2, cache), step(x, 2, cache))
     assert thunder.cache_misses(jstep) == 3
+
+
+def test_a_size_of_a_merged_duplicate_is_read_as_the_survivors():
+    # fuzz seed 341310: common-subexpression elimination merged the second cat([t0] * 3) into the first, dropping the
+    # size its decomposition computed, which the cat of both still read (UnboundLocalError, eager fallback)
+    import warnings
+
+    from thunder.frontend.jit import CompiledProgramFailedWarning
+
+    def f(t0, t1):
+        v0 = torch.cat([t0] * 3, -1)
+        v0.logical_not_()
+        v5 = torch.cat([t0] * 3, -1)
+        return torch.cat((v0, v5.to(v0.dtype))), torch.add(t1, v5, alpha=2)
+
+    jf = thunder.jit(f, cache="symbolic values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompiledProgramFailedWarning)
+        for n in (3, 3, 5):
+            t0, t1 = torch.rand(n) > 0.5, torch.tensor(0.5)
+            for e, t in zip(f(t0, t1), jf(t0, t1)):
+                assert torch.equal(e, t)

@@ -89,6 +89,11 @@ def cse(trace: TraceCtx, *, numbers_only: bool = False) -> TraceCtx:
                 continue
             for new, old in zip(bsym.flat_proxy_outs, earlier.flat_proxy_outs):
                 rename[new.name] = old
+                # the sizes its decomposition computed go with it: later ops read the survivor's (cat's s0 + s0)
+                if isinstance(new, TensorProxy) and isinstance(old, TensorProxy):
+                    for d_new, d_old in zip(new.shape, old.shape):
+                        if isinstance(d_new, Proxy) and isinstance(d_old, Proxy) and d_new.name != d_old.name:
+                            rename.setdefault(d_new.name, d_old)
         new = from_trace(trace)
         new.bound_symbols = kept
         if rename:
