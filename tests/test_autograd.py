@@ -805,3 +805,18 @@ def test_a_saved_tensor_updated_after_a_split_names_its_type_as_eager_does(dtype
             fn(t0, torch.rand(2, 3).to(dtype) + 1, torch.randn(2, 2)).backward()
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite(cache):
+    # fuzz seed 342485: the loss uses b only; a's zero cotangent times sqrt's infinite derivative at 0 made NaN in
+    # thunder's backward, where eager's engine never runs a's branch
+    def f(x):
+        v = torch.nan_to_num(x.log())
+        a = torch.sqrt(torch.abs(v))
+        return a, v * 2
+
+    for fn in (f, thunder.jit(f, cache=cache)):
+        x = torch.tensor([1.0, 2.0, -1.0], requires_grad=True)
+        fn(x)[1].sum().backward()
+        assert x.grad.tolist() == [2.0, 1.0, -0.0]

@@ -1,6 +1,5 @@
-"""Fuzzer regression (seed 342485, cache='constant values'): mismatch: grad of input N: values differ"""
-
-import pytest
+"""Fuzzer regression (seed 342485, cache="constant values"): the zero cotangent of an output the loss does not use
+met sqrt's infinite derivative inside the backward (NaN gradient); eager never runs that branch."""
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -34,7 +33,6 @@ PROGRAM = Program(seed=342485,
 CALLS = [Call(variant=0, values=0, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='mismatch: grad of input N: values differ')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -1,12 +1,13 @@
 """A backward specialized for outputs the loss does not use.
 
 An output whose cotangent is None (the loss does not reach it: a segment's output kept for continuations of the
-program that this call does not take, an auxiliary output) gets a zero cotangent, which the backward adds to the
-gradient flowing from the outputs that are used: ``g = torch.add(grad_unused, t)``, an allocation and a pass over
-the tensor per such output, which eager's engine never runs. This pass drops each such add where ``t`` is a new
-tensor the backward computed (an elementwise op, a matmul, a backward kernel), read by that add only, of the sum's
-shape and dtype, and the sum is not returned: later reads of the sum read ``t``, and no gradient returned can
-become an alias of another or of a saved tensor.
+program that this call does not take, an auxiliary output) gets a zero cotangent. Eager's engine never runs the
+nodes that only such outputs reach; the compiled backward would run them on the zero, which costs work and turns
+into NaN where a derivative is infinite (sqrt at 0). A backward is linear in its cotangents, so this pass drops
+each op whose every cotangent operand is such a zero (its result is zero), and each sum of a zero with a used
+value (later reads read the value). Where a dropped zero would have to be made after all (an op mixing it with a
+used value other than such a sum, or a gradient that is only zero terms), only the sums with a zero cotangent
+argument are dropped.
 """
 
 from __future__ import annotations
@@ -43,38 +44,136 @@ def _same_layout(a, b) -> bool:
             and a.device == b.device and _shape_key(a) == _shape_key(b))
 
 
-def without_zero_cotangents(backward_trace, zero_names: frozenset):
+def without_zero_cotangents(backward_trace, zero_names: frozenset, cotangent_names: frozenset = frozenset()):
     """``backward_trace`` (as lowered, with its ``del`` statements) specialized for the arguments ``zero_names``
-    being zero: (the trace, or None where nothing changes; the names of ``zero_names`` it still reads)."""
+    being zero: (the trace, or None where nothing changes; the names of ``zero_names`` it still reads).
+
+    A backward is linear in the cotangents (``cotangent_names``): an op whose every cotangent operand is zero makes a
+    zero, and is dropped, as eager's engine never runs the nodes that only unused outputs reach (which would turn
+    the zero into NaN through an infinite derivative: sqrt at 0). Where such a zero would have to be made after all
+    (an op mixing it with a used cotangent's value, other than the sums dropped below, or a gradient returned), only
+    the sums with a zero cotangent are dropped, as before."""
     bsyms = [b for b in backward_trace.bound_symbols if b.sym.id != DEL.id]
+    found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names)
+    if found is None:
+        return _without_zero_sums(bsyms, backward_trace, zero_names)
+    return found
+
+
+def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents):
     producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
+    readers = _readers(bsyms)
+    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
+    zero, made_zero, cotangents = set(zero_names), set(), set(cotangents)
+    # tensors written in place (out= buffers, targets of stores): a sum read as its operand must be neither
+    written = {b.kwargs["out"].name for b in bsyms if isinstance(b.kwargs.get("out"), Proxy)} | {
+        b.args[0].name for b in bsyms if not b.flat_proxy_outs and b.args and isinstance(b.args[0], Proxy)}
+    rename: dict[str, Proxy] = {}
+    kept = []
+
+    def name(p):
+        return rename.get(p.name, p).name
+
+    for b in bsyms:
+        out_buffer = b.kwargs.get("out")
+        operands = {name(a) for a in tree_flatten((b.args, {k: v for k, v in b.kwargs.items() if k != "out"}))[0]
+                    if isinstance(a, Proxy)}
+        outs = {o.name for o in b.flat_proxy_outs}
+        if operands & cotangents:
+            cotangents |= outs
+        if not operands & zero:
+            if isinstance(out_buffer, Proxy) and name(out_buffer) in made_zero:  # its buffer was never made
+                b = b.replace(kwargs={k: v for k, v in b.kwargs.items() if k != "out"})
+            kept.append(b)
+            continue
+        if not operands & (cotangents - zero):
+            zero |= outs  # every cotangent term is zero: so is the result
+            made_zero |= outs
+            continue
+        other = _droppable_sum(b, zero, name, producer, readers, returned)
+        if other is None and operands & made_zero:
+            other = _sum_read_only(b, zero, name, written, returned)
+        if other is not None:
+            rename[b.flat_proxy_outs[0].name] = rename.get(other.name, other)  # a sum removed before: its operand
+            continue
+        if operands & made_zero:
+            return None  # a zero this backward no longer computes would have to be made
+        kept.append(b)
+    if not made_zero and not rename:
+        return None
+    if {name(p) for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)} & made_zero:
+        return None  # a gradient that is all zero terms: returned as the zeros it computes, as before
+    return _specialized(backward_trace, kept, rename, returned, zero_names)
+
+
+def _droppable_sum(b, zero, name, producer, readers, returned):
+    """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
+    ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
+    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
+    or of a saved tensor)."""
+    if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
+        return None
+    out, (x, y) = b.flat_proxy_outs[0], b.args
+    other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
+    if not isinstance(other, Proxy) or name(other) in zero:
+        return None
+    plain = not b.kwargs or (set(b.kwargs) == {"out"} and getattr(b.kwargs["out"], "name", None) == other.name)
+    if (plain and out.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
+            and other.name in producer and _makes_new_tensor(producer[other.name]) and _same_layout(out, other)):
+        return other
+    return None
+
+
+def _sum_read_only(b, zero, name, written, returned):
+    """``t`` of ``g = torch.add(zero, t)`` where ``zero`` is a zero this backward no longer computes and ``g`` and
+    ``t`` are only read from here on (never written in place, ``g`` not returned): ``g`` is read as ``t``, as
+    eager's engine passes ``t`` on (``t`` may be a cotangent argument)."""
+    if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
+        return None
+    out, (x, y) = b.flat_proxy_outs[0], b.args
+    other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
+    if not isinstance(other, Proxy) or name(other) in zero or out.name in returned or out.name in written:
+        return None
+    if set(b.kwargs) - {"out"} or other.name in written - {getattr(b.kwargs.get("out"), "name", None)}:
+        return None
+    return other if _same_layout(out, other) else None
+
+
+def _readers(bsyms) -> dict:
     readers: dict[str, int] = {}
     for b in bsyms:
         for a in b.flat_proxy_args:
             readers[a.name] = readers.get(a.name, 0) + 1
-    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
-    rename: dict[str, Proxy] = {}
-    kept = []
-    for b in bsyms:
-        if _printed(b) == "torch.add" and len(b.args) == 2 and len(b.flat_proxy_outs) == 1:
-            out, (x, y) = b.flat_proxy_outs[0], b.args
-            other = y if isinstance(x, Proxy) and x.name in zero_names else \
-                x if isinstance(y, Proxy) and y.name in zero_names else None
-            # no alpha; out= only into the other operand (torch_copies.reuse_dead_temporaries)
-            plain = not b.kwargs or (other is not None and set(b.kwargs) == {"out"}
-                                     and getattr(b.kwargs["out"], "name", None) == other.name)
-            if (other is not None and plain and out.name not in returned
-                    and readers.get(other.name) == 1 + ("out" in b.kwargs)
-                    and other.name in producer and _makes_new_tensor(producer[other.name])
-                    and _same_layout(out, other)):
-                rename[out.name] = rename.get(other.name, other)  # an add removed before: its own operand
-                continue
-        kept.append(b)
-    if not rename:
-        return None, zero_names
+    return readers
+
+
+def _specialized(backward_trace, kept, rename, returned, zero_names):
     from thunder.extend import swap_proxies
 
     new = from_trace(backward_trace)
     new.bound_symbols = [swap_proxies(b, rename) for b in kept]
+    if rename:
+        leaves, spec = tree_flatten(backward_trace.output)
+        from thunder.core.pytree import tree_unflatten
+
+        new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
     read = {a.name for b in new.bound_symbols for a in b.flat_proxy_args} | returned
     return del_last_used(new), frozenset(n for n in zero_names if n in read)
+
+
+def _without_zero_sums(bsyms, backward_trace, zero_names):
+    """Only the sums ``g = torch.add(zero, t)`` with a zero cotangent dropped (``_droppable_sum``)."""
+    producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
+    readers = _readers(bsyms)
+    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
+    rename: dict[str, Proxy] = {}
+    kept = []
+    for b in bsyms:
+        other = _droppable_sum(b, zero_names, lambda p: p.name, producer, readers, returned)
+        if other is not None:
+            rename[b.flat_proxy_outs[0].name] = rename.get(other.name, other)  # a sum removed before: its operand
+            continue
+        kept.append(b)
+    if not rename:
+        return None, zero_names
+    return _specialized(backward_trace, kept, rename, returned, zero_names)

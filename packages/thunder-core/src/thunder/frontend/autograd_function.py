@@ -78,7 +78,8 @@ class _Compiled:
             from thunder.executors.torch_unused_cotangents import without_zero_cotangents
 
             names = frozenset(self.cotangent_names[k] for k in unused)
-            trace, still = without_zero_cotangents(self.backward_trace, names)
+            trace, still = without_zero_cotangents(self.backward_trace, names,
+                                                   frozenset(n for n in self.cotangent_names if n is not None))
             run = self.backward_from_list if trace is None else compile_trace(trace, first_args_in_list=self.n_saved)
             found = self.specialized[unused] = (run, frozenset(k for k in unused
                                                                if self.cotangent_names[k] in still))
