@@ -24,6 +24,8 @@ CASES = {
     "amin_of_empty_dims_as_a_list": ((r(0, 2),), lambda a: a.amin([-2])),
     "amax_of_an_empty_tensor_over_every_dim": ((r(0),), lambda a: a.amax()),
     "argmax_of_an_empty_last_dim": ((r(2, 0),), lambda a: a.argmax(-1)),
+    "amax_of_an_empty_dim_given_twice": ((r(0),), lambda a: torch.amax(a, dim=(0, 0))),  # fuzz seed 369740
+    "amax_of_a_dim_given_twice": ((r(2),), lambda a: torch.amax(a, dim=(0, 0))),
     "silu_of_bool": ((torch.ones(2, dtype=torch.bool),), torch.nn.functional.silu),
     "gelu_of_int": ((torch.ones(2, dtype=torch.int32),), torch.nn.functional.gelu),
     # -1 next to a 0 size of an empty tensor is ambiguous; of a non-empty one, invalid (fuzz seeds 242960, 244278)

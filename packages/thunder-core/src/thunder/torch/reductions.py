@@ -89,6 +89,11 @@ def _minmax(prim, fn_name, a, dim, keepdim):
     if dim in ((), None, []):
         check(a.numel() != 0, lambda: f"{fn_name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                       "Specify the reduction dim with the 'dim' argument.")
+    else:  # eager checks each dim it is given for emptiness before it checks them for repeats
+        for given in (dim,) if isinstance(dim, int) else tuple(dim):
+            if isinstance(given, int) and -a.ndim <= given < a.ndim:
+                check(a.shape[given] != 0, lambda: f"{fn_name}(): Expected reduction dim {given} to have non-zero "
+                      "size.", IndexError)
     dims = reduction_dims(a, dim)
     _check_nonempty(a, dims, fn_name, dim)
     out = prim(a, dims)
