@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 from thunder.core import dtypes
-from thunder.core.devices import Device
-from thunder.core.proxies import NumberProxy, TensorProxy, pyval
+from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.pytree import tree_flatten, tree_map
 from thunder.core.shapes import as_ints, numel
 from thunder.torch.opaque import OPAQUE_ID_PREFIX
@@ -81,7 +80,7 @@ class ConstantIndices:
             return
         if sum(numel(as_ints(x.shape)) for x in tensors) > _MOST_ELEMENTS:
             return
-        from thunder.transforms.layouts import _eager_call
+        from thunder.transforms.layouts import _eager_call, torch_argument
 
         fn = _eager_call(bsym)
         if fn is None:
@@ -92,13 +91,7 @@ class ConstantIndices:
                 value = self._constant(x)
                 return value if value is not None else torch.zeros(tuple(pyval(d) for d in x.shape),
                                                                    dtype=dtypes.to_torch_dtype(x.dtype))
-            if isinstance(x, NumberProxy):
-                return pyval(x)
-            if isinstance(x, dtypes.dtype):
-                return dtypes.to_torch_dtype(x)
-            if isinstance(x, Device):
-                return torch.device("cpu")
-            return x
+            return torch_argument(x, "cpu")
 
         args, kwargs = tree_map(real, (bsym.args, bsym.kwargs))
         import warnings

@@ -88,15 +88,16 @@ def _table_call(sym_id: str):
     return _CALLS.get(sym_id)
 
 
-def _meta_argument(x):
-    """A non-tensor argument of a symbol as the torch call on meta stand-ins takes it."""
+def torch_argument(x, device: str = "meta"):
+    """A non-tensor argument of a symbol as the torch call on stand-ins on ``device`` takes it."""
     if isinstance(x, NumberProxy):
         return pyval(x)
     if isinstance(x, dtypes.dtype):
         return dtypes.to_torch_dtype(x)
     if isinstance(x, Device):
-        return torch.device("meta")
+        return torch.device(device)
     return x
+
 
 
 def _eager_call(bsym: BoundSymbol):
@@ -253,8 +254,8 @@ class Layouts:
             return False
         try:
             keys = key if isinstance(key, tuple) else (key,)
-            region = asked_target[0][tuple(slice(*(_meta_argument(b) for b in (k.start, k.stop, k.step)))
-                                           if isinstance(k, slice) else _meta_argument(k) for k in keys)]
+            region = asked_target[0][tuple(slice(*(torch_argument(b) for b in (k.start, k.stop, k.step)))
+                                           if isinstance(k, slice) else torch_argument(k) for k in keys)]
         except Exception:  # noqa: BLE001 - eager's indexing error comes when the write is traced
             return False
         v = asked_value[0]
@@ -359,7 +360,7 @@ class Layouts:
         """The stand-in of ``x`` with eager's strides, replaying the ops that made it where it is not known; ``x``
         itself where that cannot be done."""
         if not isinstance(x, TensorProxy):
-            return _meta_argument(x)
+            return torch_argument(x)
         entry = self._entry(x)
         if entry is not None:
             inputs.update(entry[2])
@@ -608,7 +609,7 @@ class Layouts:
                     return self._value(x)
                 if isinstance(x, slice):  # indexing keys: their bounds may be symbolic numbers
                     return slice(*(self._value(v) for v in (x.start, x.stop, x.step)))
-                return _meta_argument(x)
+                return torch_argument(x)
 
             try:
                 out = fn(*tree_map(convert, bsym.args), **tree_map(convert, bsym.kwargs))
