@@ -3,10 +3,10 @@ regression tests: each runs through the fuzzer's own runner against eager."""
 
 import pytest
 import torch
-from thunder.testing.fuzz.program import Call, Program, TensorInput
-from thunder.testing.fuzz.runner import AGREEMENT, run_program
 
 import thunder
+from thunder.testing.fuzz.program import Call, Program, TensorInput
+from thunder.testing.fuzz.runner import AGREEMENT, run_program
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
