@@ -6,6 +6,7 @@ import torch
 
 import thunder
 from nanogpt import GPT, GPTConfig
+from thunder.testing.gradients import assert_output_and_grad_like_eager
 
 SYMBOLIC = thunder.CACHE_OPTIONS.SYMBOLIC_VALUES
 
@@ -248,13 +249,7 @@ def test_sizes_a_grad_rule_traces_again_keep_the_names_later_ops_read():
         warnings.simplefilter("ignore")
         warnings.simplefilter("error", CompiledProgramFailedWarning)
         for shape in ((3, 2), (3, 2), (5, 5), (4, 7)):
-            x = torch.randn(shape, requires_grad=True)
-            xe = x.detach().clone().requires_grad_()
-            out, expected = jf(x), f(xe)
-            torch.testing.assert_close(out, expected)
-            out.sum().backward()
-            expected.sum().backward()
-            torch.testing.assert_close(x.grad, xe.grad)
+            assert_output_and_grad_like_eager(jf, f, torch.randn(shape, requires_grad=True))
 
 
 def test_checks_implied_by_a_size_checked_equal_to_an_int_are_not_repeated():
