@@ -37,9 +37,14 @@ def keep_dims(out, a, dims):
     return prims.broadcast_in_dim(out, shape, tuple(i for i in range(a.ndim) if i not in dims))
 
 
+def _every_dim(dim) -> bool:
+    """``dim`` names no dim: the reduction is over all of them (None, (), [])."""
+    return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+
+
 def _check_nonempty(a, dims, fn_name, given=None):
     """``given``: the dims as the program wrote them, which amax/amin's message names (``dim -1``)."""
-    named = (given,) if isinstance(given, int) else tuple(given) if given not in (None, ()) else dims
+    named = dims if _every_dim(given) else tuple(given) if isinstance(given, (tuple, list)) else (given,)
     for d, name in zip(dims, named if len(named) == len(dims) else dims):
         check(a.shape[d] != 0, lambda: f"{fn_name}(): Expected reduction dim {name} to have non-zero size.", IndexError)
 
@@ -86,11 +91,11 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
 
 
 def _minmax(prim, fn_name, a, dim, keepdim):
-    if dim in ((), None, []):
+    if _every_dim(dim):
         check(a.numel() != 0, lambda: f"{fn_name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                       "Specify the reduction dim with the 'dim' argument.")
     else:  # eager checks each dim it is given for emptiness before it checks them for repeats
-        for given in (dim,) if isinstance(dim, int) else tuple(dim):
+        for given in tuple(dim) if isinstance(dim, (tuple, list)) else (dim,):
             if isinstance(given, int) and -a.ndim <= given < a.ndim:
                 check(a.shape[given] != 0, lambda: f"{fn_name}(): Expected reduction dim {given} to have non-zero "
                       "size.", IndexError)
