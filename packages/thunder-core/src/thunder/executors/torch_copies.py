@@ -144,8 +144,9 @@ def memory_sets(bsyms, input_memory=None) -> Sets:
 def reuse_dead_temporaries(trace):
     """An elementwise op whose tensor argument is a temporary that an op of this trace allocated (so it aliases
     nothing), that nothing else reads (so no view of it exists) and that has the result's shape and dtype,
-    writes its result into that temporary. Where grad mode may be on, tensors that may require grad are left alone
-(``out=`` refuses them)."""
+    writes its result into that temporary. A temporary that may require grad is never reused (the result would
+    require grad too, also under no_grad), nor are the arguments of an op where grad mode may be on and one of them
+    may require grad (``out=`` refuses them)."""
     from thunder.core.proxies import Proxy
     from thunder.core.pytree import tree_flatten
 
@@ -163,19 +164,29 @@ def reuse_dead_temporaries(trace):
             uses[p.name] = uses.get(p.name, 0) + 1
     replace, taken = {}, set()
     grad_on = trace.grad_enabled  # a backward trace runs with grad mode off: nothing in it requires grad
+    # whether the tensor behind each name may require grad when it runs: made with grad mode on from values that
+    # require grad, or the buffer of one that was (a result written with out= into it is that very tensor)
+    tracked: dict[str, bool] = {}
     for j, b in enumerate(bsyms):
         if _printed(b) == "torch._C._set_grad_enabled":
             grad_on = bool(b.args[0])
+        for o in b.flat_proxy_outs:
+            if isinstance(o, TensorProxy):
+                tracked[o.name] = grad_on and o.requires_grad
         if not _takes_out(b) or len(b.flat_proxy_outs) != 1:
             continue
         result = b.flat_proxy_outs[0]
         if not isinstance(result, TensorProxy) or (grad_on and result.requires_grad):
             continue
+        if grad_on and any(tracked.get(a.name, a.requires_grad) for a in b.flat_proxy_args
+                           if isinstance(a, TensorProxy)):
+            continue  # out= refuses any argument that requires grad
         for a in b.args:
             if (isinstance(a, TensorProxy) and a.name in fresh and a.name not in taken and uses.get(a.name) == 1
-                    and not (grad_on and a.requires_grad) and _static_same(a, result)):
+                    and not tracked.get(a.name, grad_on and a.requires_grad) and _static_same(a, result)):
                 taken.add(a.name)
                 replace[j] = b.replace(kwargs={**b.kwargs, "out": a})
+                tracked[result.name] = tracked.get(a.name, a.requires_grad)
                 break
     if not replace:
         return trace
