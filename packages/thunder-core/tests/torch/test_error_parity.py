@@ -24,6 +24,9 @@ CASES = {
     "amin_of_empty_dims_as_a_list": ((r(0, 2),), lambda a: a.amin([-2])),
     "amax_of_an_empty_tensor_over_every_dim": ((r(0),), lambda a: a.amax()),
     "argmax_of_an_empty_last_dim": ((r(2, 0),), lambda a: a.argmax(-1)),
+    # the broadcast shape eager names is of the output and the value together (fuzz seed 369885)
+    "copy_into_a_narrower_output": ((r(1, 1), r(2)), lambda a, b: a.copy_(b)),
+    "add__of_a_wider_value": ((r(2, 1), r(2, 3)), lambda a, b: a.add_(b)),
     "amax_of_an_empty_dim_given_twice": ((r(0),), lambda a: torch.amax(a, dim=(0, 0))),  # fuzz seed 369740
     "amax_of_a_dim_given_twice": ((r(2),), lambda a: torch.amax(a, dim=(0, 0))),
     "silu_of_bool": ((torch.ones(2, dtype=torch.bool),), torch.nn.functional.silu),

@@ -124,9 +124,9 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
           lambda: f"result type {dtypes.torch_scalar_name(result.dtype)} can't be cast to the desired output type "
           f"{dtypes.torch_scalar_name(a.dtype)}")
     if tuple(result.shape) != tuple(a.shape):
-        broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
+        both = broadcast_shapes(a.shape, result.shape)  # eager's message where the two do not broadcast at all
         check(len(result.shape) <= a.ndim and all(d == 1 or d == e for d, e in zip(result.shape[::-1], a.shape[::-1])),
-              lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(result.shape)}")
+              lambda: f"output with shape {as_ints(a.shape)} doesn't match the broadcast shape {as_ints(both)}")
         result = ew.expand_to(result, a.shape)
     if result.device != a.device:
         result = prims.device_put(result, a.device)
