@@ -29,6 +29,7 @@ from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
 from thunder.core.pytree import tree_flatten, tree_map, tree_unflatten
+from thunder.core.shapes import as_ints
 from thunder.core.symbol import BoundSymbol
 
 __all__ = ["Layouts", "MAYBE_VIEWS"]
@@ -98,6 +99,21 @@ def torch_argument(x, device: str = "meta"):
         return torch.device(device)
     return x
 
+
+
+def _region(standin: torch.Tensor, key):
+    """``standin[key]`` for a basic index (ints, slices, ``...``, None), or None where eager's indexing fails (its
+    error comes when the write is traced)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    try:
+        return standin[tuple(slice(*(torch_argument(b) for b in (k.start, k.stop, k.step))) if isinstance(k, slice)
+                             else torch_argument(k) for k in keys)]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _shares_elements(t: torch.Tensor) -> bool:
+    return any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride()))
 
 
 def _eager_call(bsym: BoundSymbol):
@@ -249,18 +265,21 @@ class Layouts:
         eager's copy returns early there, where a functional write would refuse the overlap. Elsewhere the write
         is recorded as usual (it bumps the version, as eager's does). ``key``: a basic index (ints, slices, ``...``,
         None)."""
+        # shared elements come from an expand, whatever the strides of what it expands: the guessed layouts (no
+        # meta kernel run) tell which writes can be such a copy; only those replay the real strides (seconds for
+        # the first meta kernel of a process)
+        guessed = _region(self._guessed_standin(target), key)
+        if guessed is None or not _shares_elements(guessed) or list(guessed.shape) != as_ints(value.shape):
+            return False
         asked_value, asked_target = self._asked(value), self._asked(target)
         if asked_value is None or asked_target is None:
             return False
-        try:
-            keys = key if isinstance(key, tuple) else (key,)
-            region = asked_target[0][tuple(slice(*(torch_argument(b) for b in (k.start, k.stop, k.step)))
-                                           if isinstance(k, slice) else torch_argument(k) for k in keys)]
-        except Exception:  # noqa: BLE001 - eager's indexing error comes when the write is traced
+        region = _region(asked_target[0], key)
+        if region is None:
             return False
         v = asked_value[0]
         same = (v.untyped_storage()._cdata == region.untyped_storage()._cdata and v.dtype == region.dtype
-                and any(st == 0 and n > 1 for n, st in zip(region.shape, region.stride()))
+                and _shares_elements(region)
                 and (tuple(v.shape), tuple(v.stride()), v.storage_offset())
                 == (tuple(region.shape), tuple(region.stride()), region.storage_offset()))
         if same:
