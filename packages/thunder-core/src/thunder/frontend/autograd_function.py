@@ -23,7 +23,7 @@ import torch
 from thunder.core import dtypes
 from thunder.core.codegen import compile_trace
 from thunder.core.errors import UnsupportedError
-from thunder.core.proxies import TensorProxy
+from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_unflatten
 
 __all__ = ["differentiable_computation"]
@@ -56,9 +56,10 @@ class _Compiled:
         if len(outs) > 1 and all(isinstance(p, TensorProxy) for p in outs):
             self.static_shapes = all(isinstance(d, int) for p in outs for d in p.shape)
             self.zero_cotangents = tuple(_zeros_maker(p) for p in outs)
-            self.cotangents_used = _cotangents_used(backward_trace, len(split.saved), split.forward,
+            from_cotangents = _cotangent_dependencies(backward_trace, len(split.saved))
+            self.cotangents_used = _cotangents_used(backward_trace, from_cotangents, split.forward,
                                                     differentiable_inputs, differentiable_outputs)
-            self.saved_needed_by = _saved_needed_by(backward_trace, len(split.saved))
+            self.saved_needed_by = _saved_needed_by(backward_trace, len(split.saved), from_cotangents)
         self.differentiable_inputs = tuple(differentiable_inputs)
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
@@ -210,15 +211,17 @@ def _with_zeros(ctx, compiled, cotangents, positions) -> list:
             for k, (c, make, shape) in enumerate(zip(cotangents, compiled.zero_cotangents, shapes))]
 
 
-def _cotangents_used(backward_trace, n_saved: int, forward_trace, differentiable_inputs, differentiable_outputs):
-    """For each gradient the backward returns, the positions of the output cotangents eager's graph would reach
-    its input from: those the backward computes it from, and the outputs its input reaches in the forward through
-    tensors that require grad (a zero-derivative op, ``floor``, leaves no trace in the backward, yet eager's graph
-    runs through it and gives a zero gradient, not None)."""
-    from thunder.core.proxies import Proxy
-
-    deps = _dependencies(backward_trace, {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:])
+def _cotangent_dependencies(backward_trace, n_saved: int) -> dict:
+    """name -> the positions of the output cotangents each value of the backward is computed from."""
+    return _dependencies(backward_trace, {p.name: frozenset((k,)) for k, p in enumerate(backward_trace.args[n_saved:])
                                           if isinstance(p, Proxy)})
+
+
+def _cotangents_used(backward_trace, deps: dict, forward_trace, differentiable_inputs, differentiable_outputs):
+    """For each gradient the backward returns, the positions of the output cotangents eager's graph would reach
+    its input from: those the backward computes it from (``deps``: :func:`_cotangent_dependencies`), and the outputs
+    its input reaches in the forward through tensors that require grad (a zero-derivative op, ``floor``, leaves no
+    trace in the backward, yet eager's graph runs through it and gives a zero gradient, not None)."""
     out = backward_trace.output
     from_backward = [deps.get(g.name, frozenset()) if isinstance(g, Proxy) else frozenset()
                      for g in (out if isinstance(out, (tuple, list)) else (out,))]
@@ -234,14 +237,11 @@ def _cotangents_used(backward_trace, n_saved: int, forward_trace, differentiable
     return tuple(b | frozenset(f) for b, f in zip(from_backward, from_forward))
 
 
-def _saved_needed_by(backward_trace, n_saved: int) -> tuple:
+def _saved_needed_by(backward_trace, n_saved: int, cotangents: dict) -> tuple:
     """For each saved value, the positions of the output cotangents the backward combines it with (directly or
-    through values computed from saved ones only): where all of them are unused, eager's node that saved it does
-    not run. Empty: combined with none (checked whatever is unused)."""
-    from thunder.core.proxies import Proxy
-
-    cotangents = _dependencies(backward_trace, {p.name: frozenset((k,)) for k, p in
-                                                enumerate(backward_trace.args[n_saved:]) if isinstance(p, Proxy)})
+    through values computed from saved ones only; ``cotangents``: :func:`_cotangent_dependencies`): where all of
+    them are unused, eager's node that saved it does not run. Empty: combined with none (checked whatever is
+    unused)."""
     origin = {p.name: {i} for i, p in enumerate(backward_trace.args[:n_saved]) if isinstance(p, Proxy)}
     needed = [frozenset()] * n_saved
     for b in backward_trace.bound_symbols:
@@ -259,8 +259,6 @@ def _saved_needed_by(backward_trace, n_saved: int) -> tuple:
 def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
     """name -> the union of ``deps`` of the values each value of ``trace`` is computed from (``through_grad_only``:
     through tensors that require grad, as eager's autograd graph)."""
-    from thunder.core.proxies import Proxy
-
     for b in trace.bound_symbols:
         d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
         if not d:

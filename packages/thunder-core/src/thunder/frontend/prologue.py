@@ -220,16 +220,22 @@ def _check_constraints(computation: TraceCtx) -> None:
 
     checked: set = set()
     pins = _pinned_inputs(computation.constraints, defs)
+    pin_checks = set(pins.values())
     for proxy, value in computation.constraints:
         b = defs.get(proxy.name)
-        key = (b.sym.id, tuple(_operand_key(a) for a in b.args), value) if b is not None else (proxy.name, value)
+        key = _check_key(b, value) if b is not None else (proxy.name, value)
         if key in checked or (b is not None and _tautology(b, value)):
             continue  # the same question, asked again by another check (broadcasts ask it often)
         checked.add(key)
-        if pins and key not in pins.values() and _inputs_of(proxy, defs) <= pins.keys():
+        if pins and key not in pin_checks and _inputs_of(proxy, defs) <= pins.keys():
             continue  # computed from inputs checked equal to their traced values only: true whenever they pass
         emit(proxy)
         prims.check_literal(proxy, value)
+
+
+def _check_key(b, value) -> tuple:
+    """What a constraint on the number ``b`` computes asks: checks asking the same are one."""
+    return b.sym.id, tuple(_operand_key(a) for a in b.args), value
 
 
 def _pinned_inputs(constraints, defs) -> dict:
@@ -250,7 +256,7 @@ def _pinned_inputs(constraints, defs) -> dict:
                 if not isinstance(x, IntegerProxy) or x.name in defs or x.name in pins:
                     continue
                 if type(other) is int or isinstance(other, IntegerProxy) and _inputs_of(other, defs) <= pins.keys():
-                    pins[x.name] = (b.sym.id, tuple(_operand_key(a) for a in b.args), value)
+                    pins[x.name] = _check_key(b, value)
                     changed = True
     return pins
 
