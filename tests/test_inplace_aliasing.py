@@ -447,5 +447,5 @@ def test_a_copy_onto_its_own_memory_still_counts_as_an_update_of_a_saved_tensor(
     for fn in (f, thunder.jit(f)):
         with pytest.raises(RuntimeError) as info:
             fn(torch.randn(3), torch.ones(3, requires_grad=True)).backward()
-        messages.append(str(info.value).split("[")[0])
+        messages.append(str(info.value))
     assert messages[0] == messages[1]
