@@ -222,11 +222,14 @@ def test_the_torch_executors_index_put_is_atens(shape, indices, values, accumula
     from thunder.executors.torch_impls import index_put_
 
     a, v = torch.randn(shape), torch.randn(values)
-    expected = torch.ops.aten.index_put_.default(a.clone(), list(indices), v, accumulate)
-    torch.testing.assert_close(index_put_(a, indices, v, accumulate), expected)
+    b = a.clone()
+    expected = torch.ops.aten.index_put_.default(b, list(indices), v, accumulate)
+    assert index_put_(a, indices, v, accumulate) is a and expected is b  # written in place, as ATen's is
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
     for bad in (torch.tensor(6), torch.tensor(-7)):
         with pytest.raises(IndexError) as ours:
             index_put_(a, (bad,), torch.zeros(shape[1:]), accumulate)
         with pytest.raises(IndexError) as atens:
-            torch.ops.aten.index_put_.default(a, [bad], torch.zeros(shape[1:]), accumulate)
+            torch.ops.aten.index_put_.default(b, [bad], torch.zeros(shape[1:]), accumulate)
         assert str(ours.value) == str(atens.value)
+        torch.testing.assert_close(a, b, rtol=0, atol=0)  # nothing written before the error, as in ATen

@@ -59,9 +59,8 @@ def test_preload_is_loaded_before_nvfuser(monkeypatch):
 
 def test_unavailable_here_says_why_and_thunder_still_runs():
     # as a user without nvFuser (or without a GPU) has it
-    assert_default_only_if_available("nvfuser", reason_has=("nvfuser-cu", "no CUDA device"), check=(
-        "f = thunder.jit(lambda x: x.sin() + 1); x = torch.randn(3)\n"
-        "assert torch.allclose(f(x), x.sin() + 1)\n"), drop_env=(availability.PRELOAD_VARIABLE,))
+    assert_default_only_if_available("nvfuser", reason_has=("nvfuser-cu", "no CUDA device"),
+                                     drop_env=(availability.PRELOAD_VARIABLE,))
 
 
 def test_listed_by_python_m_thunder_executors():

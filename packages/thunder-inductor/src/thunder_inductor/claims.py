@@ -62,11 +62,14 @@ def _number_ok(x) -> bool:
     return not isinstance(pyval(x) if isinstance(x, NumberProxy) else x, complex)
 
 
-def claimable_prim(bsym) -> bool:
-    if prim_name(bsym) not in CLAIMED_PRIMS:
-        return False
+def _operands_ok(bsym) -> bool:
+    """``bsym`` reads or makes a tensor, and every tensor and number it takes or gives is one Inductor compiles."""
     tensors = [p for p in (*bsym.flat_proxy_args, *bsym.flat_proxy_outs) if isinstance(p, TensorProxy)]
     return bool(tensors) and all(_tensor_ok(t) for t in tensors) and all(_number_ok(a) for a in bsym.flat_args)
+
+
+def claimable_prim(bsym) -> bool:
+    return prim_name(bsym) in CLAIMED_PRIMS and _operands_ok(bsym)
 
 
 def claimable_whole(bsym, torch_ex) -> bool:
@@ -75,6 +78,4 @@ def claimable_whole(bsym, torch_ex) -> bool:
     if bsym.sym.id not in WHOLE or not torch_ex.can_execute(bsym):
         return False
     _, checker = torch_ex.grad_rules.get(bsym.sym.id, (None, None))
-    tensors = [p for p in (*bsym.flat_proxy_args, *bsym.flat_proxy_outs) if isinstance(p, TensorProxy)]
-    return (all(_tensor_ok(t) for t in tensors) and all(_number_ok(a) for a in bsym.flat_args)
-            and (checker is None or bool(checker(*bsym.args, **bsym.kwargs))))
+    return _operands_ok(bsym) and (checker is None or bool(checker(*bsym.args, **bsym.kwargs)))

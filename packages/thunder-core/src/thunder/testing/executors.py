@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["installed_executor", "available_executor", "assert_registered", "assert_listed_with_availability",
-           "assert_default_only_if_available"]
+           "assert_default_only_if_available", "JIT_RUNS_LIKE_EAGER"]
 
 
 def installed_executor(name: str):
@@ -52,12 +52,17 @@ def assert_listed_with_availability(name: str) -> None:
     assert ("available" if ok else reason) in line, line
 
 
-def assert_default_only_if_available(name: str, *, reason_has: tuple[str, ...] = (), check: str = "",
+# a jitted program (with the default executors) equals eager, values, dtype and shape
+JIT_RUNS_LIKE_EAGER = ("f = thunder.jit(lambda x: x.sin() + 1); x = torch.randn(3)\n"
+                       "torch.testing.assert_close(f(x), x.sin() + 1, rtol=0, atol=0)\n")
+
+
+def assert_default_only_if_available(name: str, *, reason_has: tuple[str, ...] = (), check: str = JIT_RUNS_LIKE_EAGER,
                                      drop_env: tuple[str, ...] = ()) -> None:
     """In a fresh process (as a user without the executor's runtime has it, ``drop_env`` unset): ``name`` is a
     default executor exactly when it is available, says why when it is not (the reason contains one of
     ``reason_has``, or is not empty) and ``check``, Python run after ``import thunder, torch`` with ``ok`` and
-    ``reason`` bound, passes (e.g. a jitted program equals eager without the executor)."""
+    ``reason`` bound, passes (by default: a jitted program equals eager without the executor)."""
     import os
     import subprocess
     import sys
