@@ -106,17 +106,26 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents):
     return _specialized(backward_trace, kept, rename, returned, zero_names)
 
 
-def _droppable_sum(b, zero, name, producer, readers, returned):
-    """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
-    ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
-    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
-    or of a saved tensor)."""
+def _sum_with_zero(b, zero, name):
+    """(``g``, ``t``) of ``g = torch.add(zero, t)`` with ``t`` not a zero, else None."""
     if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
         return None
     out, (x, y) = b.flat_proxy_outs[0], b.args
     other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
     if not isinstance(other, Proxy) or name(other) in zero:
         return None
+    return out, other
+
+
+def _droppable_sum(b, zero, name, producer, readers, returned):
+    """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
+    ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
+    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
+    or of a saved tensor)."""
+    found = _sum_with_zero(b, zero, name)
+    if found is None:
+        return None
+    out, other = found
     plain = not b.kwargs or (set(b.kwargs) == {"out"} and getattr(b.kwargs["out"], "name", None) == other.name)
     if (plain and out.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
             and other.name in producer and _makes_new_tensor(producer[other.name]) and _same_layout(out, other)):
@@ -128,11 +137,11 @@ def _sum_read_only(b, zero, name, written, returned):
     """``t`` of ``g = torch.add(zero, t)`` where ``zero`` is a zero this backward no longer computes and ``g`` and
     ``t`` are only read from here on (never written in place, ``g`` not returned): ``g`` is read as ``t``, as
     eager's engine passes ``t`` on (``t`` may be a cotangent argument)."""
-    if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
+    found = _sum_with_zero(b, zero, name)
+    if found is None:
         return None
-    out, (x, y) = b.flat_proxy_outs[0], b.args
-    other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
-    if not isinstance(other, Proxy) or name(other) in zero or out.name in returned or out.name in written:
+    out, other = found
+    if out.name in returned or out.name in written:
         return None
     if set(b.kwargs) - {"out"} or other.name in written - {getattr(b.kwargs.get("out"), "name", None)}:
         return None
