@@ -13,7 +13,7 @@ argument are dropped.
 from __future__ import annotations
 
 from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import _printed
 from thunder.transforms.del_last_used import DEL, del_last_used
@@ -54,16 +54,17 @@ def without_zero_cotangents(backward_trace, zero_names: frozenset, cotangent_nam
     (an op mixing it with a used cotangent's value, other than the sums dropped below, or a gradient returned), only
     the sums with a zero cotangent are dropped, as before."""
     bsyms = [b for b in backward_trace.bound_symbols if b.sym.id != DEL.id]
-    found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names)
-    if found is None:
-        return _without_zero_sums(bsyms, backward_trace, zero_names)
-    return found
-
-
-def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents):
     producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
     readers = _readers(bsyms)
     returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
+    found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names,
+                                 producer, readers, returned)
+    if found is None:
+        return _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned)
+    return found
+
+
+def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer, readers, returned):
     zero, made_zero, cotangents = set(zero_names), set(), set(cotangents)
     # tensors written in place (out= buffers, targets of stores): a sum read as its operand must be neither
     written = {b.kwargs["out"].name for b in bsyms if isinstance(b.kwargs.get("out"), Proxy)} | {
@@ -163,18 +164,13 @@ def _specialized(backward_trace, kept, rename, returned, zero_names):
     new.bound_symbols = [swap_proxies(b, rename) for b in kept]
     if rename:
         leaves, spec = tree_flatten(backward_trace.output)
-        from thunder.core.pytree import tree_unflatten
-
         new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
     read = {a.name for b in new.bound_symbols for a in b.flat_proxy_args} | returned
     return del_last_used(new), frozenset(n for n in zero_names if n in read)
 
 
-def _without_zero_sums(bsyms, backward_trace, zero_names):
+def _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned):
     """Only the sums ``g = torch.add(zero, t)`` with a zero cotangent dropped (``_droppable_sum``)."""
-    producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
-    readers = _readers(bsyms)
-    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
     rename: dict[str, Proxy] = {}
     kept = []
     for b in bsyms:
