@@ -99,7 +99,6 @@ def torch_argument(x, device: str = "meta"):
     return x
 
 
-
 def _eager_call(bsym: BoundSymbol):
     """The torch callable eager runs for ``bsym``: the torch function the symbol stands for, else (an opaque
     call) the one the torch executor runs. None: not known."""
