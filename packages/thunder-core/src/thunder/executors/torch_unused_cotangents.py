@@ -53,9 +53,11 @@ def without_zero_cotangents(backward_trace, zero_names: frozenset, cotangent_nam
     the zero into NaN through an infinite derivative: sqrt at 0). Where such a zero would have to be made after all
     (an op mixing it with a used cotangent's value, other than the sums dropped below, or a gradient returned), only
     the sums with a zero cotangent are dropped, as before."""
+    from thunder.extend.regions import count_uses
+
     bsyms = [b for b in backward_trace.bound_symbols if b.sym.id != DEL.id]
     producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
-    readers = _readers(bsyms)
+    readers = count_uses(bsyms, ())  # reads by ops only: a returned sum is never dropped
     returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
     found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names,
                                  producer, readers, returned)
@@ -147,14 +149,6 @@ def _sum_read_only(b, zero, name, written, returned):
     if set(b.kwargs) - {"out"} or other.name in written - {getattr(b.kwargs.get("out"), "name", None)}:
         return None
     return other if _same_layout(out, other) else None
-
-
-def _readers(bsyms) -> dict:
-    readers: dict[str, int] = {}
-    for b in bsyms:
-        for a in b.flat_proxy_args:
-            readers[a.name] = readers.get(a.name, 0) + 1
-    return readers
 
 
 def _specialized(backward_trace, kept, rename, returned, zero_names):
