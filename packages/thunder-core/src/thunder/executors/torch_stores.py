@@ -29,7 +29,7 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.trace import from_trace
-from thunder.executors.torch_copies import memory_sets
+from thunder.executors.torch_copies import _printed, memory_sets
 
 __all__ = ["store_updates_in_place", "scatter_into_fresh_in_place", "torch_operator", "views_stored_into"]
 
@@ -49,10 +49,6 @@ _FRESH = frozenset({"thunder.executors.torch_impls.full", "torch.zeros", "torch.
 _GETITEM = "torch.Tensor.__getitem__"
 # the same ops before dispatch (torch-language symbol ids)
 _SCATTER_IDS = frozenset({"ltorch.index_copy", "ltorch.index_add", "ltorch.index_put", "ltorch.scatter_add"})
-
-
-def _printed(bsym) -> str:
-    return f"{bsym.sym.module}.{bsym.sym.name}"
 
 
 def _is_copy(bsym) -> bool:

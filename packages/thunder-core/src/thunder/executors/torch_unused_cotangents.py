@@ -13,7 +13,7 @@ argument are dropped.
 from __future__ import annotations
 
 from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.executors.torch_copies import _printed
 from thunder.transforms.del_last_used import DEL, del_last_used
@@ -53,17 +53,20 @@ def without_zero_cotangents(backward_trace, zero_names: frozenset, cotangent_nam
     the zero into NaN through an infinite derivative: sqrt at 0). Where such a zero would have to be made after all
     (an op mixing it with a used cotangent's value, other than the sums dropped below, or a gradient returned), only
     the sums with a zero cotangent are dropped, as before."""
+    from thunder.extend.regions import count_uses
+
     bsyms = [b for b in backward_trace.bound_symbols if b.sym.id != DEL.id]
-    found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names)
+    producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
+    readers = count_uses(bsyms, ())  # reads by ops only: a returned sum is never dropped
+    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
+    found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names,
+                                 producer, readers, returned)
     if found is None:
-        return _without_zero_sums(bsyms, backward_trace, zero_names)
+        return _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned)
     return found
 
 
-def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents):
-    producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
-    readers = _readers(bsyms)
-    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
+def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer, readers, returned):
     zero, made_zero, cotangents = set(zero_names), set(), set(cotangents)
     # tensors written in place (out= buffers, targets of stores): a sum read as its operand must be neither
     written = {b.kwargs["out"].name for b in bsyms if isinstance(b.kwargs.get("out"), Proxy)} | {
@@ -106,17 +109,26 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents):
     return _specialized(backward_trace, kept, rename, returned, zero_names)
 
 
-def _droppable_sum(b, zero, name, producer, readers, returned):
-    """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
-    ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
-    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
-    or of a saved tensor)."""
+def _sum_with_zero(b, zero, name):
+    """(``g``, ``t``) of ``g = torch.add(zero, t)`` with ``t`` not a zero, else None."""
     if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
         return None
     out, (x, y) = b.flat_proxy_outs[0], b.args
     other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
     if not isinstance(other, Proxy) or name(other) in zero:
         return None
+    return out, other
+
+
+def _droppable_sum(b, zero, name, producer, readers, returned):
+    """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
+    ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
+    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
+    or of a saved tensor)."""
+    found = _sum_with_zero(b, zero, name)
+    if found is None:
+        return None
+    out, other = found
     plain = not b.kwargs or (set(b.kwargs) == {"out"} and getattr(b.kwargs["out"], "name", None) == other.name)
     if (plain and out.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
             and other.name in producer and _makes_new_tensor(producer[other.name]) and _same_layout(out, other)):
@@ -128,23 +140,15 @@ def _sum_read_only(b, zero, name, written, returned):
     """``t`` of ``g = torch.add(zero, t)`` where ``zero`` is a zero this backward no longer computes and ``g`` and
     ``t`` are only read from here on (never written in place, ``g`` not returned): ``g`` is read as ``t``, as
     eager's engine passes ``t`` on (``t`` may be a cotangent argument)."""
-    if _printed(b) != "torch.add" or len(b.args) != 2 or len(b.flat_proxy_outs) != 1:
+    found = _sum_with_zero(b, zero, name)
+    if found is None:
         return None
-    out, (x, y) = b.flat_proxy_outs[0], b.args
-    other = y if isinstance(x, Proxy) and name(x) in zero else x if isinstance(y, Proxy) and name(y) in zero else None
-    if not isinstance(other, Proxy) or name(other) in zero or out.name in returned or out.name in written:
+    out, other = found
+    if out.name in returned or out.name in written:
         return None
     if set(b.kwargs) - {"out"} or other.name in written - {getattr(b.kwargs.get("out"), "name", None)}:
         return None
     return other if _same_layout(out, other) else None
-
-
-def _readers(bsyms) -> dict:
-    readers: dict[str, int] = {}
-    for b in bsyms:
-        for a in b.flat_proxy_args:
-            readers[a.name] = readers.get(a.name, 0) + 1
-    return readers
 
 
 def _specialized(backward_trace, kept, rename, returned, zero_names):
@@ -154,18 +158,13 @@ def _specialized(backward_trace, kept, rename, returned, zero_names):
     new.bound_symbols = [swap_proxies(b, rename) for b in kept]
     if rename:
         leaves, spec = tree_flatten(backward_trace.output)
-        from thunder.core.pytree import tree_unflatten
-
         new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
     read = {a.name for b in new.bound_symbols for a in b.flat_proxy_args} | returned
     return del_last_used(new), frozenset(n for n in zero_names if n in read)
 
 
-def _without_zero_sums(bsyms, backward_trace, zero_names):
+def _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned):
     """Only the sums ``g = torch.add(zero, t)`` with a zero cotangent dropped (``_droppable_sum``)."""
-    producer = {o.name: b for b in bsyms for o in b.flat_proxy_outs}
-    readers = _readers(bsyms)
-    returned = {p.name for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)}
     rename: dict[str, Proxy] = {}
     kept = []
     for b in bsyms:

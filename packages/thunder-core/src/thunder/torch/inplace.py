@@ -339,12 +339,18 @@ def copy_(a, src, non_blocking=False):
     return update(a, src, cast_any=True)
 
 
-def _copy_method(a, src, non_blocking=False):
-    # eager's copy of a tensor onto its very memory returns early: nothing is written or checked
+def _copies_onto_itself(a, value, key) -> bool:
+    """Whether writing ``value`` into ``a[key]`` copies a tensor onto its very memory, where eager's copy returns
+    early: nothing is written or checked."""
     from thunder.core.trace import get_tracectx
 
     layouts = getattr(get_tracectx(), "layouts", None)
-    if isinstance(src, TensorProxy) and layouts is not None and layouts.is_memory_of(src, a, ()):
+    return (isinstance(a, TensorProxy) and isinstance(value, TensorProxy) and layouts is not None
+            and layouts.is_memory_of(value, a, key))
+
+
+def _copy_method(a, src, non_blocking=False):
+    if _copies_onto_itself(a, src, ()):
         return a
     return copy_(a, src, non_blocking)
 
@@ -378,10 +384,8 @@ def _setitem_method(a, key, value):
     from thunder.core.trace import get_tracectx
     from thunder.torch.indexing import written_before_bounds_error
 
-    layouts = getattr(get_tracectx(), "layouts", None)
-    if isinstance(a, TensorProxy) and isinstance(value, TensorProxy) and layouts is not None \
-            and _is_basic_key(key) and layouts.is_memory_of(value, a, key):
-        return None  # eager's copy of a tensor onto its very memory returns early: nothing is written or checked
+    if _is_basic_key(key) and _copies_onto_itself(a, value, key):
+        return None
     if isinstance(a, TensorProxy) and a.device.type == "cpu":
         # an index tensor made of Python numbers has values known now: the same write as the list of them
         constants = getattr(get_tracectx(), "constant_indices", None)

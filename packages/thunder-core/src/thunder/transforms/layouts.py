@@ -100,7 +100,6 @@ def torch_argument(x, device: str = "meta"):
     return x
 
 
-
 def _region(standin: torch.Tensor, key):
     """``standin[key]`` for a basic index (ints, slices, ``...``, None), or None where eager's indexing fails (its
     error comes when the write is traced)."""

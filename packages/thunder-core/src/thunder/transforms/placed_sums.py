@@ -89,7 +89,8 @@ def _static_shape(p: TensorProxy) -> tuple | None:
 def _regrouped(add, producer, uses):
     """``(x + c1) + c2`` with ``c1`` and ``c2`` placed blocks that fit together (the cotangent of ``x * cos`` summed
     with a rotated half's, then with the other half's): (x, c1, c2), to be summed as ``x + cat(...)``. Each
-    element gets ``x`` plus the one block that is not zero there, as before."""
+    element gets ``x`` plus the one block that is not zero there, as before. Returns (the inner sum, x, the
+    merged parts, their dim, c2)."""
     out = add.flat_proxy_outs[0]
     if not all(type(d) is int for d in out.shape):
         return None
@@ -98,9 +99,10 @@ def _regrouped(add, producer, uses):
         if inner is None or inner.sym is not prims.add or uses.get(acc.name) != 1:
             continue
         for x, earlier in (inner.args, inner.args[::-1]):
-            if isinstance(x, TensorProxy) and x.dtype is out.dtype and _static_shape(x) == tuple(out.shape) \
-                    and _merged_parts(earlier, placed, out, producer, uses) is not None:
-                return acc, x, earlier, placed
+            if isinstance(x, TensorProxy) and x.dtype is out.dtype and _static_shape(x) == tuple(out.shape):
+                found = _merged_parts(earlier, placed, out, producer, uses)
+                if found is not None:
+                    return acc, x, *found, placed
     return None
 
 
@@ -130,8 +132,7 @@ def merge_placed_sums(bound_symbols: list, output, make_name) -> list:
                 read(parts, 1)
                 made = [prims.cat.bind(parts, dim, output=b.output, source=b.source)]
             elif regrouped is not None:
-                acc, x, earlier, placed = regrouped
-                parts, dim = _merged_parts(earlier, placed, out, producer, uses)
+                acc, x, parts, dim, placed = regrouped
                 merged = TensorProxy(make_name(), shape=out.shape, dtype=out.dtype, device=out.device)
                 read((acc, placed), -1)  # the inner sum, left unread, is dropped below (and its reads with it)
                 read((x, *parts), 1)
