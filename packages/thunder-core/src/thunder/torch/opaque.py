@@ -229,21 +229,21 @@ def _structure(x):
 
 
 _ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a refused meta run is repeated with to find eager's error
-_CPU_RERUN_ELEMENTS = 1 << 24  # the most a refused meta run of a CPU call is repeated with to learn its outputs
 # ops whose meta function checks what only the CUDA kernel asks (grouped_mm's, bfloat16 inputs) while the CPU kernel
 # takes more, and whose output shapes do not depend on the data: a CPU call learns its outputs from the CPU kernel
-# run on zeros. (Not every refused op: repeat_interleave's meta refuses because its size is in the data.)
+# run on zeros, whatever their size (once, while tracing: one eager call's time and memory). Not every refused op:
+# repeat_interleave's meta refuses because its size is in the data.
 _META_WRITTEN_FOR_CUDA = {f for f in (getattr(torch, "_grouped_mm", None),) if f is not None}
 
 
-def _real_run(fn, meta_args, meta_kwargs, limit: int):
+def _real_run(fn, meta_args, meta_kwargs, limit: int | None):
     """A call the meta run refused, run again on real CPU zeros of the same shapes and dtypes (and requires_grad):
     PyTorch's Python meta functions word some errors differently from its kernels, so where the kernel refuses
     the call too, its error, which is eager's, is raised. Returns the run's result, or None where it is not made
     (no tensors, more than ``limit`` elements, a kernel not implemented)."""
     leaves = tree_flatten((meta_args, meta_kwargs))[0]
     tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
-    if not tensors or sum(t.numel() for t in tensors) > limit:
+    if not tensors or (limit is not None and sum(t.numel() for t in tensors) > limit):
         return None
 
     def real(x):
@@ -296,7 +296,7 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
         ) from e
     except (RuntimeError, IndexError, ValueError) as e:
         learn = fn in _META_WRITTEN_FOR_CUDA and (device is None or device.type == "cpu")
-        result = _real_run(fn, meta_args, meta_kwargs, _CPU_RERUN_ELEMENTS if learn else _ERROR_RERUN_ELEMENTS)
+        result = _real_run(fn, meta_args, meta_kwargs, None if learn else _ERROR_RERUN_ELEMENTS)
         if result is None or not learn:
             raise e
     result = _structure(result)
