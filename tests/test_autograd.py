@@ -94,6 +94,23 @@ def test_an_unused_outputs_zero_cotangent_is_not_added():
     torch.testing.assert_close((x.grad, w.grad), (ex.grad, ew.grad))
 
 
+
+def test_backward_computes_a_repeated_product_once():
+    # x * x (RMSNorm's pow(2)) gives the rule's two products g * x; the backward computes it once and adds it to
+    # itself, with eager's gradients bit for bit
+    def f(x, w):
+        return (x.pow(2).mean(-1, keepdim=True) * w).sum()
+
+    x, w = _leaves((4, 8), (4, 1))
+    ex, ew = _clone_leaves([x, w])
+    jf = thunder.jit(f)
+    jf(x, w).backward()
+    f(ex, ew).backward()
+    assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
+    products = [b for b in thunder.last_backward_traces(jf)[-1].bound_symbols
+                if b.sym.name == "mul" and any(getattr(a, "name", None) == "x" for a in b.flat_proxy_args)]
+    assert len(products) == 1, products
+
 def test_gradients_accumulate_across_calls_and_retain_graph():
     lin = torch.nn.Linear(4, 3)
     ref = torch.nn.Linear(4, 3)

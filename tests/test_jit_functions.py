@@ -320,3 +320,18 @@ def test_an_index_tuple_argument_is_checked_by_value():
     for key in keys:
         torch.testing.assert_close(jf(a, key), a[key])
     assert thunder.cache_misses(jf) == 4 and thunder.cache_hits(jf) == 1
+
+
+def test_compiler_queries_answer_as_in_eager_and_compiler_hints_do_nothing():
+    # thunder runs the program as eager would: torch.compiler.is_compiling() is False (libraries pick eager's
+    # kernels, transformers its is_causal attention), and torch.compile's hints about an input (transformers'
+    # static cache marks its tensors) leave the program's result alone
+    def fn(x):
+        torch._dynamo.mark_static_address(x)
+        torch._dynamo.maybe_mark_dynamic(x, 0)
+        if torch.compiler.is_compiling() or torch.compiler.is_dynamo_compiling():
+            return x * 3
+        return x * 2
+
+    x = torch.randn(4)
+    torch.testing.assert_close(thunder.jit(fn)(x), fn(x))

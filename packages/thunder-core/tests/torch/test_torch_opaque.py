@@ -155,3 +155,25 @@ def test_validation_errors_are_pytorch_errors():
 def test_unknown_attribute_is_attribute_error():
     with pytest.raises(AttributeError):
         thunder.jit(lambda a: a.no_such_method())(x)
+
+
+@pytest.mark.skipif(not hasattr(torch, "_grouped_mm"), reason="torch._grouped_mm needs torch >= 2.9")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_grouped_mm_on_cpu_runs_like_eager_where_its_meta_function_asks_cuda_s_dtypes(dtype):
+    # the meta function checks CUDA's kernel (bfloat16 only); the CPU kernel takes float32 too, as MoE layers of
+    # transformers use it on CPU when nothing compiles them: outputs and gradients are eager's
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(12, 8, generator=g, dtype=dtype, requires_grad=True)
+    w = torch.randn(3, 8, 8, generator=g, dtype=dtype, requires_grad=True)
+    offs = torch.tensor([4, 4, 12], dtype=torch.int32)
+
+    def fn(a, w, offs):
+        return torch._grouped_mm(a, w, offs=offs).sin()
+
+    expected = fn(a, w, offs)
+    expected_grads = torch.autograd.grad(expected.sum(), (a, w))
+    actual, _ = _jit_run(fn, a, w, offs)
+    _assert_same(actual, expected)
+    for got, want in zip(torch.autograd.grad(actual.sum(), (a, w)), expected_grads, strict=True):
+        _assert_same(got, want)
+

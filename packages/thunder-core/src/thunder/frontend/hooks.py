@@ -239,19 +239,15 @@ def _unwrapped(fn):
     return fn
 
 
-_TORCH_DIR = torch.__file__.rsplit("/", 1)[0]
+# Hints to torch.compile about a tensor (a static address for CUDA graphs, which sizes to keep dynamic): thunder
+# makes its own choices (the cache options), so inside a jitted program they do nothing; run natively they would
+# write attributes onto a proxy
+_COMPILER_HINTS = {("torch._dynamo.decorators", name) for name in (
+    "mark_static_address", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_unbacked")}
 
 
-def _compiling():
-    # Model libraries ask to skip data-dependent checks (transformers' masks): yes, a compiler traces them.
-    # PyTorch's own code (the optimizers) would switch to algorithms written for its own compiler: no.
-    where = current_source_location()
-    return not (where is not None and where.filename.startswith(_TORCH_DIR))
-
-
-# "is a compiler tracing me?"
-_IS_COMPILING = {f for f in (getattr(torch.compiler, "is_compiling", None), getattr(torch.compiler, "is_dynamo_compiling", None),
-                             getattr(torch._utils, "is_compiling", None)) if f is not None}
+def _compiler_hint(*args, **kwargs):
+    return None
 
 
 def _manual_seed(seed):
@@ -505,8 +501,8 @@ class JitHooks(Hooks):
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
-        if _unwrapped(fn) in _IS_COMPILING:
-            return _compiling
+        if (getattr(fn, "__module__", None), getattr(fn, "__name__", None)) in _COMPILER_HINTS:
+            return _compiler_hint
         refused = _func_transform_entries().get(_unwrapped(fn))
         if refused is not None:
             from thunder.frontend.func_transforms import refused_transform

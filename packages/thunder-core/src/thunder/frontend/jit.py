@@ -333,6 +333,9 @@ class ThunderFunction:
             traces.append(forward)
         traces += lower(split.forward, self.executors, post, check_inplace=check)
         backward_traces = [split.backward]
+        merged = cse(split.backward)  # rules repeat work across ops (x * x's two products of the cotangent and x)
+        if merged is not split.backward:
+            backward_traces.append(merged)
         if inputs is not None:
             for t in self.transform_objects:
                 transformed = t.transform_backward_pre_lowering(

@@ -228,28 +228,34 @@ def _structure(x):
     return x
 
 
-_ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a failed meta run is repeated with on real tensors
+_ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a refused meta run is repeated with to find eager's error
+# ops whose meta function checks what only the CUDA kernel asks (grouped_mm's, bfloat16 inputs) while the CPU kernel
+# takes more, and whose output shapes do not depend on the data: a CPU call learns its outputs from the CPU kernel
+# run on zeros, whatever their size (once, while tracing: one eager call's time and memory). Not every refused op:
+# repeat_interleave's meta refuses because its size is in the data.
+_META_WRITTEN_FOR_CUDA = {f for f in (getattr(torch, "_grouped_mm", None),) if f is not None}
 
 
-def _raise_eagers_error(fn, meta_args, meta_kwargs) -> None:
-    """A call the meta run refused (PyTorch's Python meta functions word some errors differently from its
-    kernels): run again on small real CPU tensors of the same shapes and dtypes, and raise the kernel's error,
-    which is eager's. Returns where that run succeeds or the tensors are not small."""
+def _real_run(fn, meta_args, meta_kwargs, limit: int | None):
+    """A call the meta run refused, run again on real CPU zeros of the same shapes and dtypes (and requires_grad):
+    PyTorch's Python meta functions word some errors differently from its kernels, so where the kernel refuses
+    the call too, its error, which is eager's, is raised. Returns the run's result, or None where it is not made
+    (no tensors, more than ``limit`` elements, a kernel not implemented)."""
     leaves = tree_flatten((meta_args, meta_kwargs))[0]
     tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
-    if not tensors or sum(t.numel() for t in tensors) > _ERROR_RERUN_ELEMENTS:
-        return
+    if not tensors or (limit is not None and sum(t.numel() for t in tensors) > limit):
+        return None
 
     def real(x):
         if isinstance(x, torch.Tensor):
-            return torch.zeros(x.shape, dtype=x.dtype)
+            return torch.zeros(x.shape, dtype=x.dtype, requires_grad=x.requires_grad)
         return "cpu" if isinstance(x, str) and x == "meta" else x
 
     args, kwargs = tree_map(real, (meta_args, meta_kwargs))
     try:
-        fn(*args, **kwargs)
+        return fn(*args, **kwargs)
     except NotImplementedError:
-        return
+        return None
     except (RuntimeError, IndexError, ValueError) as e:
         raise type(e)(*e.args) from None
 
@@ -289,8 +295,10 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
             f"shapes on the meta device ({str(e).splitlines()[0][:200]}); rewrite the code without it or file an issue"
         ) from e
     except (RuntimeError, IndexError, ValueError) as e:
-        _raise_eagers_error(fn, meta_args, meta_kwargs)
-        raise e
+        learn = fn in _META_WRITTEN_FOR_CUDA and (device is None or device.type == "cpu")
+        result = _real_run(fn, meta_args, meta_kwargs, None if learn else _ERROR_RERUN_ELEMENTS)
+        if result is None or not learn:
+            raise e
     result = _structure(result)
     leaves, spec = tree_flatten(result)
     out = []
