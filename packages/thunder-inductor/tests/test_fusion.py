@@ -178,3 +178,37 @@ def test_attention_claimed_only_where_torch_runs_its_kernel(inductor_ex, shape):
     (sdpa,) = [b for b in thunder.last_traces(jfn)[0].bound_symbols if b.sym.id == "ltorch.scaled_dot_product_attention"]
     why = inductor_ex.why_not(sdpa)
     assert why is None if len(shape) == 4 else "only where the torch executor runs it as its kernel" in why
+
+
+def _decode_like(cache, x, end):
+    # a decode step's shape: the region slices a cache to the positions filled so far, an integer that grows
+    return (cache[:, :end] * x).sum(1).tanh()
+
+
+def test_an_integer_seen_with_a_second_value_becomes_an_input_of_the_graph(inductor_ex):
+    # a decode loop: compiled for the first value, then once more with the integer symbolic, not once per value
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    before = _compiled_or_loaded()
+    for end in range(7, 15):
+        torch.testing.assert_close(jfn(cache, x, end), _decode_like(cache, x, end))
+    assert _compiled_or_loaded() - before == 2
+    assert thunder.cache_misses(jfn) == 1
+
+
+def test_a_call_that_breaks_the_graphs_guards_runs_the_regions_torch_calls(inductor_ex):
+    # Recording the slice with a symbolic end assumed end <= the cache's length: the compiled graph would read past
+    # the cache. thunder's prologue checks its own assumptions (end=50 is a new entry there), not the region's, so
+    # the region checks its graph's guards itself and runs its torch calls (which slice as eager does) where they fail.
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    for end in (7, 8):
+        jfn(cache, x, end)
+    (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
+    region = fusion.sym.call_ctx[fusion.sym.name]
+    assert [a.name for a in fusion.args] == ["cache", "x", "s0", "end", "s2"] and region.dynamic == (1,)
+    failures = stats()["guard_failures"]
+    torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
+    assert stats()["guard_failures"] == failures
+    torch.testing.assert_close(region(cache, x, 3, 50, 5), (_decode_like(cache, x, 50),))
+    assert stats()["guard_failures"] == failures + 1
