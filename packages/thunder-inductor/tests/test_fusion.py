@@ -197,9 +197,9 @@ def test_an_integer_seen_with_a_second_value_becomes_an_input_of_the_graph(induc
 
 
 def test_a_call_that_breaks_the_graphs_guards_runs_the_regions_torch_calls(inductor_ex):
-    # Recording the slice with a symbolic end assumed end <= the cache's length: the compiled graph would read past
-    # the cache. thunder's prologue checks its own assumptions (end=50 is a new entry there), not the region's, so
-    # the region checks its graph's guards itself and runs its torch calls (which slice as eager does) where they fail.
+    # Recording the slice with a symbolic end assumed end <= the cache's length: past it the compiled graph would
+    # read past the cache. thunder's prologue checks its own assumptions (there end=50 is another entry), not the
+    # region's graph's, so the region checks the graph's guards on each call and runs its torch calls where they fail.
     jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
     cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
     for end in (7, 8):
@@ -207,8 +207,12 @@ def test_a_call_that_breaks_the_graphs_guards_runs_the_regions_torch_calls(induc
     (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
     region = fusion.sym.call_ctx[fusion.sym.name]
     assert [a.name for a in fusion.args] == ["cache", "x", "s0", "end", "s2"] and region.dynamic == (1,)
+    key = region.key((cache, x), (3, 9, 5))
+    graph, guard = region.compiled[key]
+    assert guard(cache, x, 9) and not guard(cache, x, 50)
     failures = stats()["guard_failures"]
     torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
     assert stats()["guard_failures"] == failures
-    torch.testing.assert_close(region(cache, x, 3, 50, 5), (_decode_like(cache, x, 50),))
+    region.compiled[key] = (graph, lambda *inputs: False)  # as if the call broke a guard thunder's trace allows
+    torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
     assert stats()["guard_failures"] == failures + 1
