@@ -6,9 +6,9 @@ Writes benchmarks/results/generation-<date><--suffix>.json (device, versions, da
 
 Each generation runs the prefill and ``--new-tokens`` decode steps; the prefill and every decode step are timed
 by the host clock and by this thread's CPU clock (``*_cpu_ms``: on a machine shared with other jobs, the time the
-step itself ran, without the time it waited for a core). After one warm-up generation per variant (which holds the compilations), the variants run
-``--repeat`` rounds, one generation each per round, interleaved so that load from other processes hits them
-alike; the medians over all rounds are reported, with the compile counts.
+step itself ran, without the time it waited for a core). After one warm-up generation per variant (which holds
+the compilations), the variants run ``--repeat`` rounds, one generation each per round, interleaved so that load
+from other processes hits them alike; the medians over all rounds are reported, with the compile counts.
 """
 
 from __future__ import annotations

@@ -196,10 +196,13 @@ def test_an_integer_seen_with_a_second_value_becomes_an_input_of_the_graph(induc
     assert thunder.cache_misses(jfn) == 1
 
 
-def test_a_call_that_breaks_the_graphs_guards_runs_the_regions_torch_calls(inductor_ex):
-    # Recording the slice with a symbolic end assumed end <= the cache's length: past it the compiled graph would
-    # read past the cache. thunder's prologue checks its own assumptions (there end=50 is another entry), not the
-    # region's graph's, so the region checks the graph's guards on each call and runs its torch calls where they fail.
+def test_a_region_runs_the_graph_whose_guards_accept_the_call(inductor_ex, monkeypatch):
+    # Recording the slice with a symbolic end assumed end <= the cache's length (past it the graph would read past
+    # the cache) and the cache's strides: thunder's prologue checks its own assumptions, not the region's graph's,
+    # so the region checks its graphs' guards, compiles another graph for a call none accepts and, past
+    # MAX_GRAPHS, runs its torch calls.
+    from thunder_inductor import compile as region_compile
+
     jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
     cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
     for end in (7, 8):
@@ -207,12 +210,16 @@ def test_a_call_that_breaks_the_graphs_guards_runs_the_regions_torch_calls(induc
     (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
     region = fusion.sym.call_ctx[fusion.sym.name]
     assert [a.name for a in fusion.args] == ["cache", "x", "s0", "end", "s2"] and region.dynamic == (1,)
-    key = region.key((cache, x), (3, 9, 5))
-    graph, guard = region.compiled[key]
-    assert guard(cache, x, 9) and not guard(cache, x, 50)
-    failures = stats()["guard_failures"]
+    ((_, guards),) = region.compiled[region.key((cache, x), (3, 9, 5))]  # the graph with `end` symbolic
+    assert guards(cache, x, 9) and not guards(cache, x, 50)
+    before = _compiled_or_loaded()
     torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
-    assert stats()["guard_failures"] == failures
-    region.compiled[key] = (graph, lambda *inputs: False)  # as if the call broke a guard thunder's trace allows
-    torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
-    assert stats()["guard_failures"] == failures + 1
+    assert _compiled_or_loaded() == before
+    transposed = torch.randn(3, 5, 40).transpose(1, 2)  # the same sizes, other strides: no graph accepts it
+    monkeypatch.setattr(region_compile, "MAX_GRAPHS", 1)
+    torch_calls = stats()["torch_calls"]
+    torch.testing.assert_close(region(transposed, x, 3, 9, 5), (_decode_like(transposed, x, 9),))
+    assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before
+    monkeypatch.setattr(region_compile, "MAX_GRAPHS", 8)
+    torch.testing.assert_close(region(transposed, x, 3, 9, 5), (_decode_like(transposed, x, 9),))
+    assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before + 1
