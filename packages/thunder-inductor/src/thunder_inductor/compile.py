@@ -17,6 +17,7 @@ sizes (Dynamo's "automatic dynamic"), so a decode loop compiles each region twic
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from itertools import chain
 from operator import attrgetter, methodcaller
@@ -205,12 +206,37 @@ class InductorFusion:
 def _guards(gm) -> str | None:
     """What recording and compiling ``gm`` assumed about its inputs' sizes, strides and integers (static ones
     included), as a Python expression over the placeholders named ``t0, t1, ...`` (None: nothing)."""
-    import re
+    from torch._dynamo.source import LocalSource
 
     placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     shape_env = next(p.fake_mode.shape_env for p in placeholders if hasattr(p, "fake_mode"))
-    expression = shape_env.produce_guards_expression(placeholders, ignore_static=False)
-    return None if expression is None else re.sub(r"L\['(t\d+)'\]", r"\1", expression)
+    guards = shape_env.produce_guards(placeholders, [LocalSource(f"t{i}") for i in range(len(placeholders))],
+                                      ignore_static=False)
+    ranks = {f"t{i}": p.dim() for i, p in enumerate(placeholders) if hasattr(p, "dim")}
+    return " and ".join(_whole_tuples(guards, ranks)) or None
+
+
+_ONE_DIM = re.compile(r"L\['(t\d+)'\]\.(size|stride)\(\)\[(\d+)\] == (.+)")
+
+
+def _whole_tuples(guards: list[str], ranks: dict) -> list[str]:
+    """The guards with their sources as plain names, where every dim of a tensor's sizes (or strides) is checked
+    one by one (``t3.size()[0] == 128 and t3.size()[1] == s``) as one comparison of the tuple
+    (``t3.size() == (128, s)``): most of a layer's guards are its weights' static sizes, and one tuple compare
+    costs about what one dim's does."""
+    by_dim: dict = {}
+    for i, g in enumerate(guards):
+        m = _ONE_DIM.fullmatch(g)
+        if m:
+            by_dim.setdefault(m.group(1, 2), {})[int(m.group(3))] = (i, m.group(4))
+    merged, out = set(), []
+    for (name, kind), dims in by_dim.items():
+        if sorted(dims) == list(range(ranks[name])):  # every dim, each checked once
+            merged.update(i for i, _ in dims.values())
+            values = "".join(f"{dims[d][1]}, " for d in range(ranks[name]))
+            out.append(f"{name}.{kind}() == ({values})")
+    out += [g for i, g in enumerate(guards) if i not in merged]
+    return [re.sub(r"L\['(t\d+)'\]", r"\1", g) for g in out]
 
 
 def _guard_function(guards: str | None, n_inputs: int):
