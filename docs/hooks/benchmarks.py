@@ -112,6 +112,7 @@ def generation():
         _table(["model", "runner", "prefill ms", "decode ms / token",
                 *(["decode CPU ms / token", "decode CPU / eager"] if cpu else []), "first generation s",
                 "decode / eager"], rows),
+        *([f"*Run note: {s['note']}*"] if s.get("note") else []),
         _machine(d["machine"], d["machine"]["date"])])
     return f"Generation, decode per token ({d['machine']['date'][:10]})", text, series
 
