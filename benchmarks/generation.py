@@ -5,9 +5,10 @@ DynamicCache (random weights, no downloads). Tokens of every variant are checked
 Writes benchmarks/results/generation-<date><--suffix>.json (device, versions, date).
 
 Each generation runs the prefill and ``--new-tokens`` decode steps; the prefill and every decode step are timed
-by the host clock. After one warm-up generation per variant (which holds the compilations), the variants run
-``--repeat`` rounds, one generation each per round, interleaved so that load from other processes hits them
-alike; the medians over all rounds are reported, with the compile counts.
+by the host clock and by this thread's CPU clock (``*_cpu_ms``: on a machine shared with other jobs, the time the
+step itself ran, without the time it waited for a core). After one warm-up generation per variant (which holds
+the compilations), the variants run ``--repeat`` rounds, one generation each per round, interleaved so that load
+from other processes hits them alike; the medians over all rounds are reported, with the compile counts.
 """
 
 from __future__ import annotations
@@ -28,6 +29,24 @@ import thunder
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+class Timer:
+    """Records one step's host-clock and thread-CPU seconds under ``times[name]`` and ``times[name + "_cpu"]``."""
+
+    def __init__(self, times, name):
+        self.times, self.name = times, name
+
+    def __enter__(self):
+        self.start, self.start_cpu = time.perf_counter(), time.thread_time()
+
+    def __exit__(self, *exc):
+        self.times[self.name].append(time.perf_counter() - self.start)
+        self.times[self.name + "_cpu"].append(time.thread_time() - self.start_cpu)
+
+
+def new_times():
+    return {"prefill": [], "decode": [], "prefill_cpu": [], "decode_cpu": []}
+
+
 def litgpt_model():
     import litgpt
 
@@ -37,15 +56,13 @@ def litgpt_model():
     def run(forward, prompt, new_tokens, times):
         model.set_kv_cache(batch_size=1)  # a fresh, zeroed cache per generation
         tokens, pos = [], prompt.shape[1]
-        start = time.perf_counter()
-        logits = forward(prompt, torch.arange(pos), input_pos_maxp1=pos)
-        times["prefill"].append(time.perf_counter() - start)
+        with Timer(times, "prefill"):
+            logits = forward(prompt, torch.arange(pos), input_pos_maxp1=pos)
         for _ in range(new_tokens):
             token = logits[:, -1:].argmax(-1)
             tokens.append(token)
-            start = time.perf_counter()
-            logits = forward(token, torch.tensor([pos]), input_pos_maxp1=pos + 1)
-            times["decode"].append(time.perf_counter() - start)
+            with Timer(times, "decode"):
+                logits = forward(token, torch.tensor([pos]), input_pos_maxp1=pos + 1)
             pos += 1
         return torch.cat(tokens, 1)
 
@@ -62,15 +79,13 @@ def hf_llama_model():
 
     def run(forward, prompt, new_tokens, times):
         cache, tokens = transformers.DynamicCache(), []
-        start = time.perf_counter()
-        logits = forward(input_ids=prompt, past_key_values=cache, use_cache=True).logits
-        times["prefill"].append(time.perf_counter() - start)
+        with Timer(times, "prefill"):
+            logits = forward(input_ids=prompt, past_key_values=cache, use_cache=True).logits
         for _ in range(new_tokens):
             token = logits[:, -1:].argmax(-1)
             tokens.append(token)
-            start = time.perf_counter()
-            logits = forward(input_ids=token, past_key_values=cache, use_cache=True).logits
-            times["decode"].append(time.perf_counter() - start)
+            with Timer(times, "decode"):
+                logits = forward(input_ids=token, past_key_values=cache, use_cache=True).logits
         return torch.cat(tokens, 1)
 
     return model, config.vocab_size, run
@@ -92,6 +107,8 @@ def variants(model):
 
 
 JITTED = ("thunder", "thunder+inductor")
+# the medians reported: "<step>_ms<suffix>"
+STEPS = {"prefill": "", "decode": "_per_token", "prefill_cpu": "", "decode_cpu": "_per_token"}
 
 
 def main() -> None:
@@ -101,6 +118,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     p.add_argument("--suffix", default="", help="appended to the file name (generation-<date><suffix>.json)")
+    p.add_argument("--note", default="", help="recorded with the settings (the machine's load, the branch)")
     args = p.parse_args()
     torch.set_num_threads(1)
     results = {"settings": vars(args), "cases": {}}
@@ -109,12 +127,12 @@ def main() -> None:
         prompt = torch.randint(0, vocab, (1, args.prompt), generator=torch.Generator().manual_seed(1))
         case = {}
         with torch.no_grad():
-            expected = run(model, prompt, args.new_tokens, {"prefill": [], "decode": []})
+            expected = run(model, prompt, args.new_tokens, new_times())
             forwards = variants(model)
-            times = {variant: {"prefill": [], "decode": []} for variant in forwards}
+            times = {variant: new_times() for variant in forwards}
             for variant, forward in forwards.items():
                 start = time.perf_counter()
-                tokens = run(forward, prompt, args.new_tokens, {"prefill": [], "decode": []})
+                tokens = run(forward, prompt, args.new_tokens, new_times())
                 case[variant] = {"first_generation_s": round(time.perf_counter() - start, 2)}
                 assert torch.equal(tokens, expected), f"{name}, {variant}: tokens differ from eager's"
             for _ in range(args.repeat):
@@ -122,16 +140,16 @@ def main() -> None:
                     tokens = run(forward, prompt, args.new_tokens, times[variant])
                     assert torch.equal(tokens, expected), f"{name}, {variant}: tokens differ from eager's"
             for variant, forward in forwards.items():
-                case[variant] = {"prefill_ms": round(statistics.median(times[variant]["prefill"]) * 1e3, 3),
-                                 "decode_ms_per_token": round(statistics.median(times[variant]["decode"]) * 1e3, 3),
-                                 **case[variant]}
+                case[variant] = {**{f"{step}_ms{per}": round(statistics.median(times[variant][step]) * 1e3, 3)
+                                    for step, per in STEPS.items()}, **case[variant]}
                 if variant in JITTED:
                     case[variant]["compiles"] = thunder.cache_misses(forward)
                 print(name, variant, json.dumps(case[variant]), flush=True)
         for variant in case:
             if variant != "eager":
-                case[variant]["decode_over_eager"] = round(case[variant]["decode_ms_per_token"]
-                                                           / case["eager"]["decode_ms_per_token"], 3)
+                for clock in ("", "_cpu"):
+                    case[variant][f"decode{clock}_over_eager"] = round(
+                        case[variant][f"decode{clock}_ms_per_token"] / case["eager"][f"decode{clock}_ms_per_token"], 3)
         results["cases"][name] = case
     import transformers
 

@@ -261,18 +261,19 @@ def test_hf_generate_with_static_cache(cache_option):
 
 
 def test_hf_generate_compiles_once_for_every_batch_size_and_length():
-    # under symbolic values a batch size that happens to equal a sequence length or a head count is no new program
-    # (size 1 is: a batch of one is its own prefill and decode, as in torch.compile)
+    # The count: 10 prompt lengths x 3 batch sizes, output lengths varying too. Under symbolic values a
+    # batch size that happens to equal a sequence length or a head count is no new program; a batch of one is (its
+    # size 1 is specialized, as in torch.compile): 2 programs for batch 1, 2 for every other batch size.
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache="symbolic values")
-    for batch in (2, 3, 4):
-        for length in (3, 4):
+    for batch in (1, 3, 4):
+        for length in range(3, 13):
             ids = torch.randint(1, 64, (batch, length))
-            kwargs = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+            kwargs = dict(max_new_tokens=2 + length % 3, do_sample=False, pad_token_id=0)
             expected = model.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
             out = jmodel.generate(ids, past_key_values=transformers.DynamicCache(), **kwargs)
             assert torch.equal(out, expected)
-    assert thunder.cache_misses(jmodel) == 2
+    assert thunder.cache_misses(jmodel) == 4
 
 
 def test_hf_generate_sampling_batch_with_left_padding():

@@ -26,14 +26,14 @@ def newest(benchmark: str, variant: str = "") -> tuple[Path, dict]:
     return runs[-1], json.loads(runs[-1].read_text())
 
 
-def newest_recorded(benchmark: str, variant: str) -> tuple[Path, dict]:
-    """The ``<benchmark>-<date>[-<tag>]<variant>.json`` run whose recorded ``date`` (a UTC timestamp) is the
-    latest: re-runs of one day are told apart by a tag (the lane that ran them), and the newest wins."""
+def newest_recorded(benchmark: str, variant: str, recorded=lambda d: d["date"]) -> tuple[Path, dict]:
+    """The ``<benchmark>-<date>[-<tag>]<variant>.json`` run whose recorded date (a UTC timestamp, ``recorded(run)``)
+    is the latest: re-runs of one day are told apart by a tag (the lane that ran them), and the newest wins."""
     pattern = re.compile(rf"^{re.escape(benchmark)}-\d{{4}}-\d\d-\d\d(-[\w.]+)?{re.escape(variant)}\.json$")
     runs = [(json.loads(p.read_text()), p) for p in RESULTS.iterdir() if pattern.match(p.name)]
     if not runs:
         raise FileNotFoundError(f"no {benchmark}-<date>[-<tag>]{variant}.json in {RESULTS}")
-    d, path = max(runs, key=lambda r: r[0]["date"])
+    d, path = max(runs, key=lambda r: recorded(r[0]))
     return path, d
 
 
@@ -93,20 +93,26 @@ def optimizer_step():
 
 
 def generation():
-    path, d = newest("generation")
+    path, d = newest_recorded("generation", "", recorded=lambda d: d["machine"]["date"])
     rows, series = [], {"thunder": {}, "torch.compile": {}}
+    cpu = "decode_cpu_ms_per_token" in d["cases"][next(iter(d["cases"]))]["eager"]  # recorded since 2026-11-24
     for case, r in d["cases"].items():
         for runner in (k for k in ("eager", "torch.compile", "thunder", "thunder+inductor") if k in r):
             x = r[runner]
-            rows.append([case, runner, x["prefill_ms"], x["decode_ms_per_token"], x["first_generation_s"],
-                         _ratio(x.get("decode_over_eager", 1.0))])
-        series["thunder"][case] = r["thunder"]["decode_over_eager"]
-        series["torch.compile"][case] = r["torch.compile"]["decode_over_eager"]
+            rows.append([case, runner, x["prefill_ms"], x["decode_ms_per_token"],
+                         *([x["decode_cpu_ms_per_token"], _ratio(x.get("decode_cpu_over_eager", 1.0))] if cpu else []),
+                         x["first_generation_s"], _ratio(x.get("decode_over_eager", 1.0))])
+        ratio = "decode_cpu_over_eager" if cpu else "decode_over_eager"  # CPU time: less of the machine's load
+        series["thunder"][case] = r["thunder"][ratio]
+        series["torch.compile"][case] = r["torch.compile"][ratio]
     s = d["settings"]
     text = "\n\n".join([
         f"Greedy generation with a KV cache, prompt {s['prompt']} tokens, {s['new_tokens']} new tokens "
         f"(`benchmarks/generation.py`, `{path.name}`).",
-        _table(["model", "runner", "prefill ms", "decode ms / token", "first generation s", "decode / eager"], rows),
+        _table(["model", "runner", "prefill ms", "decode ms / token",
+                *(["decode CPU ms / token", "decode CPU / eager"] if cpu else []), "first generation s",
+                "decode / eager"], rows),
+        *([f"*Run note: {s['note']}*"] if s.get("note") else []),
         _machine(d["machine"], d["machine"]["date"])])
     return f"Generation, decode per token ({d['machine']['date'][:10]})", text, series
 

@@ -178,3 +178,48 @@ def test_attention_claimed_only_where_torch_runs_its_kernel(inductor_ex, shape):
     (sdpa,) = [b for b in thunder.last_traces(jfn)[0].bound_symbols if b.sym.id == "ltorch.scaled_dot_product_attention"]
     why = inductor_ex.why_not(sdpa)
     assert why is None if len(shape) == 4 else "only where the torch executor runs it as its kernel" in why
+
+
+def _decode_like(cache, x, end):
+    # a decode step's shape: the region slices a cache to the positions filled so far, an integer that grows
+    return (cache[:, :end] * x).sum(1).tanh()
+
+
+def test_an_integer_seen_with_a_second_value_becomes_an_input_of_the_graph(inductor_ex):
+    # a decode loop: compiled for the first value, then once more with the integer symbolic, not once per value
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    before = _compiled_or_loaded()
+    for end in range(7, 15):
+        torch.testing.assert_close(jfn(cache, x, end), _decode_like(cache, x, end))
+    assert _compiled_or_loaded() - before == 2
+    assert thunder.cache_misses(jfn) == 1
+
+
+def test_a_region_runs_the_graph_whose_guards_accept_the_call(inductor_ex, monkeypatch):
+    # Recording the slice with a symbolic end assumed end <= the cache's length (past it the graph would read past
+    # the cache) and the cache's strides: thunder's prologue checks its own assumptions, not the region's graph's,
+    # so the region checks its graphs' guards, compiles another graph for a call none accepts and, past
+    # MAX_GRAPHS, runs its torch calls.
+    from thunder_inductor import compile as region_compile
+
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    for end in (7, 8):
+        jfn(cache, x, end)
+    (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
+    region = fusion.sym.call_ctx[fusion.sym.name]
+    assert [a.name for a in fusion.args] == ["cache", "x", "s0", "end", "s2"] and region.dynamic == (1,)
+    ((_, guards),) = region.compiled[region.key((cache, x), (3, 9, 5))]  # the graph with `end` symbolic
+    assert guards(cache, x, 9) and not guards(cache, x, 50)
+    before = _compiled_or_loaded()
+    torch.testing.assert_close(region(cache, x, 3, 9, 5), (_decode_like(cache, x, 9),))
+    assert _compiled_or_loaded() == before
+    transposed = torch.randn(3, 5, 40).transpose(1, 2)  # the same sizes, other strides: no graph accepts it
+    monkeypatch.setattr(region_compile, "MAX_GRAPHS", 1)
+    torch_calls = stats()["torch_calls"]
+    torch.testing.assert_close(region(transposed, x, 3, 9, 5), (_decode_like(transposed, x, 9),))
+    assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before
+    monkeypatch.setattr(region_compile, "MAX_GRAPHS", 8)
+    torch.testing.assert_close(region(transposed, x, 3, 9, 5), (_decode_like(transposed, x, 9),))
+    assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before + 1

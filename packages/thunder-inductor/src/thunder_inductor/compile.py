@@ -5,16 +5,24 @@ on the first call with given input metadata, that trace is recorded as an FX gra
 by ``torch._inductor.standalone_compile`` (Inductor's FX-graph and kernel caches apply, so an identical region
 compiles from disk). The compiled artifact is also saved under Inductor's cache directory, keyed by the region's
 printed source and input key (``disk_cache``): a second process loads it without recording the graph again, which
-is most of a warm first call. Where the trace's sizes are symbolic (``cache="symbolic values"``), the
-graph is recorded with symbolic sizes and compiled once for every size with the same pattern of equal sizes
-and 0/1 sizes, which is what Inductor's compiled code assumes. Numbers the region takes (scalars, sizes given
-to reshapes) are baked into the graph and part of the key.
+is most of a warm first call. Where the trace's sizes are symbolic (``cache="symbolic values"``), the graph
+is recorded with symbolic sizes, and the shape guards recording made (what Inductor's code assumes: sizes that were
+equal stay equal, 0 and 1 stay themselves, a slice end within its tensor's size) are the test that a later call may
+run it: a region keeps the graphs it compiled, and a call runs the first whose guards its inputs pass, or compiles
+another. Numbers the region takes (scalars, sizes given to reshapes) are baked into the graph, until an integer is
+seen with a second value (a decode step's position): from then on it is an input of the graph, symbolic like the
+sizes (Dynamo's "automatic dynamic"), so a decode loop compiles each region twice, not once per position.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import threading
+from itertools import chain
+from operator import attrgetter, methodcaller
+
+import torch
 
 from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
@@ -24,12 +32,17 @@ from thunder_inductor import disk_cache
 __all__ = ["region_fusion", "InductorFusion", "stats"]
 
 _counter = itertools.count()
+_dtype_device = attrgetter("dtype", "device")
+_stride, _offset = methodcaller("stride"), methodcaller("storage_offset")
 _lock = threading.Lock()
-_stats = {"compiles": 0, "loads": 0}
+_stats = {"compiles": 0, "loads": 0, "torch_calls": 0}
+# graphs a symbolic region compiles at most; a call no graph of a full region accepts runs the region's torch calls
+MAX_GRAPHS = 8
 
 
 def stats() -> dict:
-    """{'compiles': graphs compiled by Inductor in this process, 'loads': compiled graphs loaded from disk}."""
+    """{'compiles': graphs compiled by Inductor in this process, 'loads': compiled graphs loaded from disk,
+    'torch_calls': calls of a region that had compiled ``MAX_GRAPHS`` graphs, none accepting them}."""
     return dict(_stats)
 
 
@@ -58,73 +71,178 @@ INDUCTOR_CONFIG = {"emulate_precision_casts": True}
 
 
 def _size_pattern(values):
-    """Sizes, strides and offsets up to renaming, keeping 0 and 1: what a graph with symbolic sizes assumes."""
-    classes: dict[int, int] = {}
-    return tuple(v if v in (0, 1) else classes.setdefault(v, len(classes) + 2) for v in values)
+    """Sizes, strides and offsets up to renaming, keeping 0 and 1: what a graph with symbolic sizes assumes (the
+    name under which it is saved on disk)."""
+    names = {v: i for i, v in enumerate((v for v in dict.fromkeys(values) if v != 0 and v != 1), 2)}
+    names[0], names[1] = 0, 1
+    return tuple(map(names.__getitem__, values))
+
+
+def _layout(tensors) -> tuple:
+    """The sizes, then the strides, then the storage offsets of ``tensors``, flat."""
+    return (*chain.from_iterable(t.shape for t in tensors), *chain.from_iterable(map(_stride, tensors)),
+            *map(_offset, tensors))
 
 
 class InductorFusion:
-    """Runs a region: compiles it for each new input key, then calls the compiled graph."""
+    """Runs a region: compiles it for each new input key (and, symbolic, for inputs no graph's guards accept), then
+    calls the compiled graph."""
 
     def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool):
         self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
+        # input key -> the compiled graph (static sizes), or a list of (compiled graph, its guards) (symbolic)
         self.compiled: dict = {}
-        self.codes: dict = {}  # input key -> the code of the FX graph compiled for it
+        self.codes: dict = {}  # disk key -> the code of the FX graph compiled for it
+        # positions (among the numbers) of the integers seen with a second value: inputs of the graph
+        self.dynamic: tuple[int, ...] = ()
+        self.first_numbers: tuple | None = None
+        self.torch_calls = None  # the region's torch calls, for a call no graph accepts once MAX_GRAPHS are compiled
 
     def graph_codes(self) -> list[str]:
         return list(self.codes.values())
 
     def key(self, tensors, numbers):
-        dtypes_ = tuple((t.dtype, t.device) for t in tensors)
-        layout = tuple(v for t in tensors for v in (*t.shape, *t.stride(), t.storage_offset()))
-        return dtypes_, _size_pattern(layout) if self.symbolic else layout, numbers
+        """Dtypes and devices, and the numbers baked into the graph; static sizes: the layout too."""
+        dtypes_ = tuple(map(_dtype_device, tensors))
+        if not self.symbolic:
+            return dtypes_, _layout(tensors), numbers
+        static = tuple(n for i, n in enumerate(numbers) if i not in self.dynamic) if self.dynamic else numbers
+        return dtypes_, static, self.dynamic
 
     def __call__(self, *args):
-        import torch
-
         tensors, numbers = args[:self.n_tensors], args[self.n_tensors:]
-        key = self.key(tensors, numbers)
-        fn = self.compiled.get(key)
-        if fn is None:
+        found = self._lookup(self.key(tensors, numbers), tensors, numbers)
+        if found is None:
             with _lock:
-                fn = self.compiled.get(key)
-                if fn is None:
-                    fn = self.compiled[key] = self._compile(key, tensors, numbers)
+                key = self._note_dynamic(tensors, numbers)
+                found = self._lookup(key, tensors, numbers) or self._compile(key, tensors, numbers)
+        if found is False:
+            return self._run_torch(args)
+        graph, inputs = found
+        if not torch.is_grad_enabled():  # inference (a decode step): no context to enter
+            return graph(*inputs)
         with torch.no_grad():  # thunder's autograd runs around regions; Inductor builds no graph of its own
-            return fn(*tensors)
+            return graph(*inputs)
+
+    def _lookup(self, key, tensors, numbers):
+        """(the graph, its inputs) for this call, or None where none is compiled for it."""
+        found = self.compiled.get(key)
+        if not self.symbolic:
+            return None if found is None else (found, tensors)
+        inputs = (*tensors, *map(numbers.__getitem__, self.dynamic)) if self.dynamic else tensors
+        for graph, guards in found or ():
+            if guards(*inputs):
+                return graph, inputs
+        return None
+
+    def _note_dynamic(self, tensors, numbers):
+        """Marks the integers whose value differs from the first call's as inputs of the graph (symbolic regions
+        only); returns the key of this call."""
+        if self.first_numbers is None:
+            self.first_numbers = numbers
+        elif self.symbolic:
+            varied = {i for i, (a, b) in enumerate(zip(numbers, self.first_numbers))
+                      if type(a) is int and type(b) is int and a != b}
+            self.dynamic = tuple(sorted(varied.union(self.dynamic)))
+        return self.key(tensors, numbers)
+
+    def _run_torch(self, args):
+        _stats["torch_calls"] += 1
+        if self.torch_calls is None:
+            self.torch_calls = self.trace.python_callable()
+        return self.torch_calls(*args)
 
     def _compile(self, key, tensors, numbers):
+        """(the graph, its inputs) compiled or loaded for this call and kept; False where the region has compiled
+        ``MAX_GRAPHS`` graphs already."""
         from torch._inductor import config
 
+        graphs = self.compiled.setdefault(key, []) if self.symbolic else None
+        if graphs is not None and len(graphs) >= MAX_GRAPHS:
+            return False
+        dynamic = [numbers[i] for i in self.dynamic]
+        disk_key = (key, _size_pattern(_layout(tensors) + tuple(dynamic))) if self.symbolic else key
         with config.patch(INDUCTOR_CONFIG):  # part of the saved region's key too
-            return self._load_or_compile(key, tensors, numbers)
+            graph, guards = self._load_or_compile(disk_key, tensors, numbers)
+        if graphs is None:
+            self.compiled[key] = graph
+            return graph, tensors
+        graphs.append((graph, _guard_function(guards, len(tensors) + len(dynamic))))
+        return graph, (*tensors, *dynamic)
 
     def _load_or_compile(self, key, tensors, numbers):
         saved = disk_cache.path(self.trace, key)
         loaded = disk_cache.load(saved) if saved else None
         if loaded is not None:
-            compiled, self.codes[key] = loaded
+            compiled, self.codes[key], guards = loaded
             _stats["loads"] += 1
-            return compiled
-        compiled, self.codes[key] = self._record_and_compile(tensors, numbers)
+            return compiled, guards
+        compiled, self.codes[key], guards = self._record_and_compile(tensors, numbers)
         _stats["compiles"] += 1
         if saved:
-            disk_cache.save(saved, compiled, self.codes[key])
-        return compiled
+            disk_cache.save(saved, compiled, self.codes[key], guards)
+        return compiled, guards
 
     def _record_and_compile(self, tensors, numbers):
-        import torch
+        """(the compiled graph, its FX code, its shape guards as a Python expression over ``t0, t1, ...`` or
+        None); the integers at ``self.dynamic`` are inputs of the graph, after the tensors."""
         from torch._inductor import standalone_compile
         from torch.fx.experimental.proxy_tensor import make_fx
 
-        region = self.trace.python_callable()
+        region, dynamic = self.trace.python_callable(), self.dynamic
 
-        def graph_fn(*ts):
-            return region(*ts, *numbers)
+        def graph_fn(*inputs):
+            values = dict(zip(dynamic, inputs[len(tensors):]))
+            return region(*inputs[:len(tensors)], *(values.get(i, n) for i, n in enumerate(numbers)))
 
-        examples = [t.detach() for t in tensors]
+        examples = [*(t.detach() for t in tensors), *(numbers[i] for i in dynamic)]
         with torch.no_grad():
             gm = make_fx(graph_fn, tracing_mode="symbolic" if self.symbolic else "fake")(*examples)
             compiled = standalone_compile(gm, examples,
                                           dynamic_shapes="from_graph" if self.symbolic else "from_example_inputs")
-        return compiled, gm.code
+        return compiled, gm.code, _guards(gm) if self.symbolic else None
+
+
+def _guards(gm) -> str | None:
+    """What recording and compiling ``gm`` assumed about its inputs' sizes, strides and integers (static ones
+    included), as a Python expression over the placeholders named ``t0, t1, ...`` (None: nothing)."""
+    from torch._dynamo.source import LocalSource
+
+    placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    shape_env = next(p.fake_mode.shape_env for p in placeholders if hasattr(p, "fake_mode"))
+    guards = shape_env.produce_guards(placeholders, [LocalSource(f"t{i}") for i in range(len(placeholders))],
+                                      ignore_static=False)
+    ranks = {f"t{i}": p.dim() for i, p in enumerate(placeholders) if hasattr(p, "dim")}
+    return " and ".join(_whole_tuples(guards, ranks)) or None
+
+
+_ONE_DIM = re.compile(r"L\['(t\d+)'\]\.(size|stride)\(\)\[(\d+)\] == (.+)")
+
+
+def _whole_tuples(guards: list[str], ranks: dict) -> list[str]:
+    """The guards with their sources as plain names, where every dim of a tensor's sizes (or strides) is checked
+    one by one (``t3.size()[0] == 128 and t3.size()[1] == s``) as one comparison of the tuple
+    (``t3.size() == (128, s)``): most of a layer's guards are its weights' static sizes, and one tuple compare
+    costs about what one dim's does."""
+    by_dim: dict = {}
+    for i, g in enumerate(guards):
+        m = _ONE_DIM.fullmatch(g)
+        if m:
+            by_dim.setdefault(m.group(1, 2), {})[int(m.group(3))] = (i, m.group(4))
+    merged, out = set(), []
+    for (name, kind), dims in by_dim.items():
+        if sorted(dims) == list(range(ranks[name])):  # every dim, each checked once
+            merged.update(i for i, _ in dims.values())
+            values = "".join(f"{dims[d][1]}, " for d in range(ranks[name]))
+            out.append(f"{name}.{kind}() == ({values})")
+    out += [g for i, g in enumerate(guards) if i not in merged]
+    return [re.sub(r"L\['(t\d+)'\]", r"\1", g) for g in out]
+
+
+def _guard_function(guards: str | None, n_inputs: int):
+    """``guards`` as a function of the graph's ``n_inputs`` inputs (always true where there are none)."""
+    from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP  # the names (Max, Min, ...) guards use
+
+    if guards is None:
+        return lambda *inputs: True
+    return eval(f"lambda {', '.join(f't{i}' for i in range(n_inputs))}: {guards}", dict(SYMPY_INTERP))

@@ -34,7 +34,7 @@ def path(trace, key) -> str | None:
 
 
 def load(saved: str):
-    """(compiled callable, FX graph code) saved at ``saved``, or None."""
+    """(compiled callable, FX graph code, shape guards or None) saved at ``saved``, or None."""
     from torch._inductor import CompiledArtifact
 
     if not (os.path.exists(saved) and os.path.exists(saved + ".py")):
@@ -42,16 +42,23 @@ def load(saved: str):
     try:
         compiled = CompiledArtifact.load(path=saved, format="binary")
         with open(saved + ".py") as f:
-            return compiled, f.read()
+            code = f.read()
+        guards = None
+        if os.path.exists(saved + ".guards"):
+            with open(saved + ".guards") as f:
+                guards = f.read()
+        return compiled, code, guards
     except Exception:  # a stale or partly written entry is a cache miss: the region compiles again
         return None
 
 
-def save(saved: str, compiled, code: str) -> None:
+def save(saved: str, compiled, code: str, guards: str | None = None) -> None:
     from torch._inductor.codecache import write_atomic
 
     if not compiled.is_saveable():  # nothing serializable was produced: the region compiles in each process
         return
     os.makedirs(os.path.dirname(saved), exist_ok=True)
     write_atomic(saved + ".py", code)
+    if guards is not None:  # the graph's integer inputs' guards (compile.py), written before the graph itself
+        write_atomic(saved + ".guards", guards)
     compiled.save(path=saved, format="binary")
