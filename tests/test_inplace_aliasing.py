@@ -355,6 +355,28 @@ def test_in_place_writes_into_empty_views_like_eager(name):
     _returns_or_raises_like_eager(fn, thunder.jit(fn), torch.arange(2))
 
 
+def _empty_strided_view(t, end=-1):
+    return torch.unbind(t[1:end:2], 1)[0]  # of a (2, 2, 2) input: sizes (0, 2), strides (8, 1), offset 4
+
+
+EMPTY_SELF_UPDATES = {
+    # fuzz seed 400640: the check of an update against its own arguments sized its buffer from an empty view's
+    # extent (negative for a view with a large stride) and crashed; an empty target writes nothing
+    "sub_ of an empty view by itself": lambda t: (_empty_strided_view(t).sub_(_empty_strided_view(t), alpha=2), t),
+    "mul_ of an empty view by itself": lambda t: (_empty_strided_view(t).mul_(_empty_strided_view(t)), t * 2),
+    "add_ into an empty view from the same memory": lambda t: (_empty_strided_view(t).add_(t[0, 0]), t),
+    "copy_ of an empty view onto itself": lambda t: (_empty_strided_view(t).copy_(_empty_strided_view(t)), t),
+    "the same view not empty still updates": lambda t: (_empty_strided_view(t, None).sub_(_empty_strided_view(t, None),
+                                                                                          alpha=2), t),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_SELF_UPDATES))
+def test_in_place_updates_of_empty_strided_views_by_their_own_memory_like_eager(name):
+    fn = EMPTY_SELF_UPDATES[name]
+    _returns_or_raises_like_eager(fn, thunder.jit(fn), torch.arange(8.0).reshape(2, 2, 2))
+
+
 def _lerp_into_its_own_prefix(t1, n0):
     v0 = torch.cat((t1, t1))
     v3 = v0.narrow(0, 0, n0 % v0.shape[0] + 1)
