@@ -181,6 +181,42 @@ def test_backward_that_needs_a_later_updated_input_raises_eagers_error():
     assert errors[0] == errors[1]
 
 
+def _saved_then(update):
+    """t0 * t1 saves t0; then ``update(t0)`` changes a reshape of t0, which copied or is a view as the strides say."""
+    def fn(t0, t1):
+        out = t0 * t1
+        t0.add_(1)  # version 1 of t0's memory: the backward fails in any case; the message counts the versions
+        update(t0)
+        return out
+    return fn
+
+
+# fuzz seed 400049: a reshape that eager does by copying (of a non-contiguous tensor) was taken for a view, so an
+# in-place change of the copy (even x.t_()) counted as a version of the input's memory: the message said version 2
+RESHAPE_COPY_OR_VIEW = {
+    "t_ of a reshape that copied": lambda t0: t0.mT.reshape(-1).t_(),
+    "add_ of a flatten that copied": lambda t0: t0.mT.flatten().add_(1),
+    "mul_ of contiguous() that copied": lambda t0: t0.mT.contiguous().mul_(2),
+    "t_ of a reshape that is a view": lambda t0: t0.reshape(-1).t_(),
+    "add_ of a flatten that is a view": lambda t0: t0.flatten().add_(1),
+    "mul_ of contiguous() that is the tensor itself": lambda t0: t0.contiguous().mul_(2),
+}
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("name", list(RESHAPE_COPY_OR_VIEW))
+def test_saved_tensor_version_counts_only_updates_of_its_own_memory(name, cache):
+    fn = _saved_then(RESHAPE_COPY_OR_VIEW[name])
+    errors = []
+    for f in (fn, thunder.jit(fn, cache=cache)):
+        t0, t1 = torch.ones(2, 2, 2, dtype=torch.float64), torch.ones(2, 2, 2, requires_grad=True)
+        out = f(t0, t1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            out.sum().backward()
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
+
+
 # in-place updates of the results of opaque calls (no torch-language symbol): allowed where PyTorch, asked on
 # meta tensors, says the result does not share memory with an argument (R5)
 OPAQUE_RESULTS = {

@@ -40,10 +40,10 @@ VIEW_OPS = _RESHAPES | _SPLITS | _EXPANDS | {"ltorch.permute", "ltorch.transpose
 
 
 def is_view(bsym: BoundSymbol) -> bool:
+    """Whether ``bsym`` may return a view of its first argument: a reshape (MAYBE_VIEWS) eager does by copying is
+    told apart by the jit's layouts (``Layouts.aliases``), which know the strides."""
     if bsym.sym.id not in VIEW_OPS:
         return False
-    if bsym.sym.id in _RESHAPES and any(s.sym.id == "ltorch.clone" for s in bsym.subsymbols):
-        return False  # a reshape eager does by copying (a non-contiguous input; shape_ops._copy_if_eager_copies)
     if bsym.sym.id == "ltorch.getitem":  # advanced indexing copies
         key = bsym.args[1] if len(bsym.args) > 1 else bsym.kwargs.get("key")
         keys = key if isinstance(key, tuple) else (key,)

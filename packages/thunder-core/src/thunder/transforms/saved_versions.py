@@ -37,69 +37,94 @@ set_version = torch._C._autograd._unsafe_set_version_counter
 def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     """Output name of an op -> (the RuntimeError message eager's backward raises when it reaches that op, counting
     versions from 0 at the call; the input whose entry version they count from, or None)."""
-    from thunder.grad.registry import is_nondifferentiable
-    from thunder.transforms.autograd import _reached_outputs
-    from thunder.transforms.functionalize import is_view
+    from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
 
-    group: dict[str, int] = {}  # tensor name -> its memory's version counter (shared by views)
-    count: dict[int, int] = {}  # version counter -> in-place updates so far
-    needs_grad = {a.name for a in trace.args if isinstance(a, TensorProxy) and a.requires_grad}
-    grad_enabled = trace.grad_enabled
-    reads = []  # (op, {tensor name: version when the op ran})
-    last_update: dict[int, BoundSymbol] = {}  # version counter -> the last in-place update of it
-    restrides: set[int] = set()  # ids of the view symbols that stand for x.t_(), x.squeeze_()...
+    # First every reshape is taken for a view. A reshape eager does by copying (a non-contiguous input) has memory,
+    # and a version counter, of its own; splitting a counter only removes updates from it, so only where a saved
+    # tensor's counter was updated is the jit's layouts asked (reading strides: checks in the prologue)
+    walk = _VersionWalk(trace, copies=lambda b: False)
+    updated = {g for _, versions in walk.reads for g, v in versions.values() if walk.count[g] > v}
+    if not updated:
+        return {}
+    if any(b.sym.id in MAYBE_VIEWS for b in trace.bound_symbols):
+        layouts = (trace.layouts or Layouts()).replay_from(trace)
+        decided_by = walk.group
 
-    inputs = {a.name for a in trace.args if isinstance(a, TensorProxy)}
-    root: dict[int, str] = {}  # version counter -> the input whose memory it is
+        def copies(b: BoundSymbol) -> bool:
+            return b.sym.id in MAYBE_VIEWS and decided_by.get(b.args[0].name) in updated and not layouts.aliases(b)
 
-    def group_of(p: TensorProxy) -> int:
-        if p.name not in group:
-            group[p.name] = len(count)
-            count[group[p.name]] = 0
-            if p.name in inputs:
-                root[group[p.name]] = p.name
-        return group[p.name]
-
-    for b in trace.bound_symbols:
-        if b.sym.id == "prims.set_grad_enabled":
-            grad_enabled = bool(pyval(b.args[0]))
-            continue
-        tensors = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy)]
-        outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
-        tracked = grad_enabled and any(p.name in needs_grad for p in tensors) and not is_nondifferentiable(b.sym.id)
-        if "inplace" in b.sym.tags and tensors:
-            g = group_of(tensors[0])
-            count[g] += 1
-            last_update[g] = b
-            for o in outs:
-                group[o.name] = g
-            if tracked:
-                reached = _reached_outputs(b, {p.name for p in tensors if p.name in needs_grad})
-                if reached:
-                    needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable_dtype(o))
-            continue
-        if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
-            needs_grad.update(_reached_outputs(b, {p.name for p in tensors if p.name in needs_grad}))
-        if is_view(b) and tensors:
-            for o in outs:
-                group[o.name] = group_of(tensors[0])
-            if any(o.name in trace.restrided_views for o in outs):  # x.t_(): an in-place change of x's metadata
-                count[group_of(tensors[0])] += 1
-                last_update[group_of(tensors[0])] = b
-                restrides.add(id(b))
-            continue
-        if tracked:
-            reads.append((b, {p.name: (group_of(p), count[group_of(p)]) for p in (*tensors, *outs)}))
+        walk = _VersionWalk(trace, copies)
     messages: dict[str, tuple] = {}
-    for b, versions in reads:
-        modified = [g for g, v in versions.values() if count[g] > v]
+    for b, versions in walk.reads:
+        modified = [g for g, v in versions.values() if walk.count[g] > v]
         if modified:
-            message = _eager_message(b, versions, count, last_update, restrides, needs_grad)
+            message = _eager_message(b, versions, walk.count, walk.last_update, walk.restrides, walk.needs_grad)
             if message is not None:
                 _specialize_shapes(trace, b)  # the message names the sizes: an entry for other sizes says others
-                entry = (message, root.get(modified[0]))
+                entry = (message, walk.root.get(modified[0]))
                 messages.update((o.name, entry) for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
     return messages
+
+
+class _VersionWalk:
+    """The program's version counters as eager keeps them: which tensors share one (views), the in-place updates of
+    each, and the version of each tensor when an op that records gradients read it. ``copies(b)``: the view
+    symbol ``b`` copied instead (its result gets a counter of its own)."""
+
+    def __init__(self, trace: TraceCtx, copies):
+        from thunder.grad.registry import is_nondifferentiable
+        from thunder.transforms.autograd import _reached_outputs
+        from thunder.transforms.functionalize import is_view
+
+        self.group: dict[str, int] = {}  # tensor name -> its memory's version counter (shared by views)
+        self.count: dict[int, int] = {}  # version counter -> in-place updates so far
+        self.needs_grad = {a.name for a in trace.args if isinstance(a, TensorProxy) and a.requires_grad}
+        self.reads = []  # (op, {tensor name: version when the op ran})
+        self.last_update: dict[int, BoundSymbol] = {}  # version counter -> the last in-place update of it
+        self.restrides: set[int] = set()  # ids of the view symbols that stand for x.t_(), x.squeeze_()...
+        self.inputs = {a.name for a in trace.args if isinstance(a, TensorProxy)}
+        self.root: dict[int, str] = {}  # version counter -> the input whose memory it is
+        group, count, needs_grad, last_update = self.group, self.count, self.needs_grad, self.last_update
+        group_of = self.group_of
+        grad_enabled = trace.grad_enabled
+        for b in trace.bound_symbols:
+            if b.sym.id == "prims.set_grad_enabled":
+                grad_enabled = bool(pyval(b.args[0]))
+                continue
+            tensors = [p for p in b.flat_proxy_args if isinstance(p, TensorProxy)]
+            outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
+            tracked = grad_enabled and any(p.name in needs_grad for p in tensors) and not is_nondifferentiable(b.sym.id)
+            if "inplace" in b.sym.tags and tensors:
+                g = group_of(tensors[0])
+                count[g] += 1
+                last_update[g] = b
+                for o in outs:
+                    group[o.name] = g
+                if tracked:
+                    reached = _reached_outputs(b, {p.name for p in tensors if p.name in needs_grad})
+                    if reached:
+                        needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable_dtype(o))
+                continue
+            if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
+                needs_grad.update(_reached_outputs(b, {p.name for p in tensors if p.name in needs_grad}))
+            if is_view(b) and tensors and not copies(b):
+                for o in outs:
+                    group[o.name] = group_of(tensors[0])
+                if any(o.name in trace.restrided_views for o in outs):  # x.t_(): an in-place change of x's metadata
+                    count[group_of(tensors[0])] += 1
+                    last_update[group_of(tensors[0])] = b
+                    self.restrides.add(id(b))
+                continue
+            if tracked:
+                self.reads.append((b, {p.name: (group_of(p), count[group_of(p)]) for p in (*tensors, *outs)}))
+
+    def group_of(self, p: TensorProxy) -> int:
+        if p.name not in self.group:
+            self.group[p.name] = len(self.count)
+            self.count[self.group[p.name]] = 0
+            if p.name in self.inputs:
+                self.root[self.group[p.name]] = p.name
+        return self.group[p.name]
 
 
 def _specialize_shapes(trace: TraceCtx, b: BoundSymbol) -> None:
