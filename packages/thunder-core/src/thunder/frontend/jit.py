@@ -429,6 +429,7 @@ class ThunderFunction:
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
+        hooks.value_reader.keep_what_is_used_after(trace.output)
         return trace, hooks, raised
 
 
