@@ -655,3 +655,15 @@ def test_masked_select_broadcasts_symbolic_sizes_with_eagers_error(cache):
         jfn(torch.randn(3), torch.ones(4) > 0)
     with pytest.raises(RuntimeError, match=r"tensor a \(4\) must match the size of tensor b \(3\)"):
         torch.masked_select(torch.randn(3), torch.ones(4) > 0)
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_continuation_taking_an_input_updated_through_a_view_runs_again_on_a_cache_hit(cache):
+    # fuzz seed 390600: the continuation named the stored value anew, which only the call that traced it held
+    def f(t1):
+        t1[0].mul_(2)
+        return torch.log_softmax(t1[t1 > 0], dim=0)
+
+    jfn = thunder.jit(f, cache=cache)
+    for x in ([1.0, -2.0, 3.0], [-1.0, 2.0, -3.0], [-2.0, 1.0, -1.0], [-1.0, -2.0, -3.0], [-1.0, -1.0, -1.0]):
+        check_like_eager(f, torch.tensor(x), jfn=jfn)
