@@ -603,7 +603,29 @@ def _updated_then_restrided(x):  # eager's message shows the sizes after t_() an
     return c
 
 
+def _second_result_of_an_opaque_op_updated(x):  # aminmax saves both results: eager names output 1 of its node
+    a, b = torch.aminmax(x, dim=1)
+    c = a * 1
+    b.add_(1)
+    return c
+
+
+def _qr_factor_updated(x):
+    q, r = torch.linalg.qr(x)
+    c = q * 1
+    r.add_(1)
+    return c
+
+
+def _singular_values_updated(x):
+    u, s, vh = torch.linalg.svd(x, full_matrices=False)
+    c = u * 1
+    s.add_(1)
+    return c
+
+
 SAVED_MEMORY_HISTORY = {f.__name__[1:]: f for f in (
+    _second_result_of_an_opaque_op_updated, _qr_factor_updated, _singular_values_updated,
     _no_grad_view_updated_with_grad, _expanded_no_grad_view_read_by_matmul,
     _expanded_view_of_a_value_needing_grad_read_by_matmul, _transposed_view_read_by_matmul, _base_saved_view_updated,
     _view_saved_base_updated, _updated_under_no_grad, _input_updated_under_no_grad,

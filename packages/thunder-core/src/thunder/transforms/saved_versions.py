@@ -32,7 +32,7 @@ from thunder.core.pytree import tree_flatten, tree_map
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx
 from thunder.transforms.autograd import _differentiable_dtype
-from thunder.transforms.layouts import _table_call
+from thunder.transforms.layouts import _eager_call
 
 __all__ = ["modified_saved_values"]
 
@@ -173,6 +173,12 @@ def _argument(x):
     return x
 
 
+def _tensors(result) -> list:
+    """The tensors a torch call returned, in order (``torch.return_types`` are tuples pytrees do not open)."""
+    return [t for t in tree_flatten(tuple(result) if isinstance(result, tuple) else result)[0]
+            if isinstance(t, torch.Tensor)]
+
+
 def _elements(bsyms) -> int:
     return sum(math.prod(_shape(p)) for b in bsyms for p in (*b.flat_proxy_args, *b.flat_proxy_outs)
                if isinstance(p, TensorProxy))
@@ -213,7 +219,7 @@ class _Replay:
     def _produced(self, p: TensorProxy) -> torch.Tensor | None:
         """``p`` as its producer makes it from zero tensors needing grad (None: not replayable)."""
         b = self.producers.get(p.name)
-        fn = _table_call(b.sym.id) if b is not None else None
+        fn = _eager_call(b) if b is not None else None
         if fn is None or _elements((b,)) > _REPLAY_ELEMENTS:
             return None
         leaves = []
@@ -231,7 +237,7 @@ class _Replay:
         except Exception:  # noqa: BLE001 (a leaf stands for it instead)
             return None
         names = [o.name for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
-        made = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
+        made = _tensors(result)
         t = made[names.index(p.name)] if len(made) == len(names) else None
         if t is None or not t.requires_grad or list(t.shape) != list(_shape(p)):
             return None
@@ -252,7 +258,7 @@ class _Replay:
     def play(self, e: _Event) -> None:
         """Replays a view or an in-place update; one that fails on zero tensors only counts as an update."""
         b = e.bsym
-        fn = _table_call(b.sym.id)
+        fn = _eager_call(b)
         try:
             with torch.set_grad_enabled(e.grad_enabled):
                 args, kwargs = self._arguments(b, e.needs_grad)
@@ -262,7 +268,7 @@ class _Replay:
                     result = fn(*args, **kwargs)
                     if e.kind == "view":
                         outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
-                        made = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
+                        made = _tensors(result)
                         if len(made) == len(outs):
                             self.standins.update((self._name(o.name), t) for o, t in zip(outs, made))
         except Exception:  # noqa: BLE001
@@ -272,7 +278,7 @@ class _Replay:
     def message(self, read: _Read, earlier: list, later: list) -> str | None:
         """The message eager's backward raises at ``read`` (None: it does not raise, or the replay cannot tell)."""
         b = read.bsym
-        fn = _table_call(b.sym.id)
+        fn = _eager_call(b)
         if fn is None or _elements((b, *(e.bsym for e in (*earlier, *later)))) > _REPLAY_ELEMENTS:
             return None
         import warnings
@@ -287,7 +293,7 @@ class _Replay:
                     if self._name(name) in self.standins:
                         set_version((self.standins[self._name(name)],), (v,))
                 result = fn(*args, **kwargs)
-                outs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
+                outs = _tensors(result)
                 names = [o.name for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
                 self.standins.update((self._name(n), t) for n, t in zip(names, outs))
                 for e in later:
