@@ -8,7 +8,7 @@ would silently succeed where eager fails.
 
 ``modified_saved_values(trace)`` walks the program as the user wrote it (before functionalization), finds each op
 that read a tensor needing grad and one of whose tensors is updated in place later, and asks PyTorch itself
-whether eager saved that tensor and what it says. The op is replayed on small zero tensors of the same shapes
+whether eager saved that tensor and what it says. The op is replayed on small tensors of the same shapes
 together with the history of the memory its tensors live in, in program order: the views made of it (eager's
 layouts: ``matmul`` of an expanded view saves a copy, of a transposed one a view) and the in-place updates of it,
 each in its grad mode and with the arguments needing grad that it had, so the saved tensor's ``grad_fn`` is
@@ -28,16 +28,16 @@ import torch
 from thunder.core import dtypes
 from thunder.core.devices import Device
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
-from thunder.core.pytree import tree_flatten, tree_map
+from thunder.core.pytree import tree_map
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx
 from thunder.transforms.autograd import _differentiable_dtype
-from thunder.transforms.layouts import _eager_call
+from thunder.transforms.layouts import _eager_call, torch_results
 
 __all__ = ["modified_saved_values"]
 
 _MODIFIED = "modified by an inplace operation"
-_REPLAY_ELEMENTS = 1 << 16  # larger tensors are not replayed (the op runs on real zero tensors)
+_REPLAY_ELEMENTS = 1 << 16  # larger tensors are not replayed (the op runs on real tensors)
 set_version = torch._C._autograd._unsafe_set_version_counter
 
 
@@ -158,8 +158,13 @@ def _shape(p: TensorProxy) -> tuple:
     return tuple(int(pyval(d)) for d in p.shape)
 
 
-def _zeros(p: TensorProxy) -> torch.Tensor:
-    return torch.zeros(_shape(p), dtype=dtypes.to_torch_dtype(p.dtype), device=p.device.to_torch())
+def _standin(p: TensorProxy, generator: torch.Generator) -> torch.Tensor:
+    """Values in (0, 1) for floating tensors (a matrix to invert or factor is not singular, a probability is one),
+    zeros for the others (valid indices)."""
+    dtype = dtypes.to_torch_dtype(p.dtype)
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.rand(_shape(p), generator=generator, dtype=dtype).to(p.device.to_torch())
+    return torch.zeros(_shape(p), dtype=dtype, device=p.device.to_torch())
 
 
 def _argument(x):
@@ -173,25 +178,20 @@ def _argument(x):
     return x
 
 
-def _tensors(result) -> list:
-    """The tensors a torch call returned, in order (``torch.return_types`` are tuples pytrees do not open)."""
-    return [t for t in tree_flatten(tuple(result) if isinstance(result, tuple) else result)[0]
-            if isinstance(t, torch.Tensor)]
-
-
 def _elements(bsyms) -> int:
     return sum(math.prod(_shape(p)) for b in bsyms for p in (*b.flat_proxy_args, *b.flat_proxy_outs)
                if isinstance(p, TensorProxy))
 
 
 class _Replay:
-    """Small zero tensors standing for the program's tensors, made and updated as the program made and updated
+    """Small tensors standing for the program's tensors, made and updated as the program made and updated
     them: eager's views, versions and grad_fns, which eager's message names."""
 
     def __init__(self, inputs: set, same: dict, producers: dict, group: dict):
         self.inputs, self.same, self.producers, self.group = inputs, same, producers, group
         self.standins: dict[str, torch.Tensor] = {}
         self.leaves: list[torch.Tensor] = []  # what the replayed backward differentiates for
+        self.generator = torch.Generator().manual_seed(0)  # the program's random numbers stay untouched
 
     def _name(self, name: str) -> str:
         while name in self.same:
@@ -206,7 +206,7 @@ class _Replay:
         return self.standins[name]
 
     def _new(self, p: TensorProxy, requires_grad: bool) -> torch.Tensor:
-        t = _zeros(p)
+        t = _standin(p, self.generator)
         if not requires_grad:
             return t
         if p.name not in self.inputs:  # eager names the op that made it
@@ -217,7 +217,7 @@ class _Replay:
         return t if p.name in self.inputs else t.clone()
 
     def _produced(self, p: TensorProxy) -> torch.Tensor | None:
-        """``p`` as its producer makes it from zero tensors needing grad (None: not replayable)."""
+        """``p`` as its producer makes it from new tensors needing grad (None: not replayable)."""
         b = self.producers.get(p.name)
         fn = _eager_call(b) if b is not None else None
         if fn is None or _elements((b,)) > _REPLAY_ELEMENTS:
@@ -227,7 +227,7 @@ class _Replay:
         def arg(x):
             if not isinstance(x, TensorProxy):
                 return _argument(x)
-            t = _zeros(x)
+            t = _standin(x, self.generator)
             if _differentiable_dtype(x):
                 leaves.append(t.requires_grad_())
             return t
@@ -237,7 +237,7 @@ class _Replay:
         except Exception:  # noqa: BLE001 (a leaf stands for it instead)
             return None
         names = [o.name for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
-        made = _tensors(result)
+        made = torch_results(result)
         t = made[names.index(p.name)] if len(made) == len(names) else None
         if t is None or not t.requires_grad or list(t.shape) != list(_shape(p)):
             return None
@@ -256,7 +256,7 @@ class _Replay:
                 set_version((t,), (version,))
 
     def play(self, e: _Event) -> None:
-        """Replays a view or an in-place update; one that fails on zero tensors only counts as an update."""
+        """Replays a view or an in-place update; one that fails on the stand-ins only counts as an update."""
         b = e.bsym
         fn = _eager_call(b)
         try:
@@ -268,7 +268,7 @@ class _Replay:
                     result = fn(*args, **kwargs)
                     if e.kind == "view":
                         outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
-                        made = _tensors(result)
+                        made = torch_results(result)
                         if len(made) == len(outs):
                             self.standins.update((self._name(o.name), t) for o, t in zip(outs, made))
         except Exception:  # noqa: BLE001
@@ -283,8 +283,9 @@ class _Replay:
             return None
         import warnings
 
-        try:
-            with warnings.catch_warnings(), torch.enable_grad():
+        cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+        try:  # random ops replayed (dropout, bernoulli_) draw from generators the program's own draws must find intact
+            with warnings.catch_warnings(), torch.enable_grad(), torch.random.fork_rng(devices=cuda):
                 warnings.simplefilter("ignore")  # eager's warnings come when the program runs
                 for e in earlier:
                     self.play(e)
@@ -293,7 +294,7 @@ class _Replay:
                     if self._name(name) in self.standins:
                         set_version((self.standins[self._name(name)],), (v,))
                 result = fn(*args, **kwargs)
-                outs = _tensors(result)
+                outs = torch_results(result)
                 names = [o.name for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
                 self.standins.update((self._name(n), t) for n, t in zip(names, outs))
                 for e in later:
