@@ -400,7 +400,7 @@ class ThunderFunction:
         trace.on_record = on_record
         trace.on_rebind = hooks.on_rebind
 
-        grad_enabled = torch.is_grad_enabled()
+        grad_enabled = trace.grad_enabled = torch.is_grad_enabled()  # the grad mode of what is recorded first
         raised = None
         try:
             with tracectx(trace):

@@ -1,0 +1,96 @@
+"""Eager's error for an in-place update, with gradients recorded, of a view autograd cannot rebase.
+
+Eager's autograd records how each view was made. A view made under ``no_grad``, or one of the outputs of an op
+returning several views (``unbind``, ``split``, ``chunk``), or a view of such a view, must not be updated in place
+while gradients are recorded and the update involves a tensor requiring grad: eager raises ("A view was created in
+no_grad mode and is being modified inplace with grad mode enabled", "Output 0 of Unbind is a view and is being
+modified inplace"...). Thunder's functional trace would compute a gradient instead. Where an update is such a case,
+the views are replayed on meta tensors in their grad modes and PyTorch itself gives the message.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from thunder.core import dtypes
+from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.pytree import tree_map
+
+__all__ = ["check_view_update"]
+
+
+def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> None:
+    """Raises eager's RuntimeError where updating ``a`` in place now (grad mode on) fails in eager; ``key``: a basic
+    index, where the update writes ``a[key]`` (eager updates that view, whose name its message gives)."""
+    if not (a.requires_grad or value_requires_grad):
+        return
+    if not (dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype)):  # autograd does not track it
+        return
+    chain = _view_chain(a)
+    if not any(not grad_enabled or isinstance(b.output, (tuple, list)) for b, grad_enabled, _ in chain):
+        return
+    view = _replayed(chain)
+    if view is None:
+        return
+    other = torch.zeros((), dtype=view.dtype, device="meta").requires_grad_(value_requires_grad)
+    try:
+        with torch.enable_grad():
+            if key is not None:
+                view = view[tree_map(_argument, key)]
+            view.add_(other)
+    except RuntimeError as e:
+        raise RuntimeError(str(e)) from None
+
+
+def _view_chain(a: TensorProxy) -> list:
+    """The views ``a`` was made through, from ``a`` back to the tensor that owns the memory: (bound symbol, grad
+    mode when it ran, its output that the next one reads)."""
+    from thunder.core.trace import get_tracectx
+    from thunder.transforms.functionalize import is_view
+
+    trace = get_tracectx()
+    made, grad_enabled = {}, trace.grad_enabled
+    for b in trace.bound_symbols:
+        if b.sym.id == "prims.set_grad_enabled":
+            grad_enabled = bool(pyval(b.args[0]))
+        elif "inplace" not in b.sym.tags:  # an in-place op's result is its target, made before
+            made.update((o.name, (b, grad_enabled)) for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
+    chain = []
+    while a.name in made and is_view(made[a.name][0]) and isinstance(made[a.name][0].args[0], TensorProxy):
+        b, grad_enabled = made[a.name]
+        chain.append((b, grad_enabled, a))
+        a = b.args[0]
+    return chain
+
+
+def _replayed(chain: list) -> torch.Tensor | None:
+    """The last view of ``chain`` made again on meta tensors, each view in its grad mode (None: not replayable)."""
+    from thunder.transforms.layouts import _eager_call, torch_results
+
+    base = chain[-1][0].args[0]
+    t = torch.empty(tuple(int(pyval(d)) for d in base.shape), dtype=dtypes.to_torch_dtype(base.dtype), device="meta")
+    with torch.enable_grad():
+        t = t.requires_grad_().clone() if base.requires_grad else t  # not a leaf: that error is checked elsewhere
+    for b, grad_enabled, out in reversed(chain):
+        fn = _eager_call(b)
+        if fn is None:
+            return None
+        try:
+            with torch.set_grad_enabled(grad_enabled):
+                args, kwargs = tree_map(_argument, (b.args[1:], b.kwargs))
+                made = torch_results(fn(t, *args, **kwargs))
+        except Exception:  # noqa: BLE001 (no meta kernel: not checked)
+            return None
+        names = [o.name for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
+        if len(made) != len(names):
+            return None
+        t = made[names.index(out.name)]
+    return t
+
+
+def _argument(x):
+    from thunder.transforms.layouts import torch_argument
+
+    if isinstance(x, slice):  # indexing keys: their bounds may be symbolic numbers
+        return slice(*(torch_argument(v) for v in (x.start, x.stop, x.step)))
+    return torch_argument(x)
