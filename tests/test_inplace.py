@@ -414,7 +414,32 @@ def _value_requiring_grad_into_a_no_grad_view(x):
     return y
 
 
+def _read_after_its_base_was_updated(x):
+    y = x * 1
+    with torch.no_grad():
+        v = y[0]
+    y.mul_(2)
+    return v * 1
+
+
+def _read_after_its_base_was_updated_under_no_grad(x):
+    y = x * 1
+    a, b, c = y.unbind(0)
+    with torch.no_grad():
+        y.mul_(2)
+    return a * 1
+
+
 VIEWS_AUTOGRAD_CANNOT_REBASE = {
+    # read by an op recording gradients after its memory was updated: eager makes its grad_fn anew and refuses
+    "a no_grad view read after its base was updated": _read_after_its_base_was_updated,
+    "an output of unbind read after its base was updated under no_grad": _read_after_its_base_was_updated_under_no_grad,
+    "an output of unbind read after its base was updated": lambda x: (lambda y: (lambda a, b, c: (
+        y.mul_(2), a * 1)[-1])(*y.unbind(0)))(x * 1),
+    "an output of unbind read after another output was updated": lambda x: (lambda y: (lambda a, b, c: (
+        y[1].mul_(2), a[0:2])[-1])(*y.unbind(0)))(x * 1),
+    "an output of unbind not read after its base was updated": lambda x: (lambda y: (lambda a, b, c: (
+        y.mul_(2), y)[-1])(*y.unbind(0)))(x * 1),
     "made under no_grad": _made_under_no_grad,
     "a view of a view made under no_grad": _a_view_of_a_view_made_under_no_grad,
     "setitem into a view made under no_grad": _written_by_setitem_under_grad,
@@ -441,8 +466,8 @@ VIEWS_AUTOGRAD_CANNOT_REBASE = {
 @pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
 @pytest.mark.parametrize("name", list(VIEWS_AUTOGRAD_CANNOT_REBASE))
 def test_an_update_of_a_view_autograd_cannot_rebase_raises_eagers_error(name, cache):
-    # eager forbids updating, with grad recorded, a view made under no_grad or by an op returning several views
-    # (fuzz-style siblings of 365410); thunder's functional trace computed a gradient instead
+    # eager forbids updating, with grad recorded, a view made under no_grad or by an op returning several views, and
+    # reading one after its memory was updated (siblings of 365410); thunder's functional trace computed a gradient
     fn = VIEWS_AUTOGRAD_CANNOT_REBASE[name]
 
     def outcome(f):

@@ -30,6 +30,7 @@ from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.frontend.segments import SegmentedProgram, tensor_versions
 from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
+from thunder.torch.view_updates import ViewVersions
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
@@ -392,8 +393,11 @@ class ThunderFunction:
         trace.layouts = hooks.layouts
         trace.constant_indices = hooks.constant_indices
 
+        view_versions = ViewVersions()
+
         def on_record(bsym):
             made_while_grad_disabled(bsym)
+            view_versions.on_record(bsym)
             hooks.layouts.on_record(bsym)
             hooks.constant_indices.on_record(bsym)
 

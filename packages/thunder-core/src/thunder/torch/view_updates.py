@@ -4,8 +4,11 @@ Eager's autograd records how each view was made. A view made under ``no_grad``, 
 returning several views (``unbind``, ``split``, ``chunk``), or a view of such a view, must not be updated in place
 while gradients are recorded and the update involves a tensor requiring grad: eager raises ("A view was created in
 no_grad mode and is being modified inplace with grad mode enabled", "Output 0 of Unbind is a view and is being
-modified inplace"...). Thunder's functional trace would compute a gradient instead. Where an update is such a case,
-the views are replayed on meta tensors in their grad modes and PyTorch itself gives the message.
+modified inplace"...). Such a view read by an op recording gradients after its memory was updated in place (through
+its base or another view, even under ``no_grad``) fails too ("its base or another view of its base has been modified
+inplace"): eager makes the view's grad_fn anew there. Thunder's functional trace would compute a gradient instead.
+Where an update or a read is such a case, the views are replayed on meta tensors in their grad modes and PyTorch
+itself gives the message.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from thunder.core import dtypes
 from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.pytree import tree_map
 
-__all__ = ["check_view_update"]
+__all__ = ["check_view_update", "ViewVersions"]
 
 
 def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> None:
@@ -38,6 +41,53 @@ def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> No
             if key is not None:
                 view = view[tree_map(_argument, key)]
             view.add_(other)
+    except RuntimeError as e:
+        raise RuntimeError(str(e)) from None
+
+
+class ViewVersions:
+    """While the program is traced (``on_record``): the version of its memory each view eager cannot rebase had when
+    it was made, so that an op reading it with grad recorded after an update raises eager's error."""
+
+    def __init__(self):
+        self._memory: dict[str, int] = {}  # tensor name -> its memory (views share it)
+        self._updates: dict[int, int] = {}  # memory -> in-place updates so far
+        self._made_at: dict[str, int] = {}  # name of a view eager cannot rebase -> its memory's updates when made
+
+    def _of(self, p: TensorProxy) -> int:
+        return self._memory.setdefault(p.name, len(self._memory))
+
+    def on_record(self, bsym) -> None:
+        from thunder.transforms.functionalize import is_view
+
+        tensors = [p for p in bsym.flat_proxy_args if isinstance(p, TensorProxy)]
+        outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
+        inplace = "inplace" in bsym.sym.tags and tensors
+        if torch.is_grad_enabled():  # its target is check_view_update's; making a view reads the base's grad_fn too
+            for p in tensors[1:] if inplace else tensors:
+                if p.name in self._made_at and p.requires_grad and \
+                        self._updates.get(self._of(p), 0) != self._made_at[p.name]:
+                    _raise_on_read(p)
+        if inplace:
+            memory = self._of(tensors[0])
+            self._updates[memory] = self._updates.get(memory, 0) + 1
+            self._memory.update((o.name, memory) for o in outs)
+        elif is_view(bsym) and tensors:
+            memory = self._of(tensors[0])
+            self._memory.update((o.name, memory) for o in outs)
+            if not torch.is_grad_enabled() or isinstance(bsym.output, (tuple, list)) or tensors[0].name in self._made_at:
+                self._made_at.update((o.name, self._updates.get(memory, 0)) for o in outs)
+
+
+def _raise_on_read(p: TensorProxy) -> None:
+    chain = _view_chain(p)
+    view = _replayed(chain) if chain else None
+    if view is None:
+        return
+    torch._C._autograd._unsafe_set_version_counter((view,), (view._version + 1,))  # its memory was updated
+    try:
+        with torch.enable_grad():
+            view.grad_fn  # noqa: B018 (made anew where the version moved: eager refuses here)
     except RuntimeError as e:
         raise RuntimeError(str(e)) from None
 
