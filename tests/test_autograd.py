@@ -645,7 +645,15 @@ def _inverse_updated(x):
     return c
 
 
+def _saved_tensor_written_through_out(x):  # prims.copy_(value, out=z) updates z, its out= argument
+    z = x.detach() * 1
+    c = z[0] * x[0]
+    torch.mul(x.detach()[1], 2, out=z[0])
+    return c
+
+
 SAVED_MEMORY_HISTORY = {f.__name__[1:]: f for f in (
+    _saved_tensor_written_through_out,
     _second_result_of_an_opaque_op_updated, _qr_factor_updated, _singular_values_updated, _eigenvectors_updated,
     _lu_factors_updated, _inverse_updated,
     _no_grad_view_updated_with_grad, _expanded_no_grad_view_read_by_matmul,

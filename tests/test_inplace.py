@@ -430,7 +430,16 @@ def _read_after_its_base_was_updated_under_no_grad(x):
     return a * 1
 
 
+def _read_after_another_output_was_written_through_out(x):
+    y = x * 1
+    a, b, c = y.unbind(0)
+    with torch.no_grad():
+        torch.add(x[1], 1, out=b)
+    return a * 1
+
+
 VIEWS_AUTOGRAD_CANNOT_REBASE = {
+    "an output of unbind read after another was written through out=": _read_after_another_output_was_written_through_out,
     # read by an op recording gradients after its memory was updated: eager makes its grad_fn anew and refuses
     "a no_grad view read after its base was updated": _read_after_its_base_was_updated,
     "an output of unbind read after its base was updated under no_grad": _read_after_its_base_was_updated_under_no_grad,

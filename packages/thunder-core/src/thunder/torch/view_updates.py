@@ -58,18 +58,18 @@ class ViewVersions:
         return self._memory.setdefault(p.name, len(self._memory))
 
     def on_record(self, bsym) -> None:
-        from thunder.transforms.functionalize import is_view
+        from thunder.transforms.functionalize import is_view, updated_by
 
         tensors = [p for p in bsym.flat_proxy_args if isinstance(p, TensorProxy)]
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
-        inplace = "inplace" in bsym.sym.tags and tensors
+        target = updated_by(bsym) if "inplace" in bsym.sym.tags else None
         if torch.is_grad_enabled():  # its target is check_view_update's; making a view reads the base's grad_fn too
-            for p in tensors[1:] if inplace else tensors:
-                if p.name in self._made_at and p.requires_grad and \
+            for p in tensors:
+                if p is not target and p.name in self._made_at and p.requires_grad and \
                         self._updates.get(self._of(p), 0) != self._made_at[p.name]:
                     _raise_on_read(p)
-        if inplace:
-            memory = self._of(tensors[0])
+        if target is not None:
+            memory = self._of(target)
             self._updates[memory] = self._updates.get(memory, 0) + 1
             self._memory.update((o.name, memory) for o in outs)
         elif is_view(bsym) and tensors:

@@ -22,7 +22,7 @@ from thunder.extend import swap_proxies
 from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
 from thunder.transforms.overwrites import snapshot_overwritten
 
-__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view", "updated_by"]
 
 # Symbols whose outputs alias their first argument, as in PyTorch; those in MAYBE_VIEWS (reshape, flatten,
 # reshape_as, contiguous) only where the strides allow it, which thunder.transforms.layouts decides when it matters.
@@ -49,6 +49,15 @@ def is_view(bsym: BoundSymbol) -> bool:
         keys = key if isinstance(key, tuple) else (key,)
         return not any(isinstance(k, (TensorProxy, list)) for k in keys)
     return True
+
+
+def updated_by(bsym: BoundSymbol) -> TensorProxy | None:
+    """The tensor an in-place bound symbol writes: its ``out=`` argument (``prims.copy_(value, out=t)``), else its
+    first tensor argument (``ltorch.add_(t, 1)``)."""
+    out = bsym.kwargs.get("out")
+    if isinstance(out, TensorProxy):
+        return out
+    return next((p for p in bsym.flat_proxy_args if isinstance(p, TensorProxy)), None)
 
 
 def _is_index_put(setitem: BoundSymbol) -> bool:

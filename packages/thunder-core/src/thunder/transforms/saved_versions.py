@@ -68,7 +68,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     versions from 0 at the call; the input whose entry version they count from, or None)."""
     from thunder.grad.registry import is_nondifferentiable
     from thunder.transforms.autograd import _reached_outputs
-    from thunder.transforms.functionalize import is_view
+    from thunder.transforms.functionalize import is_view, updated_by
 
     group: dict[str, int] = {}  # tensor name -> its memory's version counter (shared by views)
     count: dict[int, int] = {}  # version counter -> in-place updates so far
@@ -99,17 +99,18 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
         tracked = grad_enabled and any(p.name in needs_grad for p in tensors) and not is_nondifferentiable(b.sym.id)
         before = frozenset(p.name for p in tensors if p.name in needs_grad)
         if "inplace" in b.sym.tags and tensors:
-            g = group_of(tensors[0])
+            target = updated_by(b)
+            g = group_of(target)
             count[g] += 1
             for o in outs:
                 group[o.name] = g
-                if o.name != tensors[0].name:
-                    same[o.name] = tensors[0].name
+                if o.name != target.name:
+                    same[o.name] = target.name
             events.append(_Event(b, g, "update", grad_enabled, before, count[g]))
             if tracked:
                 reached = _reached_outputs(b, before)
                 if reached:
-                    needs_grad.update(o.name for o in (*outs, tensors[0]) if _differentiable_dtype(o))
+                    needs_grad.update(o.name for o in (*outs, target) if _differentiable_dtype(o))
             continue
         if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
             needs_grad.update(_reached_outputs(b, before))
