@@ -438,7 +438,15 @@ def _read_after_another_output_was_written_through_out(x):
     return a * 1
 
 
+def _read_after_its_base_was_made_to_require_grad(x):  # split's outputs require grad from y.mul_(x) on
+    y = (x > 0).float()
+    a, b, c = y.split(1, 0)
+    y.mul_(x)
+    return a * x[:1]
+
+
 VIEWS_AUTOGRAD_CANNOT_REBASE = {
+    "an output of split read after its base was made to require grad": _read_after_its_base_was_made_to_require_grad,
     "an output of unbind read after another was written through out=": _read_after_another_output_was_written_through_out,
     # read by an op recording gradients after its memory was updated: eager makes its grad_fn anew and refuses
     "a no_grad view read after its base was updated": _read_after_its_base_was_updated,

@@ -393,7 +393,7 @@ class ThunderFunction:
         trace.layouts = hooks.layouts
         trace.constant_indices = hooks.constant_indices
 
-        view_versions = ViewVersions()
+        view_versions = trace.view_versions = ViewVersions()
 
         def on_record(bsym):
             made_while_grad_disabled(bsym)
@@ -430,6 +430,7 @@ class ThunderFunction:
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
         trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None
+        trace.view_versions = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)

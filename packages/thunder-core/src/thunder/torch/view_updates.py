@@ -25,16 +25,20 @@ __all__ = ["check_view_update", "ViewVersions"]
 def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> None:
     """Raises eager's RuntimeError where updating ``a`` in place now (grad mode on) fails in eager; ``key``: a basic
     index, where the update writes ``a[key]`` (eager updates that view, whose name its message gives)."""
-    if not (a.requires_grad or value_requires_grad):
+    from thunder.core.trace import get_tracectx
+
+    versions = getattr(get_tracectx(), "view_versions", None)
+    if not (value_requires_grad or (versions.requires_grad(a) if versions is not None else a.requires_grad)):
         return
     if not (dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype)):  # autograd does not track it
         return
     chain = _view_chain(a)
     if not any(not grad_enabled or isinstance(b.output, (tuple, list)) for b, grad_enabled, _ in chain):
         return
-    view = _replayed(chain)
-    if view is None:
+    replayed = _replayed(chain, versions)
+    if replayed is None:
         return
+    view = replayed[1]
     other = torch.zeros((), dtype=view.dtype, device="meta").requires_grad_(value_requires_grad)
     try:
         with torch.enable_grad():
@@ -46,16 +50,22 @@ def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> No
 
 
 class ViewVersions:
-    """While the program is traced (``on_record``): the version of its memory each view eager cannot rebase had when
-    it was made, so that an op reading it with grad recorded after an update raises eager's error."""
+    """While the program is traced (``on_record``, ``trace.view_versions``): the version of its memory each view
+    eager cannot rebase had when it was made, so that an op reading it with grad recorded after an update raises
+    eager's error; and which memory requires grad now (``y.mul_(w)`` makes y's views require grad too)."""
 
     def __init__(self):
         self._memory: dict[str, int] = {}  # tensor name -> its memory (views share it)
         self._updates: dict[int, int] = {}  # memory -> in-place updates so far
         self._made_at: dict[str, int] = {}  # name of a view eager cannot rebase -> its memory's updates when made
+        self._updated_with_grad: set[int] = set()  # memory an in-place update made require grad
+        self.source_required_grad: dict[str, bool] = {}  # view name -> whether what it views required grad then
 
     def _of(self, p: TensorProxy) -> int:
         return self._memory.setdefault(p.name, len(self._memory))
+
+    def requires_grad(self, p: TensorProxy) -> bool:
+        return p.requires_grad or self._of(p) in self._updated_with_grad
 
     def on_record(self, bsym) -> None:
         from thunder.transforms.functionalize import is_view, updated_by
@@ -65,28 +75,33 @@ class ViewVersions:
         target = updated_by(bsym) if "inplace" in bsym.sym.tags else None
         if torch.is_grad_enabled():  # its target is check_view_update's; making a view reads the base's grad_fn too
             for p in tensors:
-                if p is not target and p.name in self._made_at and p.requires_grad and \
+                if p is not target and p.name in self._made_at and self.requires_grad(p) and \
                         self._updates.get(self._of(p), 0) != self._made_at[p.name]:
-                    _raise_on_read(p)
+                    _raise_on_read(p, self)
         if target is not None:
             memory = self._of(target)
             self._updates[memory] = self._updates.get(memory, 0) + 1
             self._memory.update((o.name, memory) for o in outs)
+            if target.requires_grad:
+                self._updated_with_grad.add(memory)
         elif is_view(bsym) and tensors:
             memory = self._of(tensors[0])
             self._memory.update((o.name, memory) for o in outs)
+            self.source_required_grad.update((o.name, self.requires_grad(tensors[0])) for o in outs)
             if not torch.is_grad_enabled() or isinstance(bsym.output, (tuple, list)) or tensors[0].name in self._made_at:
                 self._made_at.update((o.name, self._updates.get(memory, 0)) for o in outs)
 
 
-def _raise_on_read(p: TensorProxy) -> None:
+def _raise_on_read(p: TensorProxy, versions: ViewVersions) -> None:
     chain = _view_chain(p)
-    view = _replayed(chain) if chain else None
-    if view is None:
+    replayed = _replayed(chain, versions) if chain else None
+    if replayed is None:
         return
-    torch._C._autograd._unsafe_set_version_counter((view,), (view._version + 1,))  # its memory was updated
+    base, view = replayed
     try:
         with torch.enable_grad():
+            # its memory was updated (with a value requiring grad where it requires grad since)
+            base.add_(torch.zeros((), dtype=base.dtype, device="meta").requires_grad_(versions.requires_grad(p)))
             view.grad_fn  # noqa: B018 (made anew where the version moved: eager refuses here)
     except RuntimeError as e:
         raise RuntimeError(str(e)) from None
@@ -113,14 +128,18 @@ def _view_chain(a: TensorProxy) -> list:
     return chain
 
 
-def _replayed(chain: list) -> torch.Tensor | None:
-    """The last view of ``chain`` made again on meta tensors, each view in its grad mode (None: not replayable)."""
+def _replayed(chain: list, versions: ViewVersions | None) -> tuple | None:
+    """(the base, the last view of ``chain``) made again on meta tensors, each view in its grad mode, from a base
+    requiring grad where it did when the first view was made (None: not replayable)."""
     from thunder.transforms.layouts import _eager_call, torch_results
 
-    base = chain[-1][0].args[0]
-    t = torch.empty(tuple(int(pyval(d)) for d in base.shape), dtype=dtypes.to_torch_dtype(base.dtype), device="meta")
+    owner = chain[-1][0].args[0]  # the tensor whose memory the views share
+    first = chain[-1][2].name
+    requires_grad = versions.source_required_grad.get(first, owner.requires_grad) if versions is not None \
+        else owner.requires_grad
+    t = torch.empty(tuple(int(pyval(d)) for d in owner.shape), dtype=dtypes.to_torch_dtype(owner.dtype), device="meta")
     with torch.enable_grad():
-        t = t.requires_grad_().clone() if base.requires_grad else t  # not a leaf: that error is checked elsewhere
+        t = base = t.requires_grad_().clone() if requires_grad else t  # not a leaf: that error is checked elsewhere
     for b, grad_enabled, out in reversed(chain):
         fn = _eager_call(b)
         if fn is None:
@@ -135,7 +154,7 @@ def _replayed(chain: list) -> torch.Tensor | None:
         if len(made) != len(names):
             return None
         t = made[names.index(out.name)]
-    return t
+    return base, t
 
 
 def _argument(x):
