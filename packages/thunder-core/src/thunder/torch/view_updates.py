@@ -28,6 +28,8 @@ def check_view_update(a: TensorProxy, value_requires_grad: bool, key=None) -> No
     from thunder.core.trace import get_tracectx
 
     versions = getattr(get_tracectx(), "view_versions", None)
+    if versions is not None and not versions.cannot_rebase(a):  # the common case, without walking the trace
+        return
     if not (value_requires_grad or (versions.requires_grad(a) if versions is not None else a.requires_grad)):
         return
     if not (dtypes.is_float_dtype(a.dtype) or dtypes.is_complex_dtype(a.dtype)):  # autograd does not track it
@@ -64,6 +66,10 @@ class ViewVersions:
     def _of(self, p: TensorProxy) -> int:
         return self._memory.setdefault(p.name, len(self._memory))
 
+    def cannot_rebase(self, p: TensorProxy) -> bool:
+        """Whether ``p`` is a view made under no_grad or by an op returning several views, or a view of one."""
+        return p.name in self._made_at
+
     def requires_grad(self, p: TensorProxy) -> bool:
         return p.requires_grad or self._of(p) in self._updated_with_grad
 
@@ -75,7 +81,7 @@ class ViewVersions:
         target = updated_by(bsym) if "inplace" in bsym.sym.tags else None
         if torch.is_grad_enabled():  # its target is check_view_update's; making a view reads the base's grad_fn too
             for p in tensors:
-                if p is not target and p.name in self._made_at and self.requires_grad(p) and \
+                if p is not target and self.cannot_rebase(p) and self.requires_grad(p) and \
                         self._updates.get(self._of(p), 0) != self._made_at[p.name]:
                     _raise_on_read(p, self)
         if target is not None:
