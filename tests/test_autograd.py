@@ -687,6 +687,27 @@ def test_whether_and_how_a_saved_tensor_updated_later_fails_follows_its_memorys_
         torch.testing.assert_close(got, expected)
 
 
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_saved_tensor_updated_through_data_is_refused_when_the_backward_reaches_it(cache):
+    # x.data has a version counter of its own: eager's backward runs, computing with the updated values, which a
+    # functional gradient cannot (main raised eager's version error here, where eager raises none)
+    def f(x):
+        y = x * 1
+        c = y * x
+        y.data.mul_(2)
+        return c, x * 3
+
+    jf = thunder.jit(f, cache=cache)
+    (x,) = _leaves((3, 4))
+    c, d = f(x)
+    c.sum().backward()
+    torch.testing.assert_close(x.grad, 3 * x.detach())  # 2x (the updated y) + x
+    (xj,) = _clone_leaves([x])
+    jf(xj)[1].sum().backward()  # a backward that does not reach the op runs
+    with pytest.raises(RuntimeError, match="updated afterwards through .data"):
+        jf(xj)[0].sum().backward()
+
+
 def test_asking_eager_about_a_saved_tensor_leaves_the_random_numbers_alone():
     # the replay runs the dropout that made the saved tensor: the program's later draws must be eager's
     def f(x, w):

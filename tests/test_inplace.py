@@ -455,6 +455,8 @@ VIEWS_AUTOGRAD_CANNOT_REBASE = {
         y.mul_(2), a * 1)[-1])(*y.unbind(0)))(x * 1),
     "an output of unbind read after another output was updated": lambda x: (lambda y: (lambda a, b, c: (
         y[1].mul_(2), a[0:2])[-1])(*y.unbind(0)))(x * 1),
+    "an output of unbind read after its base was updated through .data": lambda x: (lambda y: (lambda a, b, c: (
+        y.data.mul_(2), a * 1)[-1])(*y.unbind(0)))(x * 1),
     "an output of unbind not read after its base was updated": lambda x: (lambda y: (lambda a, b, c: (
         y.mul_(2), y)[-1])(*y.unbind(0)))(x * 1),
     "made under no_grad": _made_under_no_grad,

@@ -145,7 +145,9 @@ class TensorProxy(Proxy):
 
     @property
     def data(self):
-        return tensor_methods["detach"](self)
+        from thunder.torch.inplace import data
+
+        return data(self)
 
     @data.setter
     def data(self, value):

@@ -97,6 +97,13 @@ def detach(a):
     return a.replace(requires_grad=False)
 
 
+@torchsymbol(name="data")
+def data(a):
+    """``a.data``: detach's alias with a version counter of its own (eager's ``variable_data``): an update through
+    it does not count as an update of ``a`` for autograd's checks (thunder/transforms/saved_versions.py)."""
+    return a.replace(requires_grad=False)
+
+
 @torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""

@@ -74,7 +74,7 @@ class ViewVersions:
         return p.requires_grad or self._of(p) in self._updated_with_grad
 
     def on_record(self, bsym) -> None:
-        from thunder.transforms.functionalize import is_view, updated_by
+        from thunder.transforms.functionalize import OWN_VERSION_COUNTER, is_view, updated_by
 
         tensors = [p for p in bsym.flat_proxy_args if isinstance(p, TensorProxy)]
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
@@ -90,7 +90,7 @@ class ViewVersions:
             self._memory.update((o.name, memory) for o in outs)
             if target.requires_grad:
                 self._updated_with_grad.add(memory)
-        elif is_view(bsym) and tensors:
+        elif is_view(bsym) and tensors and bsym.sym.id not in OWN_VERSION_COUNTER:  # x.data counts its updates apart
             memory = self._of(tensors[0])
             self._memory.update((o.name, memory) for o in outs)
             self.source_required_grad.update((o.name, self.requires_grad(tensors[0])) for o in outs)

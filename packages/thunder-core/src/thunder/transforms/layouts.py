@@ -48,6 +48,7 @@ _VIEWS = {
     "ltorch.chunk": torch.chunk, "ltorch.tensor_split": torch.tensor_split, "ltorch.movedim": torch.movedim,
     "ltorch.select": torch.select, "ltorch.narrow": torch.narrow, "ltorch.unbind": torch.unbind,
     "ltorch.diagonal": torch.diagonal, "ltorch.as_strided": torch.as_strided, "ltorch.detach": torch.Tensor.detach,
+    "ltorch.data": torch.Tensor.detach,
     "ltorch.getitem": torch.Tensor.__getitem__, "ltorch.contiguous": torch.Tensor.contiguous,
 }
 

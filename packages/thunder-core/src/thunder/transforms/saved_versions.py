@@ -37,6 +37,10 @@ from thunder.transforms.layouts import _eager_call, torch_results
 __all__ = ["modified_saved_values"]
 
 _MODIFIED = "modified by an inplace operation"
+_UPDATED_THROUGH_DATA = (
+    "thunder: the backward reached an op whose saved tensor the program updated afterwards through .data; eager's "
+    "autograd does not see such updates and computes this gradient from the updated values, which thunder's "
+    "functional gradient does not do. Update a clone, or make the update before the op reads the tensor")
 _REPLAY_ELEMENTS = 1 << 16  # larger tensors are not replayed (the op runs on real tensors)
 set_version = torch._C._autograd._unsafe_set_version_counter
 
@@ -68,7 +72,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     versions from 0 at the call; the input whose entry version they count from, or None)."""
     from thunder.grad.registry import is_nondifferentiable
     from thunder.transforms.autograd import _reached_outputs
-    from thunder.transforms.functionalize import is_view, updated_by
+    from thunder.transforms.functionalize import OWN_VERSION_COUNTER, is_view, updated_by
 
     group: dict[str, int] = {}  # tensor name -> its memory's version counter (shared by views)
     count: dict[int, int] = {}  # version counter -> in-place updates so far
@@ -78,6 +82,7 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
     reads: list[_Read] = []
     same: dict[str, str] = {}  # name -> the tensor it stands for (an in-place op's result, the view x.t_() records)
     producers: dict[str, BoundSymbol] = {}  # name -> the op that made it, where that op made new memory
+    through_data: set[str] = set()  # x.data and its views: updates eager's autograd does not see
 
     inputs = {a.name for a in trace.args if isinstance(a, TensorProxy)}
     root: dict[int, str] = {}  # version counter -> the input whose memory it is
@@ -115,6 +120,8 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
         if tracked:  # the outputs computed from what needs grad (not zeros_like's, which reads only the shape)
             needs_grad.update(_reached_outputs(b, before))
         if is_view(b) and tensors:
+            if b.sym.id in OWN_VERSION_COUNTER or tensors[0].name in through_data:
+                through_data.update(o.name for o in outs)
             g = group_of(tensors[0])
             for o in outs:
                 group[o.name] = g
@@ -139,6 +146,9 @@ def modified_saved_values(trace: TraceCtx) -> dict[str, tuple]:
         replay = _Replay(inputs, same, producers, group)
         message = replay.message(read, [e for earlier, e in history if earlier],
                                  [e for earlier, e in history if not earlier])
+        later_updates = [e for earlier, e in history if not earlier and e.kind == "update"]
+        if message is not None and later_updates and all(updated_by(e.bsym).name in through_data for e in later_updates):
+            message = _UPDATED_THROUGH_DATA
         if message is not None:
             for b in (read.bsym, *(e.bsym for _, e in history)):  # the message names the sizes: an entry for
                 _specialize_shapes(trace, b)  # other sizes says others
