@@ -145,9 +145,7 @@ class TensorProxy(Proxy):
 
     @property
     def data(self):
-        from thunder.torch.inplace import data
-
-        return data(self)
+        return tensor_methods["data"](self)
 
     @data.setter
     def data(self, value):

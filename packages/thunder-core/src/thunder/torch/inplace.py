@@ -104,6 +104,9 @@ def data(a):
     return a.replace(requires_grad=False)
 
 
+register_method("data", data)  # what TensorProxy.data (a property) calls
+
+
 @torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
