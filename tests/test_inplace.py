@@ -422,20 +422,16 @@ def _read_after_its_base_was_updated(x):
     return v * 1
 
 
-def _read_after_its_base_was_updated_under_no_grad(x):
-    y = x * 1
-    a, b, c = y.unbind(0)
-    with torch.no_grad():
-        y.mul_(2)
-    return a * 1
+def _unbind_output_read_after(update):
+    """A program reading an output of unbind after ``update(x, y, b)`` under no_grad (y the base, b another output)."""
+    def f(x):
+        y = x * 1
+        a, b, c = y.unbind(0)
+        with torch.no_grad():
+            update(x, y, b)
+        return a * 1
 
-
-def _read_after_another_output_was_written_through_out(x):
-    y = x * 1
-    a, b, c = y.unbind(0)
-    with torch.no_grad():
-        torch.add(x[1], 1, out=b)
-    return a * 1
+    return f
 
 
 def _read_after_its_base_was_made_to_require_grad(x):  # split's outputs require grad from y.mul_(x) on
@@ -447,10 +443,12 @@ def _read_after_its_base_was_made_to_require_grad(x):  # split's outputs require
 
 VIEWS_AUTOGRAD_CANNOT_REBASE = {
     "an output of split read after its base was made to require grad": _read_after_its_base_was_made_to_require_grad,
-    "an output of unbind read after another was written through out=": _read_after_another_output_was_written_through_out,
+    "an output of unbind read after another was written through out=": _unbind_output_read_after(
+        lambda x, y, b: torch.add(x[1], 1, out=b)),
     # read by an op recording gradients after its memory was updated: eager makes its grad_fn anew and refuses
     "a no_grad view read after its base was updated": _read_after_its_base_was_updated,
-    "an output of unbind read after its base was updated under no_grad": _read_after_its_base_was_updated_under_no_grad,
+    "an output of unbind read after its base was updated under no_grad": _unbind_output_read_after(
+        lambda x, y, b: y.mul_(2)),
     "an output of unbind read after its base was updated": lambda x: (lambda y: (lambda a, b, c: (
         y.mul_(2), a * 1)[-1])(*y.unbind(0)))(x * 1),
     "an output of unbind read after another output was updated": lambda x: (lambda y: (lambda a, b, c: (
