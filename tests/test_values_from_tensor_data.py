@@ -614,3 +614,56 @@ def test_a_continuation_reads_an_input_updated_through_a_view_before_the_split()
         jfn = thunder.jit(f, cache=cache)
         for x in (torch.randn(3), torch.tensor([1.0, 0.0, 2.0]), torch.randn(5), torch.tensor([0.0, 1.0, 0.0, 0.0])):
             check_like_eager(f, x, jfn=jfn)
+
+
+# fuzz seed 367026: the mask of ``t0[t0 > 0] = 0`` is held only by the torch-language function reading its count
+# (no frame of the program reaches it), and CSE named it as an equal value computed before; the probe of a
+# continuation traced for another count needed it under its own name. Each op here reads a value computed twice.
+_READ_WHAT_WAS_COMPUTED_BEFORE = {
+    "mask_setitem": lambda t: (t.where(t > 0, t), t.__setitem__(t > 0, 0), t * 1)[-1],
+    "mask_getitem": lambda t: (t.where(t > 0, -t), t[t > 0] * 2),
+    "masked_select": lambda t: ((t > 0).float(), torch.masked_select(t, t > 0)),
+    "nonzero": lambda t: ((t > 0).sum(), torch.nonzero(t > 0)),
+    "unique": lambda t: ((t > 0).long() + 1, torch.unique((t > 0).long() + 1)),
+    "repeat_interleave": lambda t: (t.clamp(min=0).long(), t.repeat_interleave(t.clamp(min=0).long())),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_READ_WHAT_WAS_COMPUTED_BEFORE))
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_continuation_reads_a_value_only_the_op_reading_data_holds(name, cache):
+    fn = _READ_WHAT_WAS_COMPUTED_BEFORE[name]
+
+    def f(t):
+        out = fn(t)
+        if out[-1].sum() > 0:  # a read after the op's: the probe running up to it needs what the op read
+            return out, 1
+        return out, 0
+
+    jfn = thunder.jit(f, cache=cache)
+    for x in ([1, -2, 3], [-1, -2, -3], [2, 2, 2], [-1, 1, -1]):
+        check_like_eager(f, torch.tensor(x), jfn=jfn)
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_masked_select_broadcasts_symbolic_sizes_with_eagers_error(cache):
+    # torch.broadcast_shapes cannot compare thunder's symbolic sizes; eager names the mask "tensor a"
+    jfn = thunder.jit(torch.masked_select, cache=cache)
+    for a, m in ((torch.randn(2, 3), torch.tensor([True, False, True])), (torch.randn(4, 5), torch.ones(4, 1) > 0)):
+        check_like_eager(torch.masked_select, a, m, jfn=jfn)
+    with pytest.raises(RuntimeError, match=r"tensor a \(4\) must match the size of tensor b \(3\)"):
+        jfn(torch.randn(3), torch.ones(4) > 0)
+    with pytest.raises(RuntimeError, match=r"tensor a \(4\) must match the size of tensor b \(3\)"):
+        torch.masked_select(torch.randn(3), torch.ones(4) > 0)
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_continuation_taking_an_input_updated_through_a_view_runs_again_on_a_cache_hit(cache):
+    # fuzz seed 390600: the continuation named the stored value anew, which only the call that traced it held
+    def f(t1):
+        t1[0].mul_(2)
+        return torch.log_softmax(t1[t1 > 0], dim=0)
+
+    jfn = thunder.jit(f, cache=cache)
+    for x in ([1.0, -2.0, 3.0], [-1.0, 2.0, -3.0], [-2.0, 1.0, -1.0], [-1.0, -2.0, -3.0], [-1.0, -1.0, -1.0]):
+        check_like_eager(f, torch.tensor(x), jfn=jfn)

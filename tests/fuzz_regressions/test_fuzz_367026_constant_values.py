@@ -1,6 +1,5 @@
 """Fuzzer regression (seed 367026, cache='constant values'): crash: UnsupportedError: internal error: the value of x is not known where the program is split; please file an issue"""
 
-import pytest
 
 from thunder.testing.fuzz.program import Call, NumberInput, Program, TensorInput  # noqa: F401
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
@@ -32,7 +31,6 @@ PROGRAM = Program(seed=367026,
 CALLS = [Call(variant=0, values=0, state=0), Call(variant=0, values=1, state=0)]
 
 
-@pytest.mark.xfail(strict=True, reason='crash: UnsupportedError: internal error: the value of x is not known where the program is split; please file an issue')
 def test_matches_eager():
     outcome = run_program(PROGRAM, cache='constant values', executors=None, calls=CALLS)
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -145,7 +145,7 @@ class TensorProxy(Proxy):
 
     @property
     def data(self):
-        return tensor_methods["detach"](self)
+        return tensor_methods["data"](self)
 
     @data.setter
     def data(self, value):

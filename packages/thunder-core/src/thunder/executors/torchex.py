@@ -225,6 +225,7 @@ IN_PLACE_SUPPORT = {
     "scatter": "torch.scatter", "scatter_add": "torch.scatter_add", "lerp": "torch.lerp", "addcmul": "torch.addcmul",
     "addcdiv": "torch.addcdiv", "setitem": "thunder.executors.torch_impls.setitem", "diff": "torch.diff",
     "cumsum": "torch.cumsum", "pad": "torch.nn.functional.pad", "detach": "torch.Tensor.detach",
+    "data": "torch.Tensor.detach",
     "diagonal": "torch.diagonal", "as_strided": "torch.as_strided", "diagonal_scatter": "torch.diagonal_scatter",
     "as_strided_scatter": "torch.as_strided_scatter", "select": "torch.select", "narrow": "torch.narrow",
 }

@@ -187,9 +187,9 @@ def made_while_grad_disabled(bsym) -> None:
     keep the flag."""
     if torch.is_grad_enabled():
         return
-    from thunder.transforms.functionalize import is_view
+    from thunder.transforms.functionalize import UNTRACKED_ALIASES, is_view
 
-    if is_view(bsym) and bsym.sym.id != "ltorch.detach":
+    if is_view(bsym) and bsym.sym.id not in UNTRACKED_ALIASES:
         return
     inputs = {id(p) for p in bsym.flat_proxy_args}
     for out in bsym.flat_proxy_outs:

@@ -30,6 +30,7 @@ from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.frontend.segments import SegmentedProgram, tensor_versions
 from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
+from thunder.torch.view_updates import ViewVersions
 from thunder.transforms.autograd import ForwardBackward, requires_grad, split_forward_backward
 from thunder.transforms.cse import cse
 from thunder.transforms.dispatch import dispatch_to_executors
@@ -395,15 +396,18 @@ class ThunderFunction:
         trace.layouts = hooks.layouts
         trace.constant_indices = hooks.constant_indices
 
+        view_versions = trace.view_versions = ViewVersions()
+
         def on_record(bsym):
             made_while_grad_disabled(bsym)
+            view_versions.on_record(bsym)
             hooks.layouts.on_record(bsym)
             hooks.constant_indices.on_record(bsym)
 
         trace.on_record = on_record
         trace.on_rebind = hooks.on_rebind
 
-        grad_enabled = torch.is_grad_enabled()
+        grad_enabled = trace.grad_enabled = torch.is_grad_enabled()  # the grad mode of what is recorded first
         raised = None
         try:
             with tracectx(trace):
@@ -429,9 +433,11 @@ class ThunderFunction:
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
         trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None
+        trace.view_versions = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
         trace.output = _check_output(result)
+        hooks.value_reader.keep_what_is_used_after(trace.output)
         return trace, hooks, raised
 
 

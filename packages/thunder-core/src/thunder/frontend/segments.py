@@ -295,7 +295,7 @@ class SegmentedProgram:
         missing = [n for s in path.segments for n in s.arg_names
                    if n not in env and not any(n in t.out_names for t in path.segments)]
         missing = _sizes_from_tensors(traces[-1], env, path.segments, missing)
-        missing = _stores_into_kept(traces[-1], env, missing)
+        missing = _stores_into_kept(traces[-1], env, path.segments, missing)
         if missing:
             raise UnsupportedError(
                 f"internal error: the continuation traced for a new value read from tensor data needs "
@@ -345,17 +345,18 @@ def _sizes_from_tensors(trace, env, segments, missing: list) -> list:
     return [n for n in missing if n not in found]
 
 
-def _stores_into_kept(trace, env, missing: list) -> list:
+def _stores_into_kept(trace, env, segments, missing: list) -> list:
     """A value a segment before stored into a tensor in place (``t17 = copy_to_out_(t16, out=t1)``, an update of
-    an input through a view) is that tensor, which the call holds (the first trace named the stored value otherwise).
-    Returns the names still missing."""
+    an input through a view) is that tensor, which every call holds (the first trace named the stored value
+    otherwise): the segments take the tensor by its name. Returns the names still missing."""
+    stored: dict[str, str] = {}
     for b in trace.bound_symbols if missing else ():
         out = b.kwargs.get("out") if b.sym.id == "prims.copy_to_out_" else None
         if out is not None and out.name in env:
-            for o in b.flat_proxy_outs:
-                if o.name in missing:
-                    env[o.name] = env[out.name]
-    return [n for n in missing if n not in env]
+            stored.update((o.name, out.name) for o in b.flat_proxy_outs if o.name in missing)
+    for s in segments:
+        s.arg_names = [stored.get(n, n) for n in s.arg_names]
+    return [n for n in missing if n not in stored]
 
 
 def _reading_sizes(run, dims: dict):

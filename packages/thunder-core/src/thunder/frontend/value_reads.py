@@ -17,6 +17,7 @@ import torch
 from thunder.core import prims
 from thunder.core.errors import ReadInsideRegionError, UnsupportedError, user_location_suffix
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
 
@@ -248,6 +249,23 @@ class ValueReader:
             self._rng = None
 
     # what the rest of the program may use ---------------------------------------------------------------------
+    def keep_what_is_used_after(self, output) -> None:
+        """After tracing: each marker also keeps what the program made before it and uses after it. The frames
+        the marker saw do not reach a value held only by a torch-language function running at the read
+        (``x[x > 0] = 0`` reads the mask's count inside ``nonzero(mask)``, then reads the mask): a continuation
+        traced later for another value needs it, and CSE may have given it another name in the segments' trace."""
+        bsyms = self.trace.bound_symbols
+        made: set[str] = set()
+        for i, marker in enumerate(bsyms):
+            if marker.sym is not segment_end:
+                made.update(p.name for p in marker.flat_proxy_outs)
+                continue
+            kept = {p.name for p in marker.args if isinstance(p, Proxy)}
+            later = [p for name, p in uses(bsyms[i + 1:], tree_flatten(output)[0]).items()
+                     if name in made and name not in kept]
+            if later:
+                bsyms[i] = marker.replace(args=(*marker.args, *later))
+
     def _live_proxies(self, exclude) -> list:
         """Intermediate tensors and numbers the interpreted frames can still reach: a continuation traced later
         for another value can use only these (and the program's inputs)."""

@@ -19,8 +19,8 @@ from thunder.grad.registry import register_grad, register_nondifferentiable
 
 __all__ = []
 
-# ``detach`` is an alias autograd does not track
-register_nondifferentiable(ltorch.detach)
+# ``detach`` and ``.data`` are aliases autograd does not track
+register_nondifferentiable(ltorch.detach, ltorch.inplace.data)
 # random tensors shaped like their input read only its metadata (eager: requires_grad=False); the composites
 # (full_like, zeros_like...) need no entry, their decompositions read no input data
 register_nondifferentiable(ltorch.rand_like, ltorch.randn_like, ltorch.randint_like, ltorch.multinomial)

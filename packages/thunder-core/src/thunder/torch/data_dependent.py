@@ -21,6 +21,7 @@ import torch
 from thunder.core import dtypes
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import TensorProxy, torch_function_table
+from thunder.core.shapes import broadcast_shapes
 from thunder.core.symbol import call_rewrites
 from thunder.core.trace import get_tracectx
 from thunder.grad.registry import register_nondifferentiable
@@ -127,7 +128,7 @@ def _mask_indices(mask) -> tuple:
 def masked_select(a, mask):
     check(mask.dtype is dtypes.bool8, lambda: f"masked_select: expected BoolTensor for mask, got {mask.dtype}",
           RuntimeError)
-    shape = torch.broadcast_shapes(tuple(a.shape), tuple(mask.shape))
+    shape = broadcast_shapes(tuple(mask.shape), tuple(a.shape))  # eager names the mask "tensor a"
     a, mask = shape_ops.expand(a, shape), shape_ops.expand(mask, shape)
     (index,) = nonzero(shape_ops.reshape(mask, (-1,)), as_tuple=True)
     return shape_ops.reshape(a, (-1,))[index]

@@ -21,6 +21,7 @@ from thunder.torch import elementwise as ew
 from thunder.torch.promotion import can_cast
 from thunder.torch.randomness import RANDOM_FILLS, random_fill_like
 from thunder.torch.registry import language_symbols, register_method, torchsymbol
+from thunder.torch.view_updates import check_view_update
 
 # ---------------------------------------------------------------------------------------------
 # Out-of-place operations in-place code needs
@@ -96,6 +97,16 @@ def detach(a):
     return a.replace(requires_grad=False)
 
 
+@torchsymbol(name="data")
+def data(a):
+    """``a.data``: detach's alias with a version counter of its own (eager's ``variable_data``): an update through
+    it does not count as an update of ``a`` for autograd's checks (thunder/transforms/saved_versions.py)."""
+    return a.replace(requires_grad=False)
+
+
+register_method("data", data)  # what TensorProxy.data (a property) calls
+
+
 @torchsymbol(name="setitem", tags=prims.DATA_CHECKED)
 def setitem(a, key, value):
     """``a`` with ``a[key] = value`` applied, as a new tensor (the out-of-place form of __setitem__)."""
@@ -132,6 +143,7 @@ def update(a: TensorProxy, result, *, cast_any: bool = False) -> TensorProxy:
         result = prims.device_put(result, a.device)
     result = ew.convert(result, a.dtype)
     if torch.is_grad_enabled():
+        check_view_update(a, result.requires_grad)
         prims.copy_(result, out=a)
         # eager: autograd records the update, so a computed tensor written with a value that requires grad requires
         # grad from then on (v.copy_(x)); an input doing so is refused by the autograd transform
@@ -204,6 +216,8 @@ def _restride(name: str):
         check(name != "t_" or a.ndim <= 2,  # eager names the method it ran
               lambda: f"t_() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
         _check_not_a_leaf(a)
+        if torch.is_grad_enabled():
+            check_view_update(a, False)
         trace = get_tracectx()
         if trace.on_rebind is None:  # a sub-trace (a branch of torch.cond, a loop body): it shares the outer objects
             from thunder.core.errors import UnsupportedError, user_location_suffix
@@ -374,6 +388,8 @@ def zero_(a):
 
 @torchsymbol(torch.Tensor.__setitem__, method="__setitem__", tags=("inplace",))
 def setitem_(a, key, value):
+    if torch.is_grad_enabled() and isinstance(a, TensorProxy) and _is_basic_key(key):
+        check_view_update(a, isinstance(value, TensorProxy) and value.requires_grad, key)
     update(a, setitem(a, key, value))
     return None
 

@@ -22,12 +22,17 @@ from thunder.extend import swap_proxies
 from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
 from thunder.transforms.overwrites import snapshot_overwritten
 
-__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view"]
+__all__ = ["functionalize", "check_inplace_copies", "VIEW_OPS", "is_view", "updated_by", "UNTRACKED_ALIASES",
+           "OWN_VERSION_COUNTER"]
 
 # Symbols whose outputs alias their first argument, as in PyTorch; those in MAYBE_VIEWS (reshape, flatten,
 # reshape_as, contiguous) only where the strides allow it, which thunder.transforms.layouts decides when it matters.
 _RESHAPES = {"ltorch.reshape", "ltorch.view", "ltorch.view_as", "ltorch.reshape_as", "ltorch.flatten", "ltorch.unflatten",
-             "ltorch.unsqueeze", "ltorch.squeeze", "ltorch.detach", "ltorch.contiguous"}
+             "ltorch.unsqueeze", "ltorch.squeeze", "ltorch.detach", "ltorch.data", "ltorch.contiguous"}
+# aliases autograd does not track (x.detach(), x.data): writes through them bypass autograd, as in eager
+UNTRACKED_ALIASES = frozenset({"ltorch.detach", "ltorch.data"})
+# aliases with a version counter of their own: an update through x.data is not an update of x for autograd
+OWN_VERSION_COUNTER = frozenset({"ltorch.data"})
 _SPLITS = {"ltorch.split", "ltorch.chunk", "ltorch.tensor_split"}
 _EXPANDS = {"ltorch.expand", "ltorch.expand_as", "ltorch.broadcast_to"}
 # in-place ops eager lets write through overlapping memory (any other raises eager's error there): fills write one
@@ -49,6 +54,15 @@ def is_view(bsym: BoundSymbol) -> bool:
         keys = key if isinstance(key, tuple) else (key,)
         return not any(isinstance(k, (TensorProxy, list)) for k in keys)
     return True
+
+
+def updated_by(bsym: BoundSymbol) -> TensorProxy | None:
+    """The tensor an in-place bound symbol writes: its ``out=`` argument (``prims.copy_(value, out=t)``), else its
+    first tensor argument (``ltorch.add_(t, 1)``)."""
+    out = bsym.kwargs.get("out")
+    if isinstance(out, TensorProxy):
+        return out
+    return next((p for p in bsym.flat_proxy_args if isinstance(p, TensorProxy)), None)
 
 
 def _is_index_put(setitem: BoundSymbol) -> bool:
@@ -268,7 +282,7 @@ class _State:
         base_now = self.read(base_raw)
         new_base = self._write_back(view, base_now, value, where)
         # writes through .data / detach() bypass autograd, as in eager
-        self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id != "ltorch.detach")
+        self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id not in UNTRACKED_ALIASES)
         view.derived_from = self.current[view.base]
 
     def _expanded_root(self, name: str) -> str | None:

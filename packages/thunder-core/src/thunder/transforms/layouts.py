@@ -32,7 +32,7 @@ from thunder.core.pytree import tree_flatten, tree_map, tree_unflatten
 from thunder.core.shapes import as_ints
 from thunder.core.symbol import BoundSymbol
 
-__all__ = ["Layouts", "MAYBE_VIEWS"]
+__all__ = ["Layouts", "MAYBE_VIEWS", "torch_results"]
 
 # torch-language symbols that return a view when the strides allow it and a copy otherwise
 MAYBE_VIEWS = frozenset({"ltorch.reshape", "ltorch.reshape_as", "ltorch.flatten", "ltorch.contiguous"})
@@ -48,8 +48,15 @@ _VIEWS = {
     "ltorch.chunk": torch.chunk, "ltorch.tensor_split": torch.tensor_split, "ltorch.movedim": torch.movedim,
     "ltorch.select": torch.select, "ltorch.narrow": torch.narrow, "ltorch.unbind": torch.unbind,
     "ltorch.diagonal": torch.diagonal, "ltorch.as_strided": torch.as_strided, "ltorch.detach": torch.Tensor.detach,
+    "ltorch.data": torch.Tensor.detach,
     "ltorch.getitem": torch.Tensor.__getitem__, "ltorch.contiguous": torch.Tensor.contiguous,
 }
+
+def torch_results(result) -> list:
+    """The tensors a torch call returned, in order (``torch.return_types`` are tuples thunder's pytrees keep whole)."""
+    return [t for t in tree_flatten(tuple(result) if isinstance(result, tuple) else result)[0]
+            if isinstance(t, torch.Tensor)]
+
 
 def _column_major(out: TensorProxy) -> torch.Tensor:
     shape = tuple(pyval(d) for d in out.shape)
@@ -331,7 +338,7 @@ class Layouts:
                                 self._check_write_into_empty(fn, bsym, replayed, inputs)
                     return
                 try:
-                    metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
+                    metas = torch_results(fn(*args, **kwargs))
                 except Exception:
                     metas = []
                 if len(metas) == len(outs):
@@ -401,7 +408,7 @@ class Layouts:
                for y in tree_flatten((args, kwargs))[0]):
             return x
         try:
-            metas = [m for m in tree_flatten(fn(*args, **kwargs))[0] if isinstance(m, torch.Tensor)]
+            metas = torch_results(fn(*args, **kwargs))
         except Exception:
             return x
         outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
@@ -488,7 +495,7 @@ class Layouts:
         if bsym.sym.id in _STRIDE_CHECKED:
             self.rely_on(inputs)
         outs = [o for o in bsym.flat_proxy_outs if isinstance(o, TensorProxy)]
-        metas = [m for m in tree_flatten(result)[0] if isinstance(m, torch.Tensor)]
+        metas = torch_results(result)
         if len(outs) == len(metas):
             for o, m in zip(outs, metas):
                 self._known[id(o)] = (o, m, frozenset(inputs))
@@ -632,6 +639,7 @@ class Layouts:
 
             try:
                 out = fn(*tree_map(convert, bsym.args), **tree_map(convert, bsym.kwargs))
+                out = tuple(out) if isinstance(out, tuple) else out  # torch.return_types: opened by tree_flatten
             except Exception:  # no meta kernel: callers fall back to a contiguous result
                 out = None
         self._runs[key] = out
