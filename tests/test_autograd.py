@@ -821,15 +821,3 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite
         fn(x)[1].sum().backward()
         assert x.grad.tolist() == [2.0, 1.0, -0.0]
 
-
-def test_a_node_that_saved_no_tensor_runs_a_second_backward_as_eager():
-    # eager's error on a second backward comes from unpacking a freed saved tensor: a node that saved none runs again
-    def f(x):
-        return x * 2
-
-    for fn in (f, thunder.jit(f)):
-        x = torch.randn(3, requires_grad=True)
-        y = fn(x)
-        y.sum().backward()
-        y.sum().backward()
-        torch.testing.assert_close(x.grad, torch.full((3,), 4.0))

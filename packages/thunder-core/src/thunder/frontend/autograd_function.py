@@ -190,9 +190,8 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
             checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
                        if not (needed and needed <= unused)]
             _check_versions([t for t, _ in checked], [v for _, v in checked])
-        if _keep_graph() or not ctx.versions:
-            # the backward empties the list it gets; a node that saved no tensor may run again, as eager's
-            saved = list(saved)
+        if _keep_graph():
+            saved = list(saved)  # the backward empties the list it gets
         else:
             ctx.saved = None
         run = compiled.backward_from_list
