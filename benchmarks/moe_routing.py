@@ -89,6 +89,34 @@ def measure(variant, model, batches, steps):
     return statistics.median(times), statistics.median(cpu_times)
 
 
+def value_check_cost(variant, model, batches, steps):
+    """CPU time (this thread's) thunder spends per call and per split checking the values read from tensor data on
+    a cache hit: finding the continuation of each value read and evaluating its guards (SegmentedProgram._child),
+    timed around each split less the timer's own cost."""
+    from thunder.frontend.segments import SegmentedProgram
+
+    child, spent, splits = SegmentedProgram._child, [0], [0]
+
+    def timed_child(self, *a):
+        start = time.thread_time_ns()
+        found = child(self, *a)
+        spent[0] += time.thread_time_ns() - start
+        splits[0] += 1
+        return found
+
+    timer = min(-time.thread_time_ns() + time.thread_time_ns() for _ in range(1000))
+    SegmentedProgram._child = timed_child
+    try:
+        for i in range(steps):
+            step(variant, batches[i % len(batches)])
+            model.zero_grad(set_to_none=True)
+    finally:
+        SegmentedProgram._child = child
+    per_split = max(spent[0] / max(splits[0], 1) - timer, 0) / 1e3
+    return {"per_split_us": round(per_split, 2), "splits_per_call": splits[0] / steps,
+            "per_call_us": round(per_split * splits[0] / steps, 1)}
+
+
 def run_case(tokens, hidden, ffn, args):
     torch.manual_seed(0)
     model = EagerExpertsMoE(hidden, ffn)
@@ -119,6 +147,7 @@ def run_case(tokens, hidden, ffn, args):
             result["continuations"] = thunder.compile_stats(variant).continuations
             result["segments_per_call"] = sum(1 for t in thunder.last_traces(variant)
                                               if t.provenance and "Segment " in str(t.provenance))
+            result["value_check_cost_new_batch"] = value_check_cost(variant, model, batches["new batch"], args.steps)
         case[variant_name] = result
         print(tokens, hidden, variant_name, json.dumps(result), flush=True)
     for variant_name in ("torch.compile", "thunder"):
@@ -134,9 +163,11 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batches", type=int, default=4, help="distinct batches of the 'new batch' stream")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    p.add_argument("--suffix", default="", help="appended to the result file's name (moe-routing-<date><suffix>.json)")
     args = p.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # opaque-fallback notices (topk, one_hot) and dynamo's graph-break notices
+    load_before = os.getloadavg()
     results = {"settings": vars(args), "cases": {
         "8 experts, top-2, 1024 tokens, width 128, ffn 256": run_case(1024, 128, 256, args),
         "tiny: 8 experts, top-2, 16 tokens, width 8, ffn 16": run_case(16, 8, 16, args),
@@ -144,10 +175,12 @@ def main() -> None:
     results["machine"] = {"device": "cpu (1 thread)", "platform": platform.platform(), "cpus": os.cpu_count(),
                           "python": platform.python_version(), "torch": torch.__version__,
                           "thunder": thunder.__version__,
+                          # other jobs of a shared machine: the 1-minute load average before and after the run
+                          "load_average": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
                           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"moe-routing-{datetime.date.today().isoformat()}.json"
+    path = out / f"moe-routing-{datetime.date.today().isoformat()}{args.suffix}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print("wrote", path)
 

@@ -299,7 +299,8 @@ class ThunderFunction:
 
     def _compile_prepared(self, prepared, *, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable,
-        what its autograd node runs or None) of a functional computation trace: autograd split when needed, rematerialization, executor dispatch.
+        what its autograd node runs or None) of a functional computation trace: autograd split when needed,
+        rematerialization, executor dispatch.
         ``inputs``: the values its arguments were traced from, for the Transforms' backward hook (None for a
         segment: see :func:`_refuse_whole_program_hooks_on_segments`); ``restrided_inputs``: the inputs the epilogue
         changes in place (``x.t_()``), which the call must not save; ``fails_in_backward``: output name -> eager's
