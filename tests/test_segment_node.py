@@ -177,3 +177,14 @@ def test_a_gradient_handed_on_as_it_came_is_not_written_in_place():
     torch.testing.assert_close(cot, kept)
     torch.testing.assert_close(wj.grad, we.grad)
     torch.testing.assert_close(xj.grad, xe.grad)
+
+
+def test_views_of_a_value_an_earlier_segment_made_get_its_gradient_once():
+    # views of `a` made after the split, returned with `a`: outputs of the call's node that are views of another
+    def f(x):
+        a = x * 2
+        n = int((x > 0).sum())
+        return a, a[:n], a.t()
+
+    _grads_like_eager(f, thunder.jit(f), (torch.randn(4, 3, requires_grad=True),),
+                      loss=lambda out: out[0].sum() + out[1].sum() * 2 + out[2].sum() * 3)
