@@ -246,7 +246,7 @@ class SegmentedProgram:
     def _written_after_tracing(self, inputs, written, versions):
         """The written inputs and their versions at the call's start, where continuations traced during the call
         write inputs the call's start did not know of: those ran only after they were traced."""
-        more = [i for i in self.written_inputs[len(written):]]
+        more = self.written_inputs[len(written):]
         return written + [inputs[i] for i in more], versions + [self._versions_when_traced.get(i) for i in more]
 
     def _run_segments(self, inputs, args, kwargs):
