@@ -9,7 +9,9 @@ reused; see docs/values-from-tensor-data.md). A "tiny" layer (16 tokens, width 8
 when the kernels cost nothing: thunder's checks of the values read at each split are in it.
 
 Each step is timed by the wall clock (``step_ms``) and by this thread's CPU time (``step_cpu_ms``, which the other
-jobs of a shared machine change least). Writes benchmarks/results/moe-routing-<date>.json (device, versions, date).
+jobs of a shared machine change least). For thunder it also records the cost of checking the values read on a cache
+hit (``value_check_cost_new_batch``). Writes benchmarks/results/moe-routing-<date><--suffix>.json (device, versions,
+date, the machine's load average before and after).
 """
 
 from __future__ import annotations
