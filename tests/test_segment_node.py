@@ -188,3 +188,21 @@ def test_views_of_a_value_an_earlier_segment_made_get_its_gradient_once():
 
     _grads_like_eager(f, thunder.jit(f), (torch.randn(4, 3, requires_grad=True),),
                       loss=lambda out: out[0].sum() + out[1].sum() * 2 + out[2].sum() * 3)
+
+
+def test_one_cotangent_tensor_given_for_two_outputs_counts_twice():
+    # each segment's backward hands the cotangent of its output on as x's gradient: the same tensor twice, which is
+    # summed, not taken for a sum already made
+    def f(x):
+        a = x + int((x > 0).sum())
+        b = x + int((a > 1).sum())
+        return a, b
+
+    jf = thunder.jit(f)
+    cotangent = torch.randn(5)
+    grads = []
+    for fn in (f, jf):
+        x = torch.randn(5, requires_grad=True)
+        torch.autograd.backward(list(fn(x)), [cotangent, cotangent])
+        grads.append(x.grad)
+    torch.testing.assert_close(grads[1], grads[0])

@@ -99,21 +99,23 @@ class _Gradients:
     backward made or whose tensor a segment's backward made as a fresh zero-filled buffer: it may add into them in
     place (a segment's backward may hand on a cotangent it got as a gradient: not ours to write)."""
 
-    __slots__ = ("pending", "owned", "fresh")
+    __slots__ = ("pending", "owned", "fresh", "summed")
 
     def __init__(self):
         self.pending: dict = {}
         self.owned: set = set()
-        self.fresh = frozenset()  # argument positions of the last segment's backward whose gradient is fresh
+        # argument positions of the last segment's backward whose gradient is fresh; those it added into the sums
+        # so far, which it was given
+        self.fresh = self.summed = frozenset()
 
-    def add(self, name: str, g, fresh: bool = False) -> None:
+    def add(self, name: str, g, fresh: bool = False, summed: bool = False) -> None:
         old = self.pending.get(name)
         if old is None:
             self.pending[name] = g
             if fresh:
                 self.owned.add(name)
-        elif g is old:
-            pass  # the backward added into the sum so far, which it was given
+        elif summed:
+            pass  # g is old, with this gradient added
         elif name in self.owned:
             old.add_(g)
         elif fresh:
@@ -133,12 +135,12 @@ class _Gradients:
                 variant = compiled.accumulating[unused] = summing_into_given(compiled.specialized_traces[unused],
                                                                              compiled.n_saved)
             if variant is None:
-                self.fresh = frozenset()
                 return backward(saved, *cotangents)
             summing, positions = variant
             names = [arg_names[compiled.differentiable_inputs[k]] for k in positions]
             self.fresh = frozenset(compiled.differentiable_inputs[k] for k in positions)
             if all(n in self.owned for n in names):
+                self.summed = self.fresh
                 return summing(saved, *cotangents, *[self.pending[n] for n in names])
             return backward(saved, *cotangents)
 
@@ -176,12 +178,12 @@ def _backward(ctx, *cotangents):
             raise UnsupportedError("internal error: a segment's output without a cotangent has no zero to stand for "
                                    "it; please file an issue")
         arg_names = segment.arg_names
-        grads.fresh = frozenset()
+        grads.fresh = grads.summed = frozenset()
         result = backward_of(node, record, outs, grads.run_backward(arg_names))
-        fresh = grads.fresh
+        fresh, summed = grads.fresh, grads.summed
         for i, g in enumerate(result):
             if g is not None:
-                grads.add(arg_names[i], g, i in fresh)
+                grads.add(arg_names[i], g, i in fresh, i in summed)
     return (None, *[pending.get(n) for n in tape.input_names])
 
 
