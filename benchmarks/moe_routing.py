@@ -9,7 +9,9 @@ reused; see docs/values-from-tensor-data.md). A "tiny" layer (16 tokens, width 8
 when the kernels cost nothing: thunder's checks of the values read at each split are in it.
 
 Each step is timed by the wall clock (``step_ms``) and by this thread's CPU time (``step_cpu_ms``, which the other
-jobs of a shared machine change least). Writes benchmarks/results/moe-routing-<date>.json (device, versions, date).
+jobs of a shared machine change least). For thunder it also records the cost of checking the values read on a cache
+hit (``value_check_cost_new_batch``). Writes benchmarks/results/moe-routing-<date><--suffix>.json (device, versions,
+date, the machine's load average before and after).
 """
 
 from __future__ import annotations
@@ -89,6 +91,39 @@ def measure(variant, model, batches, steps):
     return statistics.median(times), statistics.median(cpu_times)
 
 
+def value_check_cost(variant, model, batches, steps, repeat=200):
+    """Time thunder spends per call and per split checking the values read from tensor data on a cache hit: finding
+    the continuation of each value read and evaluating its guards (SegmentedProgram._child). The splits of ``steps``
+    calls are recorded, then each is looked up again ``repeat`` times in a loop timed as a whole by this thread's CPU
+    time (the timer's cost spread over the loop)."""
+    from thunder.frontend.segments import SegmentedProgram
+
+    child, lookups = SegmentedProgram._child, []
+
+    def recording_child(self, node, value, values, *a):
+        lookups.append((self, (node, value, list(values), *a)))  # the values read so far, as at this split
+        return child(self, node, value, values, *a)
+
+    SegmentedProgram._child = recording_child
+    try:
+        for i in range(steps):
+            step(variant, batches[i % len(batches)])
+            model.zero_grad(set_to_none=True)
+    finally:
+        SegmentedProgram._child = child
+    best = None
+    for _ in range(3):
+        start = time.thread_time()  # this thread's CPU time: the other jobs of a shared machine do not count
+        for program, a in lookups:
+            for _ in range(repeat):
+                child(program, *a)
+        seconds = time.thread_time() - start
+        best = seconds if best is None else min(best, seconds)
+    per_split = best / (repeat * len(lookups)) * 1e6
+    return {"per_split_us": round(per_split, 2), "splits_per_call": len(lookups) / steps,
+            "per_call_us": round(per_split * len(lookups) / steps, 1)}
+
+
 def run_case(tokens, hidden, ffn, args):
     torch.manual_seed(0)
     model = EagerExpertsMoE(hidden, ffn)
@@ -119,6 +154,7 @@ def run_case(tokens, hidden, ffn, args):
             result["continuations"] = thunder.compile_stats(variant).continuations
             result["segments_per_call"] = sum(1 for t in thunder.last_traces(variant)
                                               if t.provenance and "Segment " in str(t.provenance))
+            result["value_check_cost_new_batch"] = value_check_cost(variant, model, batches["new batch"], args.steps)
         case[variant_name] = result
         print(tokens, hidden, variant_name, json.dumps(result), flush=True)
     for variant_name in ("torch.compile", "thunder"):
@@ -134,9 +170,11 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batches", type=int, default=4, help="distinct batches of the 'new batch' stream")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    p.add_argument("--suffix", default="", help="appended to the result file's name (moe-routing-<date><suffix>.json)")
     args = p.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # opaque-fallback notices (topk, one_hot) and dynamo's graph-break notices
+    load_before = os.getloadavg()
     results = {"settings": vars(args), "cases": {
         "8 experts, top-2, 1024 tokens, width 128, ffn 256": run_case(1024, 128, 256, args),
         "tiny: 8 experts, top-2, 16 tokens, width 8, ffn 16": run_case(16, 8, 16, args),
@@ -144,10 +182,12 @@ def main() -> None:
     results["machine"] = {"device": "cpu (1 thread)", "platform": platform.platform(), "cpus": os.cpu_count(),
                           "python": platform.python_version(), "torch": torch.__version__,
                           "thunder": thunder.__version__,
+                          # other jobs of a shared machine: the 1-minute load average before and after the run
+                          "load_average": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
                           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"moe-routing-{datetime.date.today().isoformat()}.json"
+    path = out / f"moe-routing-{datetime.date.today().isoformat()}{args.suffix}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print("wrote", path)
 

@@ -1055,3 +1055,4 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite
     torch.testing.assert_close(thunder_grad, eager_grad, rtol=0, atol=0)
     # == cannot tell -0.0 from 0.0; eager's last entry is -0.0
     assert thunder_grad.signbit().tolist() == eager_grad.signbit().tolist()
+

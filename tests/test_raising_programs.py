@@ -443,3 +443,30 @@ def test_a_restrided_input_then_an_error_in_a_segment_after_a_read_from_tensor_d
         return (torch.zeros(3, 5, dtype=torch.int64), torch.tensor([1.0, -2.0]))
 
     check_like_eager(f, [raising, passing, raising, raising])
+
+
+@pytest.mark.parametrize("first_count", [0, 1])
+def test_an_input_updated_on_a_path_that_raises_is_updated_once_as_eager(first_count):
+    # a segmented call that raised eager's error runs eagerly only when no input was updated before the error (the
+    # update would be made twice); the paths that update buf are a continuation traced first or later
+    def f(buf, t):
+        n = int((t > 0).sum())
+        if n % 2:
+            buf.add_(1)
+        v = t[(t > 0).nonzero(as_tuple=True)]
+        v.index_fill_(0, torch.tensor([5]), 9.0)  # eager's error: index 5 is out of range for v
+        return v
+
+    jf = thunder.jit(f)
+    counts = [first_count, 1 - first_count, 2, 1, 0]
+    for n in counts:
+        t = torch.tensor([1.0] * n + [-1.0] * (3 - n))
+        results = []
+        for fn in (f, jf):
+            buf = torch.zeros(2)
+            with pytest.raises(Exception) as raised:
+                fn(buf, t.clone())
+            results.append((type(raised.value), str(raised.value), buf))
+        (type_e, message_e, buf_e), (type_j, message_j, buf_j) = results
+        assert (type_j, message_j) == (type_e, message_e)
+        torch.testing.assert_close(buf_j, buf_e)

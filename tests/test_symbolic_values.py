@@ -1,6 +1,8 @@
 """cache="symbolic values": numbers and tensor dimensions are inputs; what the program relied on is a
 constraint the prologue re-checks; one compiled program serves many values."""
 
+import signal
+
 import pytest
 import torch
 
@@ -280,6 +282,37 @@ def test_checks_implied_by_a_size_checked_equal_to_an_int_are_not_repeated():
     x = torch.randn(4, 1, 14)
     torch.testing.assert_close(jstep(x, 2, cache), step(x, 2, cache))
     assert thunder.cache_misses(jstep) == 3
+
+
+def test_checks_on_a_long_chain_of_reused_numbers_compile_in_linear_time():
+    # each number of the chain reads the one before twice: walking what a check is computed from without a memo
+    # visits 2**60 paths (it ran for hours), and so did writing its formula in the reason of a cache miss; an alarm
+    # bounds the test where either comes back
+    def f(x, m, n):
+        if m == 1:  # a pin: the prologue asks which checks it implies
+            x = x + 1
+        for _ in range(60):
+            n = n + n
+        return x * 2 if n > 0 else x
+
+    jf = thunder.jit(f, cache=SYMBOLIC)
+
+    class TooSlow(BaseException):  # not an Exception: thunder's handlers of the program's errors let it through
+        pass
+
+    def too_slow(signum, frame):
+        raise TooSlow("compiling a chain of 60 reused numbers took over a minute")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(60)
+    try:
+        torch.testing.assert_close(jf(torch.ones(2), 1, 1), f(torch.ones(2), 1, 1))
+        torch.testing.assert_close(jf(torch.ones(2), 1, -1), f(torch.ones(2), 1, -1))  # a miss, explained
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    # the formula too long for a line is named instead
+    assert "(a number the program computed) > 0): expected True, got False" in str(thunder.examine.cache_report(jf))
 
 
 def test_a_size_of_a_merged_duplicate_is_read_as_the_survivors():

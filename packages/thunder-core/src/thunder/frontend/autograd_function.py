@@ -35,7 +35,7 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized", "saved_needed_by", "dirty")
+                 "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single, dirty=()):
@@ -70,6 +70,8 @@ class _Compiled:
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
         self.cotangent_names = tuple(getattr(p, "name", None) for p in backward_trace.args[len(split.saved):])
         self.specialized = {}  # positions of the unused outputs -> (backward, positions still needing a zero)
+        self.specialized_traces = {None: backward_trace}  # positions of the unused outputs -> the backward's trace
+        self.accumulating = {}  # as specialized: its variant summing into given buffers (frontend/segment_node.py)
 
     def without_unused(self, unused: frozenset):
         """The backward (taking the saved values in a list) for the outputs at ``unused`` having no cotangent,
@@ -82,6 +84,7 @@ class _Compiled:
             trace, still = without_zero_cotangents(self.backward_trace, names,
                                                    frozenset(n for n in self.cotangent_names if n is not None))
             run = self.backward_from_list if trace is None else compile_trace(trace, first_args_in_list=self.n_saved)
+            self.specialized_traces[unused] = self.backward_trace if trace is None else trace
             found = self.specialized[unused] = (run, frozenset(k for k in unused
                                                                if self.cotangent_names[k] in still))
         return found
@@ -137,7 +140,37 @@ class ThunderAutogradFunction(torch.autograd.Function):
 
 def _backward(ctx, *cotangents):
     """The node's backward: the compiled backward on the saved values and the output cotangents."""
-    compiled = ctx._forward_cls.compiled
+    return backward_of(ctx._forward_cls.compiled, ctx, cotangents)
+
+
+class SavedForBackward:
+    """What a node's context keeps of one run of a compiled forward (:func:`run_forward`), for
+    :func:`backward_of`: the saved values, the versions of the saved tensors, the shapes of the differentiable
+    outputs where the zeros of unused ones are made at run time."""
+
+    __slots__ = ("saved", "versions", "out_shapes")
+
+
+def run_forward(compiled: _Compiled, args) -> tuple:
+    """(the flat outputs, their :class:`SavedForBackward`) of one run of ``compiled``'s forward on ``args``, as the
+    node's forward keeps them (no saved-tensor hooks active)."""
+    flat_out, saved_tensors, saved_others = compiled.forward(*args)
+    record = SavedForBackward()
+    record.versions = list(map(_version, saved_tensors))
+    record.saved = saved = [*saved_tensors, *saved_others]
+    for i in compiled.saved_outputs:  # an output held by its own node: a cycle, unless detached
+        saved[i] = saved[i].detach()
+    if compiled.zero_cotangents is not None and not compiled.static_shapes:
+        record.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+    return flat_out, record
+
+
+def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tuple:
+    """The gradients of the inputs of one run of ``compiled`` (its saved values in ``ctx``: a node's context or a
+    :class:`SavedForBackward`) given the cotangents of all its outputs (None where the loss does not use one).
+    ``run_backward(compiled, unused, run, saved, cotangents)``: runs the compiled backward ``run`` (specialized for
+    the positions ``unused`` of the outputs without a cotangent, None where every one has one) in place of
+    ``run(saved, *cotangents)``."""
     cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
     unused = None
     if compiled.zero_cotangents is not None and None in cotangents:
@@ -165,7 +198,8 @@ def _backward(ctx, *cotangents):
         if unused is not None:
             run, zeros = compiled.without_unused(unused)
             cotangents = _with_zeros(ctx, compiled, cotangents, zeros)
-        grads = run(saved, *cotangents)
+        grads = run(saved, *cotangents) if run_backward is None else run_backward(compiled, unused, run, saved,
+                                                                                   cotangents)
     result = [None] * compiled.nargs
     for i, g in zip(compiled.differentiable_inputs, grads):
         result[i] = g
@@ -182,12 +216,13 @@ _DOUBLE_BACKWARD = (
     "differentiated. Compute the higher-order gradient without thunder.jit, or file an issue")
 
 
-def _backward_creating_graph(ctx, *cotangents):
+def _backward_creating_graph(ctx, *cotangents, backward=None):
     """The backward under ``create_graph=True``: first-order gradients as usual; where an input requires grad they
     require grad too (as eager's), through a node that raises thunder's reason if a second backward reaches it,
-    never a gradient silently cut off from its inputs."""
+    never a gradient silently cut off from its inputs. ``backward``: the node's first-order backward (``_backward``
+    when None)."""
     with torch.no_grad():
-        grads = _backward(ctx, *cotangents)
+        grads = (backward or _backward)(ctx, *cotangents)
     if not any(ctx.needs_input_grad):
         return grads
     error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
@@ -337,7 +372,8 @@ def _check_versions(saved, versions) -> None:
 
 
 def differentiable_computation(forward_fn, backward_trace, split, nargs: int, dirty=()):
-    """The cache entry's computation: ``computation(*inputs)`` recording one autograd node; ``dirty``: the positions
+    """(the cache entry's computation: ``computation(*inputs)`` recording one autograd node; what that node runs,
+    which frontend/segment_node.py also runs as part of one node for several segments). ``dirty``: the positions
     of the inputs it updates in place and returns (a segment's owned buffers)."""
     if torch._C._are_functorch_transforms_active():
         raise UnsupportedError(
@@ -349,9 +385,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     spec = split.output_spec
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
-    names = {p.name: i for i, p in enumerate(split.forward.args)}
-    passthrough = tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0])
-                        if getattr(p, "name", None) in names)
+    passthrough = passthrough_outputs(split)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf",
                          dirty=dirty)
@@ -393,7 +427,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
 
     grad_mode_after = _grad_mode_left(split.forward)
     if grad_mode_after is None:
-        return computation
+        return computation, compiled
 
     def leaving_grad_mode(*args):
         # autograd.Function.forward restores grad mode when it returns: the program's own change
@@ -402,7 +436,15 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
         torch._C._set_grad_enabled(grad_mode_after)
         return result
 
-    return leaving_grad_mode
+    return leaving_grad_mode, compiled
+
+
+def passthrough_outputs(split) -> tuple:
+    """(output position, input position) of each output of ``split``'s forward that is one of its inputs returned as
+    it is: the caller gets that very tensor back, not an alias made by an autograd node (identity matters: ``out is
+    x``, attributes stored by the epilogue)."""
+    names = {p.name: i for i, p in enumerate(split.forward.args)}
+    return tuple((k, names[p.name]) for k, p in enumerate(split.forward.output[0]) if getattr(p, "name", None) in names)
 
 
 def _grad_mode_left(trace):

@@ -238,7 +238,7 @@ class ThunderFunction:
             traces += path.traces
             backward_traces, split, updated_inputs = path.backward_traces, None, path.updated_inputs
         else:
-            more, backward_traces, split, computation_fn = self._compile_prepared(
+            more, backward_traces, split, computation_fn, _ = self._compile_prepared(
                 before_lowering, inputs=_traced_values(hooks, computation), restrided_inputs=hooks.restrided_inputs,
                 fails_in_backward=modified_saved_values(computation))
             traces += more
@@ -299,22 +299,24 @@ class ThunderFunction:
         return epilogue_traces, template
 
     def _compile_prepared(self, prepared, *, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None):
-        """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable)
-        of a functional computation trace: autograd split when needed, rematerialization, executor dispatch.
+        """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable,
+        what its autograd node runs or None) of a functional computation trace: autograd split when needed,
+        rematerialization, executor dispatch.
         ``inputs``: the values its arguments were traced from, for the Transforms' backward hook (None for a
         segment: see :func:`_refuse_whole_program_hooks_on_segments`); ``restrided_inputs``: the inputs the epilogue
         changes in place (``x.t_()``), which the call must not save; ``fails_in_backward``: output name -> eager's
         error on reaching the op making it (transforms/saved_versions.py)."""
         traces, backward_traces, split = self._lower(prepared, inputs, restrided_inputs, fails_in_backward)
         final = traces[-1]
+        node = None
         if split is None:
             computation_fn = final.python_callable()
             if self.disable_torch_autograd:
                 computation_fn = _without_grad(computation_fn)
         else:
-            computation_fn = differentiable_computation(final.python_callable(), backward_traces[-1],
-                                                        split, len(final.args), dirty=_written_owned_inputs(final))
-        return traces, backward_traces, split, computation_fn
+            computation_fn, node = differentiable_computation(final.python_callable(), backward_traces[-1], split,
+                                                              len(final.args), dirty=_written_owned_inputs(final))
+        return traces, backward_traces, split, computation_fn, node
 
     def _lower(self, computation, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None) \
             -> tuple[list, list, ForwardBackward | None]:

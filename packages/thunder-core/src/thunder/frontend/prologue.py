@@ -220,6 +220,7 @@ def _check_constraints(computation: TraceCtx) -> None:
 
     checked: set = set()
     pins = _pinned_inputs(computation.constraints, defs)
+    inputs_memo: dict = {}
     pin_checks = set(pins.values())
     for proxy, value in computation.constraints:
         b = defs.get(proxy.name)
@@ -227,7 +228,7 @@ def _check_constraints(computation: TraceCtx) -> None:
         if key in checked or (b is not None and _tautology(b, value)):
             continue  # the same question, asked again by another check (broadcasts ask it often)
         checked.add(key)
-        if pins and key not in pin_checks and _inputs_of(proxy, defs) <= pins.keys():
+        if pins and key not in pin_checks and _inputs_of(proxy, defs, inputs_memo) <= pins.keys():
             continue  # computed from inputs checked equal to their traced values only: true whenever they pass
         emit(proxy)
         prims.check_literal(proxy, value)
@@ -244,6 +245,7 @@ def _pinned_inputs(constraints, defs) -> dict:
     computed from pinned inputs alone held when traced with those very values, so it holds whenever the pins do,
     and is not checked again (a decode step's shape checks are mostly such)."""
     pins: dict = {}
+    memo: dict = {}
     changed = True
     while changed:
         changed = False
@@ -255,25 +257,38 @@ def _pinned_inputs(constraints, defs) -> dict:
                 # ints only: a float pinned by ``x == 0`` may be -0.0, on which a check of ``1 / x`` differs
                 if not isinstance(x, IntegerProxy) or x.name in defs or x.name in pins:
                     continue
-                if type(other) is int or isinstance(other, IntegerProxy) and _inputs_of(other, defs) <= pins.keys():
+                if type(other) is int or isinstance(other, IntegerProxy) and _inputs_of(other, defs, memo) <= pins.keys():
                     pins[x.name] = _check_key(b, value)
                     changed = True
     return pins
 
 
-def _inputs_of(proxy, defs) -> set:
+def _inputs_of(proxy, defs, memo: dict) -> frozenset:
     """The names of the input numbers ``proxy`` is computed from by arithmetic; where it comes from elsewhere (a
-    tensor's data), a name no pin has, so that nothing computed from it counts as implied."""
-    b = defs.get(proxy.name)
-    if b is None:
-        return {proxy.name}
-    if b.sym.name not in prims.number_functions or any(not isinstance(a, NumberProxy) for a in b.flat_proxy_args):
-        return {f"<{proxy.name} not computed from numbers>"}
-    found: set = set()
-    for a in b.flat_proxy_args:
-        if isinstance(a, NumberProxy):
-            found |= _inputs_of(a, defs)
-    return found
+    tensor's data), a name no pin has, so that nothing computed from it counts as implied. ``memo``: name -> the
+    answer, shared by the calls on one trace (a number reused by the next, ``n = n + n`` repeated, would be visited
+    once per path to it: exponential in the chain's length). Iterative: a chain may be longer than the recursion
+    limit."""
+    stack = [proxy]
+    while stack:
+        p = stack[-1]
+        if p.name in memo:
+            stack.pop()
+            continue
+        b = defs.get(p.name)
+        if b is None:
+            memo[p.name] = frozenset((p.name,))
+        elif b.sym.name not in prims.number_functions or any(not isinstance(a, NumberProxy)
+                                                                for a in b.flat_proxy_args):
+            memo[p.name] = frozenset((f"<{p.name} not computed from numbers>",))
+        else:
+            pending = [a for a in b.flat_proxy_args if a.name not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            memo[p.name] = frozenset().union(*(memo[a.name] for a in b.flat_proxy_args))
+        stack.pop()
+    return memo[proxy.name]
 
 
 def _hoist_number_checks(bsyms: list, start: int) -> None:

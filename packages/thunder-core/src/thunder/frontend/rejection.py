@@ -92,6 +92,7 @@ class _Paths:
     def __init__(self, prologue, fn, values: dict):
         self.fn, self.values = fn, values
         self.made_by: dict = {}
+        self.formulas: dict = {}  # name -> the formula of a number computed from others, each written once
         for b in prologue.bound_symbols:
             outputs = b.output if isinstance(b.output, tuple) else (b.output,)
             for i, o in enumerate(outputs):
@@ -152,13 +153,28 @@ class _Paths:
         if name == "unpack_lookup":
             return f"{self._path(b.args[0])}.{b.args[1]}"
         # a number computed from others (a constraint under symbolic values): its formula
+        formula = self.formulas.get(x.name)
+        if formula is None:
+            formula = self.formulas[x.name] = self._formula(x, b)
+        return formula
+
+    def _formula(self, x, b) -> str:
+        """The formula of the number ``x`` that ``b`` computes; where it would be longer than a line (a chain of
+        numbers each reusing the one before: ``n = n + n`` repeated doubles it every step), ``x``'s name in the
+        trace instead."""
         from thunder.executors.pythonex import _OPERATORS  # the number prims printed as infix operators
 
+        name = b.sym.name
         operator = _OPERATORS.get(name)
         operands = [self._path(a) for a in b.args]
         if operator is not None and len(operands) == 2:
-            return f"({operands[0]} {operator} {operands[1]})"
-        return f"{name}({', '.join(operands)})"
+            formula = f"({operands[0]} {operator} {operands[1]})"
+        else:
+            formula = f"{name}({', '.join(operands)})"
+        return formula if len(formula) <= _LONGEST_FORMULA else f"{x.name} (a number the program computed)"
+
+
+_LONGEST_FORMULA = 200
 
 
 def _root_name(obj, fn) -> str:

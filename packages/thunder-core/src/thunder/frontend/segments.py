@@ -23,8 +23,10 @@ import torch
 from thunder.core import prims
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten
+from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
+from thunder.frontend.autograd_function import passthrough_outputs
+from thunder.frontend.segment_node import SegmentTape, one_node_possible
 from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
@@ -45,7 +47,8 @@ class _Segment:
     (what tracing a continuation again looks values up by)."""
 
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "convert", "children", "epilogue", "path",
-                 "traces", "backward_traces", "saved", "grad_mode", "carrying_grad")
+                 "traces", "backward_traces", "saved", "grad_mode", "carrying_grad", "size_dims", "node", "flat_names",
+                 "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
@@ -55,6 +58,12 @@ class _Segment:
         self.traces, self.backward_traces, self.saved = [], [], ()
         self.grad_mode = None  # the grad mode to call the next segment in, when this one leaves another
         self.carrying_grad = set()  # names of its outputs its autograd node hands over with a gradient
+        self.size_dims = {}  # argument position -> the dimension of the tensor given there that is the argument
+        # for one node of the whole call (frontend/segment_node.py): what its autograd node runs (None without one),
+        # the names of its flat outputs, of those with a gradient, of its inputs taking one; the tree of the
+        # outputs, the outputs that are inputs as they are; the grad mode it leaves in effect (None: the one it got)
+        self.node, self.flat_names, self.grad_names, self.grad_arg_names = None, [], frozenset(), []
+        self.arg_set, self.spec, self.passthrough, self.mode_left = frozenset(arg_names), None, (), None
 
 
 class _Path:
@@ -66,6 +75,7 @@ class _Path:
         self.backward_traces: list = []
         self.saved: tuple = ()
         self.updated_inputs: set[str] = set()
+        self.written: set[str] = set()  # names of the inputs its segments write (before lowering: copy_to_out_)
 
 
 def _pieces(trace) -> list:
@@ -93,6 +103,8 @@ class SegmentedProgram:
         self.input_names: list[str] = []
         self.prologue_text = ""
         self.shown = None
+        self.written_inputs: list[int] = []  # positions of the inputs some segment writes in place
+        self._versions_when_traced: dict[int, int] = {}  # of those a continuation added, when it was traced
 
     # compiling ---------------------------------------------------------------------------------------------------
     def compile_path(self, prepared, computation, first: int = 0, reads=None, carrying_grad=()) -> _Path:
@@ -163,12 +175,14 @@ class SegmentedProgram:
                 read = reads[k]
                 where = f"{read.what} at {read.location}"
             seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
-            more, backward_traces, split, run = self.jfn._compile_prepared(seg, fails_in_backward=fails_in_backward)
+            more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
+                                                                                 fails_in_backward=fails_in_backward)
             path.traces += [seg, *more]
             path.backward_traces += backward_traces
             if split is not None:
                 path.saved += tuple(split.saved)
             path.updated_inputs |= _updated_inputs(more[-1])
+            path.written |= _updated_inputs(seg) | _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
                                reads[k] if marker is not None else None)
             # the grad mode it leaves is not the program's: the next segment is called in the program's
@@ -179,6 +193,7 @@ class SegmentedProgram:
                 segment.carrying_grad = {out_names[i] for i in split.differentiable_outputs if i < len(out_names)}
                 carrying |= segment.carrying_grad
             segment.saved = tuple(split.saved) if split is not None else ()
+            _describe_for_one_node(segment, seg, split, node)
             path.segments.append(segment)
         exact_where_constrained_later(computation, reads, constraints_before_lowering)
         return path
@@ -188,6 +203,7 @@ class SegmentedProgram:
         self.root = path.segments[0]
         self.input_names = [p.name for p in computation.args]
         self.prologue_text = str(prologue_trace)
+        self.written_inputs = [i for i, n in enumerate(self.input_names) if n in path.written]
         self._link(path, epilogue, None)
         return _inputs_as_they_are, self.run
 
@@ -211,34 +227,73 @@ class SegmentedProgram:
 
     def run(self, inputs, *args, **kwargs):
         # a segment raising (eager's error from tensor data) before any input was updated: the effects made before
-        # the failing op (an input's t_(), done by the epilogue) are eager's to make, as for an unsegmented program
-        versions = tensor_versions(inputs)
+        # the failing op (an input's t_(), done by the epilogue) are eager's to make, as for an unsegmented program.
+        # Only the inputs some segment writes can change (a continuation traced during the call adds its own).
+        written = [inputs[i] for i in self.written_inputs]
+        versions = tensor_versions(written)
         try:
             result, node = self._run_segments(inputs, args, kwargs)
         except Exception as error:
-            if not self.jfn.may_run_eagerly_after(error, inputs, versions):
+            if len(self.written_inputs) != len(written):  # a continuation writing more inputs was traced meanwhile
+                written, versions = self._written_after_tracing(inputs, written, versions)
+            if not self.jfn.may_run_eagerly_after(error, written, versions):
                 raise
             failed = error
         else:
             return result if node.epilogue is None else node.epilogue(result, *args, **kwargs)
         return self.jfn.run_eagerly_after(failed, args, kwargs)
 
+    def _written_after_tracing(self, inputs, written, versions):
+        """The written inputs and their versions at the call's start, where continuations traced during the call
+        write inputs the call's start did not know of: those ran only after they were traced."""
+        more = self.written_inputs[len(written):]
+        return written + [inputs[i] for i in more], versions + [self._versions_when_traced.get(i) for i in more]
+
     def _run_segments(self, inputs, args, kwargs):
         env = dict(zip(self.input_names, inputs))
-        node, values, visited = self.root, [], []
-        while node.children is not None:
-            visited.append(node)
-            outs = node.run(*[env[n] for n in node.arg_names])
-            if node.grad_mode is not None:
-                torch._C._set_grad_enabled(node.grad_mode)
-            env.update(zip(node.out_names, outs))
-            value = node.convert(outs[0])
-            values.append(value)
-            node = self._child(node, value, values, env, args, kwargs, visited)
-        result = node.run(*[env[n] for n in node.arg_names])
+        grad_mode = torch.is_grad_enabled()
+        tape = SegmentTape() if one_node_possible() else None
+        try:
+            node, values, visited = self.root, [], []
+            while node.children is not None:
+                visited.append(node)
+                outs = _run(node, env, tape)
+                if tape is not None:
+                    torch._C._set_grad_enabled(grad_mode)
+                elif node.grad_mode is not None:
+                    torch._C._set_grad_enabled(node.grad_mode)
+                env.update(zip(node.out_names, outs))
+                value = node.convert(outs[0])
+                values.append(value)
+                node = self._child(node, value, values, env, args, kwargs, visited)
+            if tape is None:
+                result = _run(node, env, None)
+            else:
+                result = self._finish(node, env, tape, grad_mode)
+        except BaseException:
+            torch._C._set_grad_enabled(grad_mode)
+            raise
         if node is not self.shown:
             self._show(node)
         return result, node
+
+    @staticmethod
+    def _finish(leaf, env, tape, grad_mode):
+        """The last segment run into the call's one autograd node (frontend/segment_node.py): the program's
+        output."""
+        args = _args(leaf, env)
+        flat = tape.run(leaf, args)
+        if leaf.node is None:
+            flat, spec = tree_flatten(flat)
+        else:
+            spec = leaf.spec
+            if leaf.passthrough:
+                flat = list(flat)
+                for k, i in leaf.passthrough:
+                    flat[k] = args[i]
+        flat = tape.finish(flat, leaf.flat_names, env, grad_mode)
+        torch._C._set_grad_enabled(grad_mode if leaf.mode_left is None else leaf.mode_left)
+        return tree_unflatten(flat, spec)
 
     def _child(self, node, value, values, env, args, kwargs, visited):
         children = node.children
@@ -305,6 +360,10 @@ class SegmentedProgram:
                  [t for s in visited for t in s.backward_traces] + path.backward_traces,
                  sum((s.saved for s in visited), ()) + path.saved)
         self._link(path, epilogue, shown)
+        for i, n in enumerate(self.input_names):
+            if n in path.written and i not in self.written_inputs and isinstance(env.get(n), torch.Tensor):
+                self.written_inputs.append(i)
+                self._versions_when_traced[i] = env[n]._version
         read = reads[first - 1]
         self._add_child(node, read.key, (sizes_check(reads[:first]), prologue, names, path.segments[0]))
         jfn.stats.continuations += 1
@@ -341,7 +400,8 @@ def _sizes_from_tensors(trace, env, segments, missing: list) -> list:
         dims = {i: found[n][1] for i, n in enumerate(s.arg_names) if n in found}
         if dims:
             s.arg_names = [found[n][0] if n in found else n for n in s.arg_names]
-            s.run = _reading_sizes(s.run, dims)
+            s.arg_set = frozenset(s.arg_names)
+            s.size_dims = {**s.size_dims, **dims}
     return [n for n in missing if n not in found]
 
 
@@ -359,13 +419,35 @@ def _stores_into_kept(trace, env, segments, missing: list) -> list:
     return [n for n in missing if n not in stored]
 
 
-def _reading_sizes(run, dims: dict):
-    """``run`` given, at each position in ``dims``, the size ``dims[i]`` of the tensor passed there."""
+def _args(segment, env) -> list:
+    """The arguments of ``segment`` in this call: the values of its argument names; at each position in its
+    ``size_dims``, that size of the tensor named there."""
+    args = [env[n] for n in segment.arg_names]
+    for i, d in segment.size_dims.items():
+        args[i] = args[i].shape[d]
+    return args
 
-    def run_reading_sizes(*args):
-        return run(*(a.shape[dims[i]] if i in dims else a for i, a in enumerate(args)))
 
-    return run_reading_sizes
+def _run(segment, env, tape):
+    """Runs ``segment`` on its arguments in ``env``: as its own autograd node, or into the call's ``tape``."""
+    args = _args(segment, env)
+    return segment.run(*args) if tape is None else tape.run(segment, args)
+
+
+def _describe_for_one_node(segment: _Segment, trace, split, node) -> None:
+    """What running ``segment`` as part of one node for the whole call needs to know (frontend/segment_node.py);
+    ``trace``: the segment's trace before the autograd split, ``split`` and ``node`` its split and autograd node's
+    compiled parts (None where no gradient flows through it)."""
+    modes = [bool(b.args[0]) for b in trace.bound_symbols if b.sym.id == "prims.set_grad_enabled"]
+    segment.mode_left = modes[-1] if modes else None
+    flat = split.forward.output[0] if split is not None else tree_flatten(trace.output)[0]
+    segment.flat_names = [getattr(p, "name", None) for p in flat]
+    if node is None:
+        return
+    segment.node = node
+    segment.grad_names = frozenset(segment.flat_names[i] for i in node.differentiable_outputs)
+    segment.grad_arg_names = [segment.arg_names[i] for i in node.differentiable_inputs]
+    segment.spec, segment.passthrough = split.output_spec, passthrough_outputs(split)
 
 
 def tensor_versions(inputs) -> list:
