@@ -26,7 +26,7 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_unflatten
 
-__all__ = ["differentiable_computation"]
+__all__ = ["differentiable_computation", "lone_views_detached", "view_made_outside"]
 
 
 class _Compiled:
@@ -35,12 +35,13 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating")
+                 "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "view_outputs")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs, single, dirty=()):
+                 n_outputs, single, dirty=(), view_outputs=()):
         self.forward, self.nargs = forward, nargs
         self.dirty = dirty  # positions of the inputs it updates in place and returns (owned buffers)
+        self.view_outputs = view_outputs  # positions of the outputs a view op makes (views_made_outside)
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -64,7 +65,8 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty
+                          or view_outputs)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -111,6 +113,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
     def forward(ctx, *args):
         compiled = ctx._forward_cls.compiled
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
+        if compiled.view_outputs:
+            flat_out = lone_views_detached(flat_out, args, compiled.view_outputs)
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
@@ -364,9 +368,13 @@ def _check_versions(saved, versions) -> None:
             # eager's message (torch/csrc/autograd/saved_variable.cpp)
             kind = t.type() if t.dtype in _LEGACY_TENSOR_TYPES else \
                 f"{t.device.type.upper()}{dtypes.torch_scalar_name(dtypes.to_dtype(t.dtype))}Type"
+            # an input the node saved names the node that made it now, as eager's does (CopySlices after an update
+            # through a view); a tensor the node made has no grad_fn here, where eager names the op inside
+            node = t.grad_fn
+            made_by = f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{kind} {list(t.shape)}] is at version {t._version}; expected version {v} instead. Hint: "
+                f"[{kind} {list(t.shape)}]{made_by} is at version {t._version}; expected version {v} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
@@ -386,9 +394,10 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     passthrough = passthrough_outputs(split)
+    views = views_made_outside(split) if not dirty else ()
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
-                         split.differentiable_outputs, n_outputs, single=not passthrough and spec.kind == "leaf",
-                         dirty=dirty)
+                         split.differentiable_outputs, n_outputs,
+                         single=not passthrough and not views and spec.kind == "leaf", dirty=dirty, view_outputs=views)
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
@@ -413,9 +422,9 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
             return tree_unflatten(flat, spec)
     elif compiled.single:  # one value: the node returns it as it is, no Python frame
         computation = node_apply
-    elif not passthrough and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+    elif not passthrough and not views and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
         computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-    elif not passthrough:
+    elif not passthrough and not views:
         def computation(*args):
             return tree_unflatten(node_apply(*args), spec)
     else:
@@ -423,6 +432,8 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
             flat = list(node_apply(*args))
             for k, i in passthrough:
                 flat[k] = args[i]
+            for k in views:
+                flat[k] = view_made_outside(flat[k], flat, args)
             return tree_unflatten(flat, spec)
 
     grad_mode_after = _grad_mode_left(split.forward)
@@ -437,6 +448,53 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
         return result
 
     return leaving_grad_mode, compiled
+
+
+def views_made_outside(split) -> tuple:
+    """Positions of the outputs of ``split``'s forward that a view op makes (they may share memory with an input,
+    another output, or a tensor made inside). A view returned by an autograd node is one PyTorch forbids updating
+    in place (its node cannot be rebased), where eager's views allow it: each is handed over as a view made outside
+    the node (:func:`view_made_outside`) or, of memory nothing else returned holds, as a plain alias
+    (:func:`lone_views_detached`)."""
+    from thunder.transforms.functionalize import is_view
+    from thunder.transforms.layouts import MAYBE_VIEWS
+
+    made_by_view = {o.name for b in split.forward.bound_symbols if is_view(b) or b.sym.id in MAYBE_VIEWS
+                    for o in b.flat_proxy_outs}
+    inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}
+    return tuple(k for k, p in enumerate(split.forward.output[0])
+                 if isinstance(p, TensorProxy) and p.name in made_by_view and p.name not in inputs)
+
+
+def lone_views_detached(flat_out, args, positions):
+    """The node's outputs with each view (at ``positions``) of memory that neither an input nor another output
+    holds made a plain alias (its memory and version counter, no view relation): the caller may update it in place
+    as eager's view of a temporary, and the update is recorded on the node's output (eager records it on the view:
+    the same gradient, as nothing else sees that memory)."""
+    bases = [t._base if isinstance(t, torch.Tensor) and t._is_view() else t for t in flat_out]
+    holders = {id(a) for a in args if isinstance(a, torch.Tensor)}
+    seen: dict[int, int] = {}
+    for b in bases:
+        if isinstance(b, torch.Tensor):
+            seen[id(b)] = seen.get(id(b), 0) + 1
+    flat_out = list(flat_out)
+    for k in positions:
+        t, base = flat_out[k], bases[k]
+        if isinstance(t, torch.Tensor) and base is not t and id(base) not in holders and seen[id(base)] == 1:
+            flat_out[k] = t.detach()
+    return tuple(flat_out)  # a node's outputs: a tuple (a list would be one opaque value)
+
+
+def view_made_outside(t, flat, args):
+    """``t``, an output of the node that is a view of one of its inputs or of another of its outputs, made again
+    outside the node as a view of that tensor (``as_strided`` of its memory): updating it in place is then recorded
+    on that tensor, as in eager."""
+    if not isinstance(t, torch.Tensor) or not t._is_view():
+        return t
+    base = t._base
+    if base.dtype != t.dtype or not (any(base is a for a in args) or any(base is o for o in flat)):
+        return t
+    return base.as_strided(t.size(), t.stride(), t.storage_offset())
 
 
 def passthrough_outputs(split) -> tuple:

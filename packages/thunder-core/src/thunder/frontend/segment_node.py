@@ -21,7 +21,13 @@ import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.executors.torch_grad_accumulators import summing_into_given
-from thunder.frontend.autograd_function import _backward_creating_graph, backward_of, run_forward
+from thunder.frontend.autograd_function import (
+    _backward_creating_graph,
+    backward_of,
+    lone_views_detached,
+    run_forward,
+    view_made_outside,
+)
 
 __all__ = ["SegmentTape", "one_node_possible"]
 
@@ -89,8 +95,8 @@ class SegmentTape:
         _set_grad_enabled(grad_mode)
         made_by_node = _apply(self, *inputs.values())
         flat = list(flat)
-        for k in positions:
-            flat[k] = made_by_node[seen[names[k]]]
+        for k in positions:  # views of the inputs or of other outputs made again outside the node, as a node's are
+            flat[k] = view_made_outside(made_by_node[seen[names[k]]], made_by_node, inputs.values())
         return flat
 
 
@@ -195,7 +201,8 @@ class ThunderSegmentsFunction(torch.autograd.Function):
         ctx.tape = tape
         ctx.set_materialize_grads(False)  # an output the loss does not use: its segment's backward skips it
         outputs, tape.pending = tape.pending, None
-        return tuple(outputs)
+        # a view a node returns cannot be updated in place: see autograd_function.views_made_outside
+        return lone_views_detached(outputs, inputs, range(len(outputs)))
 
     @staticmethod
     def backward(ctx, *cotangents):

@@ -1,0 +1,123 @@
+"""Views returned by a jitted function with grad recorded, updated in place by the caller afterwards: eager records
+the update on the view's base (its grad_fn rebased), and the gradients see it. A view an autograd node returns is
+one PyTorch forbids updating ("Output 0 of ThunderAutogradFunction is a view and is being modified inplace"), so
+the node hands over views of its inputs and of its other outputs as views made outside it, and a view of memory
+nothing else returned holds as a plain alias of it (frontend/autograd_function.py)."""
+
+import re
+
+import pytest
+import torch
+
+import thunder
+
+
+def _view_of_a_temporary(x):
+    return (x * 2)[:2]
+
+
+def _reshaped_temporary_and_a_sum(x):
+    return (x * 2).view(-1), x.sum()
+
+
+def _transposed_temporary(x):
+    return (x.sin() * 3).t()
+
+
+def _an_output_and_its_slice(x):
+    a = x * 2
+    return a, a[:2]
+
+
+def _an_output_and_its_transpose(x):
+    a = x.exp()
+    return a.t(), a
+
+
+def _a_slice_of_the_input(x):
+    return x[1:3]
+
+
+def _the_input_reshaped_and_a_product(x):
+    return x.reshape(-1), x * x
+
+
+def _segmented_view_of_a_temporary(x):
+    n = int((x > 100).sum())  # a value read from tensor data: the program runs as segments, one node per call
+    return (x * 2)[: 2 + n]
+
+
+def _segmented_output_and_its_slice(x):
+    a = x * 2
+    n = int((a > 100).sum())
+    return a, a[n:2]
+
+
+PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_temporary, _an_output_and_its_slice,
+            _an_output_and_its_transpose, _a_slice_of_the_input, _the_input_reshaped_and_a_product,
+            _segmented_view_of_a_temporary, _segmented_output_and_its_slice]
+
+
+# Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it
+# (", which is output 0 of ExpBackward0,"); thunder's node cannot name it yet. Compared without that clause where
+# thunder's message lacks it; everything else in the message (sizes, versions) must be eager's.
+_MADE_BY = re.compile(r", which is output \d+ of [^,]+,")
+
+
+def _same_message(actual: str, expected: str) -> bool:
+    return actual == expected or (not _MADE_BY.search(actual) and actual == _MADE_BY.sub("", expected))
+
+
+def _run(fn, update, input_is_leaf):
+    leaf = torch.arange(12.0).reshape(4, 3).div(7).requires_grad_()
+    x = leaf if input_is_leaf else leaf * 1
+    try:
+        out = fn(x)
+        outs = out if isinstance(out, tuple) else (out,)
+        update(outs)
+        loss = sum((o * (i + 2)).sum() for i, o in enumerate(outs))
+        loss.backward()
+    except RuntimeError as e:
+        return ("raised", type(e), str(e))
+    return ([o.detach().clone() for o in outs], [o.requires_grad for o in outs], leaf.grad)
+
+
+UPDATES = {
+    "mul_ of the first view": lambda outs: outs[0].mul_(3),
+    "add_ of the last output": lambda outs: outs[-1].add_(1),
+    "setitem into the first": lambda outs: outs[0].__setitem__(0, 5.0),
+}
+
+
+@pytest.mark.parametrize("input_is_leaf", [False, True], ids=["non-leaf input", "leaf input"])
+@pytest.mark.parametrize("update", list(UPDATES))
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__.strip("_"))
+def test_a_returned_view_updated_in_place_like_eager(fn, update, input_is_leaf):
+    expected = _run(fn, UPDATES[update], input_is_leaf)
+    actual = _run(thunder.jit(fn), UPDATES[update], input_is_leaf)
+    if expected[0] == "raised":
+        assert actual[0] == "raised", f"eager raised {expected[2]!r}"
+        assert actual[1] is expected[1]
+        assert _same_message(actual[2], expected[2]), (actual[2], expected[2])
+        return
+    assert actual[0] != "raised", actual[2]
+    torch.testing.assert_close(actual[0], expected[0], rtol=0, atol=0)
+    assert actual[1] == expected[1]
+    torch.testing.assert_close(actual[2], expected[2], rtol=0, atol=0)
+
+
+def test_a_returned_view_of_a_tensor_the_node_saved_still_fails_the_backward_like_eager():
+    # the view shares its version counter with what the node saved: eager's backward then raises
+    def fn(x):
+        a = x.exp()  # exp saves its result
+        return a.view(-1)
+
+    errors = []
+    for f in (fn, thunder.jit(fn)):
+        x = torch.randn(4, 3, requires_grad=True)
+        out = f(x)
+        out.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            out.sum().backward()
+        errors.append(str(raised.value))
+    assert _same_message(errors[1], errors[0])
