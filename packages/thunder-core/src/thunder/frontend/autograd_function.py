@@ -35,13 +35,16 @@ class _Compiled:
     __slots__ = ("forward", "backward_from_list", "saved_outputs", "zero_cotangents", "static_shapes",
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
-                 "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "view_outputs")
+                 "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "lone_views",
+                 "shared_views", "n_outputs")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs, single, dirty=(), view_outputs=()):
+                 n_outputs, single, dirty=(), views=((), ())):
         self.forward, self.nargs = forward, nargs
         self.dirty = dirty  # positions of the inputs it updates in place and returns (owned buffers)
-        self.view_outputs = view_outputs  # positions of the outputs a view op makes (views_made_outside)
+        # positions of the outputs that are views of a temporary / of an input or another output (returned_views)
+        self.lone_views, self.shared_views = views
+        self.n_outputs = n_outputs
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -65,8 +68,7 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty
-                          or view_outputs)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -113,8 +115,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
     def forward(ctx, *args):
         compiled = ctx._forward_cls.compiled
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
-        if compiled.view_outputs:
-            flat_out = lone_views_detached(flat_out, args, compiled.view_outputs)
+        if compiled.lone_views:
+            flat_out = tuple(t.detach() if k in compiled.lone_views else t for k, t in enumerate(flat_out))
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
@@ -334,12 +336,24 @@ def _node_function(compiled: _Compiled, n_saved_tensors: int) -> type:
             f"        ctx.versions = [{', '.join(f's{i}._version' for i in range(n_saved_tensors))}]\n"
             f"    else:\n"
             f"        save_for_hooks(ctx, ({saved}), saved_others)\n"
-            f"    return {'flat_out[0]' if compiled.single else 'flat_out'}\n")
+            f"    return {_returned(compiled)}\n")
         scope = {"run": compiled.forward, "saved_tensor_hooks": _saved_tensor_hooks, "save_for_hooks": _save_for_hooks}
         exec(compile(source, f"<thunder autograd node forward {id(compiled):x}>", "exec"), scope)
         namespace["forward"] = staticmethod(scope["forward"])
     # the class's name is what grad_fn shows: ThunderAutogradFunctionBackward
     return type("ThunderAutogradFunction", (ThunderAutogradFunction,), namespace)
+
+
+def _returned(compiled: _Compiled) -> str:
+    """The generated forward's return value: its outputs, views of temporaries as plain aliases (returned_views)."""
+    def out(k):
+        return f"flat_out[{k}].detach()" if k in compiled.lone_views else f"flat_out[{k}]"
+
+    if compiled.single:
+        return out(0)
+    if not compiled.lone_views:
+        return "flat_out"
+    return "(" + "".join(f"{out(k)}, " for k in range(compiled.n_outputs)) + ")"
 
 
 def _zeros_maker(p):
@@ -394,10 +408,11 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     passthrough = passthrough_outputs(split)
-    views = views_made_outside(split) if not dirty else ()
+    views = returned_views(split) if not dirty else ((), ())
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs,
-                         single=not passthrough and not views and spec.kind == "leaf", dirty=dirty, view_outputs=views)
+                         single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
+    shared_views = compiled.shared_views
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
@@ -422,9 +437,9 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
             return tree_unflatten(flat, spec)
     elif compiled.single:  # one value: the node returns it as it is, no Python frame
         computation = node_apply
-    elif not passthrough and not views and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+    elif not passthrough and not shared_views and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
         computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-    elif not passthrough and not views:
+    elif not passthrough and not shared_views:
         def computation(*args):
             return tree_unflatten(node_apply(*args), spec)
     else:
@@ -432,7 +447,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
             flat = list(node_apply(*args))
             for k, i in passthrough:
                 flat[k] = args[i]
-            for k in views:
+            for k in shared_views:
                 flat[k] = view_made_outside(flat[k], flat, args)
             return tree_unflatten(flat, spec)
 
@@ -450,20 +465,38 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     return leaving_grad_mode, compiled
 
 
-def views_made_outside(split) -> tuple:
-    """Positions of the outputs of ``split``'s forward that a view op makes (they may share memory with an input,
-    another output, or a tensor made inside). A view returned by an autograd node is one PyTorch forbids updating
-    in place (its node cannot be rebased), where eager's views allow it: each is handed over as a view made outside
-    the node (:func:`view_made_outside`) or, of memory nothing else returned holds, as a plain alias
-    (:func:`lone_views_detached`)."""
+def returned_views(split) -> tuple:
+    """(positions of the outputs of ``split``'s forward that are views of a temporary nothing else returned holds,
+    positions of those that are views of an input or of another output). A view an autograd node returns is one
+    PyTorch forbids updating in place ("Output 0 of ThunderAutogradFunction is a view and is being modified
+    inplace"), where eager's views allow it: the node returns the first as plain aliases (the same memory and version
+    counter, no view relation: an update is recorded on the node's output, the same gradient as eager's since
+    nothing else sees that memory) and the second are made again outside it (:func:`view_made_outside`). Several
+    views of one temporary stay views (PyTorch refuses to update them: aliases would give wrong gradients)."""
     from thunder.transforms.functionalize import is_view
     from thunder.transforms.layouts import MAYBE_VIEWS
 
-    made_by_view = {o.name for b in split.forward.bound_symbols if is_view(b) or b.sym.id in MAYBE_VIEWS
-                    for o in b.flat_proxy_outs}
+    view_of = {o.name: b.args[0].name for b in split.forward.bound_symbols
+               if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], TensorProxy)
+               for o in b.flat_proxy_outs}
+
+    def root(name):
+        while name in view_of:
+            name = view_of[name]
+        return name
+
     inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}
-    return tuple(k for k, p in enumerate(split.forward.output[0])
-                 if isinstance(p, TensorProxy) and p.name in made_by_view and p.name not in inputs)
+    outs = [p.name if isinstance(p, TensorProxy) else None for p in split.forward.output[0]]
+    roots = [root(n) if n is not None else None for n in outs]
+    lone, shared = [], []
+    for k, (name, r) in enumerate(zip(outs, roots)):
+        if name is None or name not in view_of or name in inputs:
+            continue
+        if r in inputs or r in outs:
+            shared.append(k)
+        elif roots.count(r) == 1:
+            lone.append(k)
+    return frozenset(lone), tuple(shared)
 
 
 def lone_views_detached(flat_out, args, positions):
