@@ -133,10 +133,11 @@ class FSDPBoundary:
     def __init__(self, model, jit_options: dict):
         from torch.distributed.fsdp import FSDPModule
 
-        units = [m for m in model.modules() if isinstance(m, FSDPModule)]
-        innermost = [u for u in units if not any(isinstance(d, FSDPModule) for d in u.modules() if d is not u)]
+        units = [(name, m) for name, m in model.named_modules() if isinstance(m, FSDPModule)]
+        innermost = [(name, u) for name, u in units
+                     if not any(isinstance(d, FSDPModule) for d in u.modules() if d is not u)]
         self.model = model
-        self.units = [_FSDPUnit(u, jit_options) for u in innermost]
+        self.units = [_FSDPUnit(u, name or "the model", jit_options) for name, u in innermost]
 
     @property
     def functions(self) -> list:
@@ -161,8 +162,8 @@ class _FSDPUnit:
     without gradient synchronization and the synchronizing step after it: FSDP2 accumulates the unsharded gradient
     and reduces it with the next one, which the trace does not see."""
 
-    def __init__(self, module, jit_options: dict):
-        self.module, self.jit_options = module, jit_options
+    def __init__(self, module, name: str, jit_options: dict):
+        self.module, self.name, self.jit_options = module, name, jit_options
         self.reducing = self.plain = None
         self.refused = None  # why FSDP2 reduces for this unit: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
@@ -179,19 +180,19 @@ class _FSDPUnit:
 
         if not self.checked:
             self.checked, self.refused = True, unsupported_configuration(self.module)
-        group = param_group(self.module)
-        sync, training = group is not None and group.reduce_grads, torch.is_grad_enabled()
-        in_trace = self.refused is None and sync and training and not self.unsynced
-        if training:
-            self.unsynced = not sync
-        if in_trace:
-            try:
-                return self._function(reducing=True)(*args, **kwargs)
-            except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
-                self.refused = str(e)
+        if self.refused is None:
+            sync, training = param_group(self.module).reduce_grads, torch.is_grad_enabled()  # FSDP2's gradient sync
+            in_trace = sync and training and not self.unsynced
+            if training:
+                self.unsynced = not sync
+            if in_trace:
+                try:
+                    return self._function(reducing=True)(*args, **kwargs)
+                except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
+                    self.refused = str(e)
         if self.refused is not None and not self.warned:
             self.warned = True
-            warnings.warn(f"thunder: FSDP2 reduce-scatters the gradients of {type(self.module).__name__} after its "
+            warnings.warn(f"thunder: FSDP2 reduce-scatters the gradients of {self.name} after its "
                           f"backward, not in thunder's backward trace, because {self.refused}", stacklevel=2)
         return self._function(reducing=False)(*args, **kwargs)
 

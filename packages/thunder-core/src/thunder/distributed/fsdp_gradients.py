@@ -56,7 +56,15 @@ def param_group(unit):
 
 
 def unsupported_configuration(unit) -> str | None:
-    """Why the backward trace cannot reduce this unit's gradients as FSDP2 would, or None if it can."""
+    """Why the backward trace cannot reduce this unit's gradients as FSDP2 would, or None if it can. Reads FSDP2's
+    parameter group (torch 2.13's attributes); a torch whose FSDP2 lacks one is a reason too."""
+    try:
+        return _unsupported_configuration(unit)
+    except (AttributeError, ImportError) as e:
+        return f"thunder does not know this torch version's FSDP2 internals ({e})"
+
+
+def _unsupported_configuration(unit) -> str | None:
     group = param_group(unit)
     if group is None:
         return "it has no parameters or several parameter groups"
