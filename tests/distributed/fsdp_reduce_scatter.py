@@ -13,7 +13,7 @@ from torch import nn
 
 import thunder
 
-from .training import assert_same_state
+from .training import Net, assert_same_state
 
 _COLLECTIVE = "torch.ops._c10d_functional."
 _FALLBACK = r"FSDP2 reduce-scatters the gradients of blocks\.\d after its backward, not in thunder's backward trace"
@@ -30,16 +30,10 @@ class OddBlock(nn.Module):
         return x + self.fc2(torch.relu(self.fc1(x))) * torch.sigmoid(self.gate(x))
 
 
-class OddNet(nn.Module):
+class OddNet(Net):
     def __init__(self):
         super().__init__()
         self.blocks = nn.ModuleList([OddBlock(), OddBlock()])
-        self.head = nn.Linear(8, 3)
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        return self.head(x)
 
 
 def _loss(model, x):

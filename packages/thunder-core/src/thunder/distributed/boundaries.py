@@ -16,7 +16,9 @@ after it. So the jit draws its boundary where the engine hands over to the model
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
   model when only the root is sharded) runs its forward jitted, between FSDP's own hooks; what a unit with
   sub-units computes around them (the root's embedding and head) runs eagerly. The jitted forward reads the
-  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards.
+  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards; its backward
+  reduce-scatters the unit's gradients in its trace (:mod:`thunder.distributed.fsdp_gradients`) where it can do
+  what FSDP2 would, else FSDP2's post-backward hook does.
 
 A boundary swaps the compiled forwards in only for the duration of a call of the jitted module, so the model
 itself, called directly, stays eager.
