@@ -40,11 +40,11 @@ def _loss(model, x):
     return model(x).pow(2).mean()
 
 
-def _eager_and_jitted(configure=lambda model: None, net=OddNet):
+def _eager_and_jitted(configure=lambda model: None, net=OddNet, bucketing="BLOCK"):
     torch.manual_seed(0)
     base = net()
     eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(base), sharding_strategy="ZERO3",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
+                                                bucketing_strategy=bucketing) for _ in range(2))
     configure(eager), configure(compiled)
     return eager, compiled, thunder.jit(compiled)
 
@@ -77,6 +77,14 @@ def reduce_scatter_in_backward_trace(rank, world_size):
             assert_same_state(compiled, eager, f"after step {step}", {})
             eager.zero_grad(), compiled.zero_grad()
     assert sorted(jit_calls) == sorted(eager_calls) and jit_calls
+
+    # the whole model one unit (the root): no FSDP2 reduce at all
+    whole, whole_compiled, whole_jitted = _eager_and_jitted(bucketing="NONE")
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        _loss(whole, x).backward()
+        assert _fsdp_reduces(lambda x=x: _loss(whole_jitted, x).backward()) == 0
+        assert_same_state(whole_compiled, whole, f"one unit, step {step}", {})
 
     # a gradient divide factor: the sum over the ranks divided by it (gloo has no PREMUL_SUM, with which FSDP2
     # divides, so eager's average, scaled, is the reference)

@@ -83,6 +83,8 @@ def _unsupported_configuration(unit) -> str | None:
         "CPU offload": any(p.offload_to_cpu for p in group.fsdp_params),
         "a parameter sharded on a dim other than 0": any(p.fsdp_placement.dim != 0 for p in group.fsdp_params),
     }
+    for p in group.fsdp_params:  # what the trace reads of each parameter (AttributeError: torch's FSDP2 changed)
+        p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn  # noqa: B018
     found = [what for what, present in reasons.items() if present]
     return ", ".join(found) or None
 
