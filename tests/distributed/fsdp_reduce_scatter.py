@@ -78,6 +78,27 @@ def reduce_scatter_in_backward_trace(rank, world_size):
             eager.zero_grad(), compiled.zero_grad()
     assert sorted(jit_calls) == sorted(eager_calls) and jit_calls
 
+    # block 1's reduce-scatter is issued once its last parameter gradient is computed, the gradient of its input is
+    # computed while it is in flight, and it is waited for at the end
+    lines = [line.strip() for line in str(thunder.last_backward_traces(jitted._run.functions[-1])[-1]).splitlines()]
+    issued = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}reduce_scatter_tensor(" in line)
+    waited = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor(" in line)
+    returned = lines[-1].removeprefix("return (").split(",")[0]
+    computed = next(i for i, line in enumerate(lines) if line.startswith(f"{returned} = "))
+    assert issued < computed < waited, "\n".join(lines)
+    assert sum("fsdp_gradients.write_sharded_grad(" in line for line in lines) == 6
+
+    # without gradient synchronization FSDP2 accumulates, and reduces that with the next step's gradient; then the
+    # traces reduce again: (synchronized, FSDP2 reduces in how many units) per backward, no zero_grad between
+    for step, (sync, engine_reduces) in enumerate(((True, 1), (False, 0), (True, 3), (True, 1))):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        for model in (eager, compiled):
+            model.set_requires_gradient_sync(sync)
+        _loss(eager, x).backward()
+        assert _fsdp_reduces(lambda x=x: _loss(jitted, x).backward()) == engine_reduces, step
+    assert_same_state(compiled, eager, "after a step without gradient synchronization", {})
+    eager.zero_grad(), compiled.zero_grad()
+
     # the whole model one unit (the root): no FSDP2 reduce at all
     whole, whole_compiled, whole_jitted = _eager_and_jitted(bucketing="NONE")
     for step in range(2):
@@ -100,16 +121,6 @@ def reduce_scatter_in_backward_trace(rank, world_size):
         torch.testing.assert_close(q.grad.full_tensor(), p.grad.full_tensor() * world_size / factor,
                                    msg=lambda m, name=name: f"blocks.{name}.grad: {m}")
 
-    # block 1's reduce-scatter is issued once its last parameter gradient is computed, the gradient of its input is
-    # computed while it is in flight, and it is waited for at the end
-    lines = [line.strip() for line in str(thunder.last_backward_traces(jitted._run.functions[-1])[-1]).splitlines()]
-    issued = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}reduce_scatter_tensor(" in line)
-    waited = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor(" in line)
-    returned = lines[-1].removeprefix("return (").split(",")[0]
-    computed = next(i for i, line in enumerate(lines) if line.startswith(f"{returned} = "))
-    assert issued < computed < waited, "\n".join(lines)
-    assert sum("fsdp_gradients.write_sharded_grad(" in line for line in lines) == 6
-
 
 def engine_reduces_where_the_trace_cannot(rank, world_size):
     """An all-reduce hook (the trace does not call it) and a parameter the forward leaves unused: FSDP2 reduces,
@@ -120,21 +131,20 @@ def engine_reduces_where_the_trace_cannot(rank, world_size):
         for block in model.blocks:
             block.set_all_reduce_hook(lambda output: hook_calls.append(output.numel()))
 
-    for configure, why in ((with_hook, "an all-reduce hook"),):
-        eager, compiled, jitted = _eager_and_jitted(configure)
-        for step in range(2):
-            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
-            _loss(eager, x).backward()
-            eager_hooks = len(hook_calls)
-            if step == 0:
-                with pytest.warns(UserWarning, match=f"{_FALLBACK}, because {why}"):
-                    _loss(jitted, x).backward()
-            else:
+    eager, compiled, jitted = _eager_and_jitted(with_hook)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        _loss(eager, x).backward()
+        eager_hooks = len(hook_calls)
+        if step == 0:
+            with pytest.warns(UserWarning, match=f"{_FALLBACK}, because an all-reduce hook"):
                 _loss(jitted, x).backward()
-            assert len(hook_calls) == 2 * eager_hooks
-            hook_calls.clear()
-            assert_same_state(compiled, eager, f"after step {step} ({why})", {})
-            eager.zero_grad(), compiled.zero_grad()
+        else:
+            _loss(jitted, x).backward()
+        assert len(hook_calls) == 2 * eager_hooks
+        hook_calls.clear()
+        assert_same_state(compiled, eager, f"after step {step} (an all-reduce hook)", {})
+        eager.zero_grad(), compiled.zero_grad()
 
     class Unused(OddNet):
         def __init__(self):

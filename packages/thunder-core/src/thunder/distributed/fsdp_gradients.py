@@ -123,43 +123,34 @@ class FSDPReduceScatter(Transform):
     def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
         import time
 
-        from thunder.distributed.gradient_buckets import _group_name, _ready_positions
+        from thunder.distributed import gradient_buckets as buckets
 
         start = time.perf_counter_ns()
         group = param_group(self.unit)
         trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
-        by_id = {id(p.unsharded_param): p for p in trainable}
-        positions: dict[int, int] = {}  # id of an FSDPParam -> its gradient's output position
-        for k, i in enumerate(differentiable_inputs):
-            value = inputs[i]
-            fsdp_param = by_id.get(id(value)) if value is not None else None
-            if fsdp_param is not None and backward.output[k] is not None:
-                if id(fsdp_param) in positions:
-                    raise NeedsFSDPEngine(f"the parameter {fsdp_param._param_fqn} is passed twice to the unit's forward")
-                positions[id(fsdp_param)] = k
-        missing = [p._param_fqn for p in trainable if id(p) not in positions]
+        outputs = buckets.gradient_outputs(backward, inputs, differentiable_inputs, {id(p.unsharded_param) for p in trainable})
+        missing = [p._param_fqn for p in trainable if id(p.unsharded_param) not in outputs]
         if missing:
             raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
                                   "from thunder's backward (the forward does not use them)")
 
-        ready = _ready_positions(backward)
-        issue_after = max(ready.get(backward.output[k].name, -1) for k in positions.values())
+        positions = [outputs[id(p.unsharded_param)] for p in trainable]
+        ready = buckets.ready_positions(backward)
+        issue_after = max(ready.get(backward.output[k].name, -1) for ks in positions for k in ks)
         process_group = group._reduce_scatter_process_group
-        world_size = process_group.size()
-        grads = [backward.output[positions[id(p)]] for p in trainable]
+        world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
-        new_output = list(backward.output)
         with tracectx(new):
-            if issue_after == -1:
-                pending = _issue(grads, group, world_size, _group_name(process_group))
-            for j, bsym in enumerate(backward.bound_symbols):
-                new.bound_symbols.append(bsym)
+            for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
+                if bsym is not None:
+                    new.bound_symbols.append(bsym)
                 if j == issue_after:
-                    pending = _issue(grads, group, world_size, _group_name(process_group))
+                    # a parameter passed as several arguments: FSDP2 reduces its accumulated gradient
+                    grads = [buckets.summed_gradient(backward, ks) for ks in positions]
+                    pending = _issue(grads, group, world_size, name)
             _write(pending, trainable, grads, group, world_size)
-        for p in trainable:
-            new_output[positions[id(p)]] = None  # FSDP2's post-backward hook finds no gradient to reduce
-        new.output = tuple(new_output)
+        reduced = {k for ks in positions for k in ks}  # FSDP2's post-backward hook finds no gradient to reduce
+        new.output = tuple(None if k in reduced else g for k, g in enumerate(backward.output))
         seconds = (time.perf_counter_ns() - start) / 1e9
         new.provenance = TraceProvenance("FSDP2 reduce-scatter of the unit's gradients overlapping the backward",
                                          seconds)
