@@ -12,9 +12,10 @@ checked equal.
 Bytes communicated: the bytes of the tensors each rank hands to collectives in one step (DDP: the gradient
 buckets it all-reduces; FSDP2: the parameters it all-gathers, in the forward and again in the backward, and the
 gradients it reduce-scatters, gathered size), counted in one extra step of each variant: eager DDP's buckets
-through a DDP comm hook, thunder DDP's (all-reduced by its backward trace, which a comm hook would hand back to
-DDP's reducer) from the profiler's record of the functional all-reduces, FSDP2's by wrapping the collectives it
-calls. Wire traffic depends on the backend's algorithm (a ring all-reduce sends about twice the payload).
+through a DDP comm hook, FSDP2's by wrapping the collectives it calls, and the collectives of thunder's backward
+traces (DDP's buckets all-reduced, which a comm hook would hand back to DDP's reducer, and the compiled FSDP2 units'
+gradients reduce-scattered) from the profiler's record of the functional collectives. Wire traffic depends on
+the backend's algorithm (a ring all-reduce sends about twice the payload).
 
     python benchmarks/distributed_step.py [--steps N] [--world-size 2]
 """
@@ -97,15 +98,18 @@ def _counting_allreduce_hook(state, bucket):
     return default_hooks.allreduce_hook(state, bucket)
 
 
-def _trace_all_reduce_bytes(step, model) -> tuple[int, int]:
-    """(bytes, calls) of the functional all-reduces ``step()`` issues (the model's gradients are all of one dtype)."""
+def _trace_collective_bytes(step, model) -> tuple[int, int]:
+    """(bytes, all-reduces) of the functional collectives ``step()`` issues: thunder's backward traces' (DDP's
+    buckets all-reduced, FSDP2 units' gradients reduce-scattered; the model's gradients are all of one dtype)."""
     import math
 
     element_size = next(model.parameters()).element_size()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
         step()
-    shapes = [e.input_shapes[0] for e in prof.events() if e.name.startswith("_c10d_functional::all_reduce")]
-    return sum(math.prod(shape) * element_size for shape in shapes), len(shapes)
+    events = [e for e in prof.events() if e.name.startswith(("_c10d_functional::all_reduce",
+                                                              "_c10d_functional::reduce_scatter_tensor"))]
+    return (sum(math.prod(e.input_shapes[0]) * element_size for e in events),
+            sum(e.name.startswith("_c10d_functional::all_reduce") for e in events))
 
 
 # thunder_ddp_reducer: thunder with DDP's reducer reducing when the backward has ended (what the trace's buckets
@@ -146,18 +150,15 @@ def _measure(rank, wrapper, steps):
                 v["wall"].append(wall)
                 v["cpu"].append(cpu)
     for name, v in variants.items():  # one more step, counting the bytes handed to collectives
-        if wrapper == "ddp" and name == "thunder":
-            v["bytes_per_step"], v["all_reduces_per_step"] = _trace_all_reduce_bytes(
-                lambda v=v: _step(v["model"], v["runner"], v["opt"], batches[-1]), base)
-            continue
         if name == "eager" and wrapper == "ddp":
             v["model"].register_comm_hook(None, _counting_allreduce_hook)
         Counter.bytes, Counter.calls, Counter.active = 0, 0, True
-        _step(v["model"], v["runner"], v["opt"], batches[-1])
+        traced_bytes, traced_all_reduces = _trace_collective_bytes(
+            lambda v=v: _step(v["model"], v["runner"], v["opt"], batches[-1]), base)
         Counter.active = False
-        v["bytes_per_step"] = Counter.bytes
+        v["bytes_per_step"] = Counter.bytes + traced_bytes
         if wrapper == "ddp":
-            v["all_reduces_per_step"] = Counter.calls
+            v["all_reduces_per_step"] = Counter.calls + traced_all_reduces
     eager = variants["eager"]
     result = {"wrapper": wrapper, "parameters": sum(p.numel() for p in base.parameters())}
     for name, v in variants.items():

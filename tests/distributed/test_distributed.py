@@ -15,6 +15,7 @@ import torch.distributed as dist
 from .collectives import collectives, inplace_collectives
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
 from .fsdp_prefetch import forward_prefetch
+from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
 from .launch import run_distributed
 from .refusals import refusals
 from .training import scenarios
@@ -36,6 +37,8 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
+    reduce_scatter_in_backward_trace(rank, world_size)
+    engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
@@ -45,7 +48,7 @@ def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
     bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
     in a jitted function are trace symbols with gradients; DDP's buckets are all-reduced in the backward trace,
-    overlapping it."""
+    overlapping it, and FSDP2 units' gradients reduce-scattered in theirs."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
 
@@ -69,6 +72,7 @@ def test_real_models_train_like_eager():
 def _four_process_cases(rank, world_size):
     scenarios(rank, world_size, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())])
     buckets_overlap_backward(rank, world_size)  # several buckets, issued in the same order by every rank
+    reduce_scatter_in_backward_trace(rank, world_size)  # shards of 2, 2 and 1 row, and 1 row and none
 
 
 @pytest.mark.slow

@@ -16,7 +16,9 @@ after it. So the jit draws its boundary where the engine hands over to the model
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
   model when only the root is sharded) runs its forward jitted, between FSDP's own hooks; what a unit with
   sub-units computes around them (the root's embedding and head) runs eagerly. The jitted forward reads the
-  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards.
+  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards; its backward
+  reduce-scatters the unit's gradients in its trace (:mod:`thunder.distributed.fsdp_gradients`) where it can do
+  what FSDP2 would, else FSDP2's post-backward hook does.
 
 A boundary swaps the compiled forwards in only for the duration of a call of the jitted module, so the model
 itself, called directly, stays eager.
@@ -127,25 +129,83 @@ def _jitted(module, jit_options: dict, *transforms):
 
 
 class FSDPBoundary:
-    """The model called natively (FSDP's hooks run), each innermost FSDP unit's forward jitted."""
+    """The model called natively (FSDP's hooks run), each innermost FSDP unit's forward jitted, its backward
+    reduce-scattering the unit's gradients in its trace where it can (:class:`_FSDPUnit`)."""
 
     def __init__(self, model, jit_options: dict):
         from torch.distributed.fsdp import FSDPModule
 
-        from thunder.frontend.jit import ThunderFunction
-
-        units = [m for m in model.modules() if isinstance(m, FSDPModule)]
-        innermost = [u for u in units if not any(isinstance(d, FSDPModule) for d in u.modules() if d is not u)]
+        units = [(name, m) for name, m in model.named_modules() if isinstance(m, FSDPModule)]
+        innermost = [(name, u) for name, u in units
+                     if not any(isinstance(d, FSDPModule) for d in u.modules() if d is not u)]
         self.model = model
-        self.compiled = [(u, ThunderFunction(types.MethodType(type(u).forward, u), **jit_options)) for u in innermost]
-        self.functions = [f for _, f in self.compiled]
+        self.units = [_FSDPUnit(u, name or "the model", jit_options) for name, u in innermost]
+
+    @property
+    def functions(self) -> list:
+        """The jitted functions that ran, unit by unit (the one reducing in its trace first)."""
+        return [f for unit in self.units for f in unit.functions]
 
     def __call__(self, *args, **kwargs):
         # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides
-        for unit, compiled in self.compiled:
-            unit.__dict__["forward"] = compiled
+        for unit in self.units:
+            unit.module.__dict__["forward"] = unit
         try:
             return self.model(*args, **kwargs)
         finally:
-            for unit, _ in self.compiled:
-                unit.__dict__.pop("forward", None)
+            for unit in self.units:
+                unit.module.__dict__.pop("forward", None)
+
+
+class _FSDPUnit:
+    """An innermost ``fully_shard`` unit's forward, jitted: with its gradients' reduce-scatter in the backward trace
+    (:mod:`thunder.distributed.fsdp_gradients`), or plain, FSDP2's post-backward hook reducing. FSDP2 reduces where
+    the trace cannot do what it does (a configuration, a program it cannot hold: warned once), and in a step
+    without gradient synchronization and the synchronizing step after it: FSDP2 accumulates the unsharded gradient
+    and reduces it with the next one, which the trace does not see."""
+
+    def __init__(self, module, name: str, jit_options: dict):
+        self.module, self.name, self.jit_options = module, name, jit_options
+        self.reducing = self.plain = None
+        self.refused = None  # why FSDP2 reduces for this unit: known at the first call (FSDP2 sets dtypes lazily)
+        self.checked = self.warned = False
+        self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
+        self._function(reducing=True)  # thunder.last_traces(jmodel) names one before any call
+
+    @property
+    def functions(self) -> list:
+        made = [f for f in (self.reducing, self.plain) if f is not None]
+        return [f for f in made if f.stats.calls] or made[:1]
+
+    def __call__(self, *args, **kwargs):
+        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group, unsupported_configuration
+
+        if not self.checked:
+            self.checked, self.refused = True, unsupported_configuration(self.module)
+        if self.refused is None:
+            sync, training = param_group(self.module).reduce_grads, torch.is_grad_enabled()  # FSDP2's gradient sync
+            in_trace = sync and training and not self.unsynced
+            if training:
+                self.unsynced = not sync
+            if in_trace:
+                try:
+                    return self._function(reducing=True)(*args, **kwargs)
+                except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
+                    self.refused = str(e)
+        if self.refused is not None and not self.warned:
+            self.warned = True
+            warnings.warn(f"thunder: FSDP2 reduce-scatters the gradients of {self.name} after its "
+                          f"backward, not in thunder's backward trace, because {self.refused}", stacklevel=2)
+        return self._function(reducing=False)(*args, **kwargs)
+
+    def _function(self, *, reducing: bool):
+        from thunder.distributed.fsdp_gradients import FSDPReduceScatter
+        from thunder.frontend.jit import ThunderFunction
+
+        if reducing and self.reducing is None:
+            options = dict(self.jit_options)
+            options["transforms"] = (*(options.get("transforms") or ()), FSDPReduceScatter(self.module))
+            self.reducing = ThunderFunction(types.MethodType(type(self.module).forward, self.module), **options)
+        if not reducing and self.plain is None:
+            self.plain = ThunderFunction(types.MethodType(type(self.module).forward, self.module), **self.jit_options)
+        return self.reducing if reducing else self.plain

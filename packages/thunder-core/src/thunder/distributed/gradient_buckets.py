@@ -56,12 +56,7 @@ class DDPGradientBuckets(Transform):
 
         start = time.perf_counter_ns()
         params = _reduced_parameters(self.ddp)
-        # each parameter: its gradients in the backward's outputs (a tensor passed twice gets one per argument)
-        outputs: dict[int, list[int]] = {}
-        for k, i in enumerate(differentiable_inputs):
-            value = inputs[i]
-            if value is not None and id(value) in params and backward.output[k] is not None:
-                outputs.setdefault(id(value), []).append(k)
+        outputs = gradient_outputs(backward, inputs, differentiable_inputs, params)
         missing = [name for key, (name, _) in params.items() if key not in outputs]
         if missing and any(b.sym.id == _ISLAND_BACKWARD for b in backward.bound_symbols):
             # PyTorch's autograd may accumulate them inside thunder's backward, where DDP's reducer would finish
@@ -77,7 +72,7 @@ class DDPGradientBuckets(Transform):
                 f"the parameters {', '.join(missing)} of the DistributedDataParallel module get no gradient from "
                 "thunder's backward (the forward does not use them)")
 
-        ready = _ready_positions(backward)
+        ready = ready_positions(backward)
         order = sorted(outputs, key=lambda key: max(ready.get(backward.output[k].name, -1) for k in outputs[key]))
         # each bucket: the output positions of each of its parameters' gradients
         buckets = [[outputs[order[b]] for b in bucket]
@@ -92,14 +87,14 @@ class DDPGradientBuckets(Transform):
         new = from_trace(backward)
         new_output = list(backward.output)
         world_size = self.ddp.process_group.size()
-        group_name = _group_name(self.ddp.process_group)
+        name = group_name(self.ddp.process_group)
         reduced = {}  # bucket -> its pending all-reduce's output
         with tracectx(new):
             for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
                 if bsym is not None:
                     new.bound_symbols.append(bsym)
                 for i in issued_after.get(j, ()):
-                    reduced[i] = _issue(backward, buckets[i], world_size, group_name)
+                    reduced[i] = _issue(backward, buckets[i], world_size, name)
             for i, bucket in enumerate(buckets):
                 _unpack(backward, bucket, reduced[i], new_output)
         new.output = tuple(new_output)
@@ -116,7 +111,28 @@ def _reduced_parameters(ddp) -> dict:
             if p.requires_grad and name not in ignored}
 
 
-def _ready_positions(backward) -> dict[str, int]:
+def gradient_outputs(backward, inputs, differentiable_inputs, tensors) -> dict[int, list[int]]:
+    """id -> the positions of its gradients in the backward's outputs, for each of ``tensors`` (ids) that gets one
+    (a tensor passed twice gets one per argument)."""
+    outputs: dict[int, list[int]] = {}
+    for k, i in enumerate(differentiable_inputs):
+        value = inputs[i]
+        if value is not None and id(value) in tensors and backward.output[k] is not None:
+            outputs.setdefault(id(value), []).append(k)
+    return outputs
+
+
+def summed_gradient(backward, positions: list[int]) -> TensorProxy:
+    """The gradient of a tensor passed as several arguments: the sum of its gradient outputs (recorded)."""
+    import thunder.torch as ltorch
+
+    grad = backward.output[positions[0]]
+    for k in positions[1:]:
+        grad = ltorch.add(grad, backward.output[k])
+    return grad
+
+
+def ready_positions(backward) -> dict[str, int]:
     """Name -> index of the bound symbol that produces it (inputs of the backward are absent)."""
     return {o.name: j for j, b in enumerate(backward.bound_symbols) for o in b.flat_proxy_outs}
 
@@ -136,7 +152,7 @@ def _bucket_assignment(ddp, parameters: list) -> list[list[int]]:
     return buckets
 
 
-def _group_name(group) -> str:
+def group_name(group) -> str:
     from torch.distributed._functional_collectives import _resolve_group_name
 
     return _resolve_group_name(group)
@@ -147,13 +163,8 @@ def _issue(backward, members: list[list[int]], world_size: int, group_name: str)
     import thunder.torch as ltorch
     from thunder.distributed.collectives import all_reduce_temporary
 
-    flat = []
-    for positions in members:
-        grads = [backward.output[k] for k in positions]
-        grad = grads[0]
-        for g in grads[1:]:  # a parameter passed as several arguments: DDP reduces its accumulated gradient
-            grad = ltorch.add(grad, g)
-        flat.append(ltorch.reshape(grad, (-1,)))
+    # a parameter passed as several arguments: DDP reduces its accumulated gradient
+    flat = [ltorch.reshape(summed_gradient(backward, positions), (-1,)) for positions in members]
     buffer = flat[0] if len(flat) == 1 else ltorch.cat(flat, 0)
     if world_size != 1:
         buffer = ltorch.mul(buffer, 1.0 / world_size)

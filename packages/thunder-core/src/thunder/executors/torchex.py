@@ -242,9 +242,9 @@ def thunder_register_implementations(get_executor):
 
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     if torch.distributed.is_available():  # the collectives' symbols, registered with the executor (import: ~70 ms)
-        from thunder.distributed.collectives import IMPLEMENTATIONS
+        from thunder.distributed import collectives, fsdp_gradients
 
-        for sym, path in IMPLEMENTATIONS.items():
+        for sym, path in (collectives.IMPLEMENTATIONS | fsdp_gradients.IMPLEMENTATIONS).items():
             register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")

@@ -1,0 +1,206 @@
+"""FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace.
+
+For a ``fully_shard`` unit whose forward thunder compiles (see :mod:`thunder.distributed.boundaries`), FSDP2's
+post-backward hook would reduce-scatter the unsharded gradients after the unit's whole backward node has run. The
+reduction is written into the unit's backward trace instead, as FSDP2's ``foreach_reduce`` does it for one unit:
+
+- right after the unit's last parameter gradient is computed: each gradient cast to the reduce dtype
+  (``MixedPrecisionPolicy.reduce_dtype``), padded on dim 0 to a multiple of the world size, cut into one chunk per
+  rank, the chunks of every gradient laid out rank by rank in one buffer, and ``reduce_scatter(sum)`` issued
+  without waiting, while the rest of the backward (the input's gradient) runs;
+- at the end of the backward: waited for, divided by the gradient divide factor (the world size unless set),
+  cast back to the parameters' dtype and cut into each parameter's shard, which
+  :func:`accumulate_sharded_grad` (a ``side_effect`` symbol) writes into the sharded parameter's ``.grad`` as
+  FSDP2 does: a new DTensor gradient, or added to the one there (gradient accumulation), then the parameter's
+  post-accumulate-grad hooks.
+
+The trace gives the unsharded parameters no gradient, so FSDP2's post-backward hook finds none to reduce (it still
+reshards). FSDP2 reduces instead where the trace would not do what it does: a configuration the trace does not
+write (:func:`unsupported_configuration`: HSDP, CPU offload, a reduce-scatter or all-reduce hook, a divide rule
+other than a plain division, a dim other than 0), a step without gradient synchronization and the synchronizing
+step after it (FSDP2 holds the accumulated unsharded gradient), and a unit whose trace cannot hold every
+gradient (:class:`NeedsFSDPEngine`).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from thunder.core.errors import UnsupportedError
+from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.trace import TraceProvenance, from_trace, tracectx
+from thunder.torch.registry import torchsymbol
+from thunder.transforms.transform import Transform
+
+__all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "param_group",
+           "unsupported_configuration"]
+
+# FSDPParam of each sharded parameter a trace writes, by the key the trace names it with
+_SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
+
+
+class NeedsFSDPEngine(UnsupportedError):
+    """The backward trace cannot reduce-scatter this unit's gradients as FSDP2 would: FSDP2's engine must."""
+
+
+def param_group(unit):
+    """The unit's one FSDPParamGroup, or None (a unit with no parameters, or several parameter groups)."""
+    state = unit._get_fsdp_state()
+    groups = getattr(state, "_fsdp_param_groups", None)
+    if groups is not None and len(groups) != 1:
+        return None
+    return state._fsdp_param_group
+
+
+def unsupported_configuration(unit) -> str | None:
+    """Why the backward trace cannot reduce this unit's gradients as FSDP2 would, or None if it can. Reads FSDP2's
+    parameter group (torch 2.13's attributes); a torch whose FSDP2 lacks one is a reason too."""
+    try:
+        return _unsupported_configuration(unit)
+    except (AttributeError, ImportError) as e:
+        return f"thunder does not know this torch version's FSDP2 internals ({e})"
+
+
+def _unsupported_configuration(unit) -> str | None:
+    group = param_group(unit)
+    if group is None:
+        return "it has no parameters or several parameter groups"
+    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultReduceScatter
+    from torch.distributed.fsdp._fully_shard._fsdp_common import FSDPMeshInfo, HSDPMeshInfo
+
+    reasons = {
+        "HSDP or replication (an all-reduce after the reduce-scatter)":
+            not isinstance(group.mesh_info, FSDPMeshInfo) or isinstance(group.mesh_info, HSDPMeshInfo),
+        "a reduce-scatter implementation other than the default": type(group._reduce_scatter_comm)
+            is not DefaultReduceScatter,
+        "an all-reduce hook": group._all_reduce_hook is not None,
+        "force_sum_reduction_for_comms": group.force_sum_reduction_for_comms,
+        "reduce_scatter_unused_params": group.reduce_scatter_unused_params,
+        f"a reduce dtype other than {_REDUCE_DTYPES}": (group._reduce_dtype or group._orig_dtype) not in _REDUCE_DTYPES,
+        "CPU offload": any(p.offload_to_cpu for p in group.fsdp_params),
+        "a parameter sharded on a dim other than 0": any(p.fsdp_placement.dim != 0 for p in group.fsdp_params),
+    }
+    for p in group.fsdp_params:  # what the trace reads of each parameter (AttributeError: torch's FSDP2 changed)
+        p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn  # noqa: B018
+    found = [what for what, present in reasons.items() if present]
+    return ", ".join(found) or None
+
+
+@torchsymbol(tags=("side_effect",))
+def accumulate_sharded_grad(shard, key: str):
+    return None
+
+
+def write_sharded_grad(shard: torch.Tensor, key: str) -> None:
+    """FSDP2's write of a reduced shard: the sharded parameter's new DTensor ``.grad``, or added to the one there;
+    then its post-accumulate-grad hooks."""
+    fsdp_param = _SHARDED_PARAMS[key]
+    param = fsdp_param.sharded_param
+    with torch.no_grad():
+        if param.grad is None:
+            param.grad = fsdp_param.to_sharded_dtensor(shard)
+        else:
+            param.grad.to_local().add_(shard)
+    for hook in (getattr(param, "_post_accumulate_grad_hooks", None) or {}).values():
+        hook(param)
+
+
+IMPLEMENTATIONS = {accumulate_sharded_grad: "thunder.distributed.fsdp_gradients.write_sharded_grad"}
+
+
+class FSDPReduceScatter(Transform):
+    """Writes FSDP2's reduce-scatter of ``unit``'s gradients into the backward trace of its compiled forward."""
+
+    segments_error = NeedsFSDPEngine
+    remedy_on_segments = "FSDP2 reduce-scatters the gradients of such a program, outside the trace"
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
+        import time
+
+        from thunder.distributed import gradient_buckets as buckets
+
+        start = time.perf_counter_ns()
+        group = param_group(self.unit)
+        trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
+        outputs = buckets.gradient_outputs(backward, inputs, differentiable_inputs, {id(p.unsharded_param) for p in trainable})
+        missing = [p._param_fqn for p in trainable if id(p.unsharded_param) not in outputs]
+        if missing:
+            raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
+                                  "from thunder's backward (the forward does not use them)")
+
+        positions = [outputs[id(p.unsharded_param)] for p in trainable]
+        ready = buckets.ready_positions(backward)
+        issue_after = max(ready.get(backward.output[k].name, -1) for ks in positions for k in ks)
+        process_group = group._reduce_scatter_process_group
+        world_size, name = process_group.size(), buckets.group_name(process_group)
+        new = from_trace(backward)
+        with tracectx(new):
+            for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
+                if bsym is not None:
+                    new.bound_symbols.append(bsym)
+                if j == issue_after:
+                    # a parameter passed as several arguments: FSDP2 reduces its accumulated gradient
+                    grads = [buckets.summed_gradient(backward, ks) for ks in positions]
+                    pending = _issue(grads, group, world_size, name)
+            _write(pending, trainable, grads, group, world_size)
+        reduced = {k for ks in positions for k in ks}  # FSDP2's post-backward hook finds no gradient to reduce
+        new.output = tuple(None if k in reduced else g for k, g in enumerate(backward.output))
+        seconds = (time.perf_counter_ns() - start) / 1e9
+        new.provenance = TraceProvenance("FSDP2 reduce-scatter of the unit's gradients overlapping the backward",
+                                         seconds)
+        return new
+
+
+def _padded_rows(grad: TensorProxy, world_size: int) -> int:
+    rows = pyval(grad.shape[0])
+    return -(-rows // world_size) * world_size
+
+
+def _issue(grads: list, group, world_size: int, group_name: str) -> TensorProxy:
+    """Records FSDP2's reduce-scatter input (every gradient's rank-r chunk in rank r's slice) and the pending
+    reduce-scatter (sum) of it."""
+    import thunder.torch as ltorch
+    from thunder.distributed.collectives import reduce_scatter
+
+    reduce_dtype = group._reduce_dtype or grads[0].dtype
+    rows = []
+    for grad in grads:
+        g = ltorch.to(grad, dtype=reduce_dtype) if grad.dtype != reduce_dtype else grad
+        g = ltorch.reshape(g, (pyval(g.shape[0]), -1)) if g.ndim != 2 else g
+        padding = _padded_rows(grad, world_size) - pyval(grad.shape[0])
+        if padding:
+            g = ltorch.pad(g, (0, 0, 0, padding))
+        rows.append(ltorch.reshape(g, (world_size, -1)))
+    buffer = rows[0] if len(rows) == 1 else ltorch.cat(rows, 1)
+    return reduce_scatter(ltorch.reshape(buffer, (-1,)), "sum", world_size, group_name)
+
+
+def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_size: int) -> None:
+    """Records the wait, the division, the cast back and each shard's write into its sharded parameter's .grad."""
+    import thunder.torch as ltorch
+    from thunder.distributed.collectives import wait
+
+    reduced = ltorch.div(wait(pending), float(group.gradient_divide_factor or world_size))
+    orig_dtype = group._orig_dtype
+    if orig_dtype is not None and reduced.dtype != orig_dtype:
+        reduced = ltorch.to(reduced, dtype=orig_dtype)
+    offset = 0
+    for fsdp_param, grad in zip(fsdp_params, grads):
+        sharded_size = tuple(fsdp_param.sharded_size)
+        numel = 1
+        for d in sharded_size:
+            numel *= d
+        shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel), sharded_size)
+        key = f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
+        _SHARDED_PARAMS[key] = fsdp_param
+        accumulate_sharded_grad(shard, key)
+        chunk = 1
+        for d in grad.shape[1:]:
+            chunk *= pyval(d)
+        offset += _padded_rows(grad, world_size) // world_size * chunk
