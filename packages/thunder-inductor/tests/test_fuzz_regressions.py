@@ -48,3 +48,28 @@ def test_fuzz_7297_input_read_only_by_dead_code_before_a_split_has_no_grad(induc
     outcome = run_program(program, cache="constant values", executors=["inductor", "torch"],
                           calls=[Call(variant=0, values=0, state=0)])
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+@pytest.mark.filterwarnings("ignore::thunder_inductor.compile.InductorCompileWarning")
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("seed", [7711, 7739, 7767])
+def test_regions_inductor_cannot_compile_run_their_torch_calls(inductor_ex, seed, cache):
+    # seeds 7700..7849: Inductor failed recording symbolic regions (AOTAutograd merging inputs that share memory
+    # into a synthetic base: an internal error; a placeholder without a recorded value): such a region now runs its
+    # torch calls, with an InductorCompileWarning
+    from thunder.testing.fuzz.generator import generate
+
+    outcome = run_program(generate(seed, grad_fraction=0.25), cache=cache, executors=["inductor", "torch", "python"])
+    assert outcome.cls in AGREEMENT, outcome.detail
+
+
+@pytest.mark.xfail(strict=False, reason="seeds 7768, 7802: a graph Inductor compiled for inputs sharing memory (a "
+                   "synthetic base) fails when called (its input checks, or permute of the merged base); left open. Not strict: "
+                   "whether Inductor fails compiling (then the region falls back) or when called depends on its caches")
+@pytest.mark.parametrize("seed", [7768, 7802])
+def test_a_graph_compiled_for_inputs_sharing_memory_runs(inductor_ex, seed):
+    from thunder.testing.fuzz.generator import generate
+
+    outcome = run_program(generate(seed, grad_fraction=0.25), cache="constant values",
+                          executors=["inductor", "torch", "python"])
+    assert outcome.cls in AGREEMENT, outcome.detail

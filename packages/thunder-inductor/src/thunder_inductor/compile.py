@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+import warnings
 from itertools import chain
 from operator import attrgetter, methodcaller
 
@@ -29,20 +30,25 @@ from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 from thunder_inductor import disk_cache
 
-__all__ = ["region_fusion", "InductorFusion", "stats"]
+__all__ = ["region_fusion", "InductorFusion", "InductorCompileWarning", "stats"]
 
 _counter = itertools.count()
 _dtype_device = attrgetter("dtype", "device")
 _stride, _offset = methodcaller("stride"), methodcaller("storage_offset")
 _lock = threading.Lock()
-_stats = {"compiles": 0, "loads": 0, "torch_calls": 0}
+_stats = {"compiles": 0, "loads": 0, "torch_calls": 0, "failed": 0}
 # graphs a symbolic region compiles at most; a call no graph of a full region accepts runs the region's torch calls
 MAX_GRAPHS = 8
 
 
+class InductorCompileWarning(UserWarning):
+    """A region Inductor could not record or compile runs its torch calls instead (the same values, unfused)."""
+
+
 def stats() -> dict:
     """{'compiles': graphs compiled by Inductor in this process, 'loads': compiled graphs loaded from disk,
-    'torch_calls': calls of a region that had compiled ``MAX_GRAPHS`` graphs, none accepting them}."""
+    'torch_calls': calls of a region that had compiled ``MAX_GRAPHS`` graphs, none accepting them, or that Inductor
+    could not compile, 'failed': compilations Inductor failed (:class:`InductorCompileWarning`)}."""
     return dict(_stats)
 
 
@@ -97,6 +103,7 @@ class InductorFusion:
         self.dynamic: tuple[int, ...] = ()
         self.first_numbers: tuple | None = None
         self.torch_calls = None  # the region's torch calls, for a call no graph accepts once MAX_GRAPHS are compiled
+        self.failed: set = set()  # keys Inductor could not record or compile for: those calls run the torch calls
 
     def graph_codes(self) -> list[str]:
         return list(self.codes.values())
@@ -157,13 +164,25 @@ class InductorFusion:
         ``MAX_GRAPHS`` graphs already."""
         from torch._inductor import config
 
+        if key in self.failed:
+            return False
         graphs = self.compiled.setdefault(key, []) if self.symbolic else None
         if graphs is not None and len(graphs) >= MAX_GRAPHS:
             return False
         dynamic = [numbers[i] for i in self.dynamic]
         disk_key = (key, _size_pattern(_layout(tensors) + tuple(dynamic))) if self.symbolic else key
         with config.patch(INDUCTOR_CONFIG):  # part of the saved region's key too
-            graph, guards = self._load_or_compile(disk_key, tensors, numbers)
+            try:
+                graph, guards = self._load_or_compile(disk_key, tensors, numbers)
+            except Exception as error:  # noqa: BLE001 - any failure of make_fx/Inductor: the torch calls compute it
+                # the region's torch calls are what thunder's torch executor would run: the same values, unfused
+                # (Inductor's internal errors recording symbolic regions, fuzz seeds 7711, 7739, 7756, 7762, 7767)
+                self.failed.add(key)
+                _stats["failed"] += 1
+                warnings.warn(f"thunder-inductor: Inductor could not compile region {self.name} "
+                              f"({type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}); "
+                              "it runs its torch calls", InductorCompileWarning, stacklevel=2)
+                return False
         if graphs is None:
             self.compiled[key] = graph
             return graph, tensors
