@@ -59,21 +59,44 @@ def _assert_grads_equal(model, reference):
         torch.testing.assert_close(p.grad, q.grad, msg=name)
 
 
+def _attention_calls(jmodel):
+    return ([b for b in t.bound_symbols if "scaled_dot_product" in b.sym.name]
+            for t in (thunder.last_traces(jmodel)[-1], thunder.last_backward_traces(jmodel)[-1]))
+
+
 def test_llama_runs_eager_s_attention_kernel_not_a_compiler_s():
     # torch.compiler.is_compiling() answers as in eager (False): transformers then passes is_causal and enable_gqa
-    # to SDPA, as in eager, instead of building an explicit causal mask and repeating the key/value heads (what it
-    # does for a compiler that cannot read the data); the one data-dependent check that costs is a split
+    # to SDPA, as in eager, instead of building an explicit causal mask and repeating the key/value heads
     model, reference = _llama(), _llama()
     jmodel = thunder.jit(model)
-    _backward_like_eager(jmodel, reference, torch.randint(0, 128, (2, 16)))
+    ids = torch.randint(0, 128, (2, 16))
+    loss, ref_loss = jmodel(ids, labels=ids).loss, reference(ids, labels=ids).loss
+    torch.testing.assert_close(loss, ref_loss)
+    loss.backward()
+    ref_loss.backward()
     _assert_grads_equal(model, reference)
-    forward, backward = ([b for b in t.bound_symbols if "scaled_dot_product" in b.sym.name]
-                         for t in (thunder.last_traces(jmodel)[-1], thunder.last_backward_traces(jmodel)[-1]))
+    forward, backward = _attention_calls(jmodel)
     assert len(forward) == len(backward) == 2  # two layers
     for b in forward + backward:
         assert b.kwargs.get("attn_mask") is None and any(a is True for a in b.args), str(b)  # is_causal, no mask
     for b in forward:
         assert b.args[1].shape[1] == 2, str(b)  # the two key/value heads, not repeated to four
+
+
+def test_llama_training_without_a_cache_reads_no_tensor_data():
+    # with use_cache=False transformers looks for packed sequences in the position ids, skipping the test (a read of
+    # tensor data) where is_tracing(tensor) says the tensor is traced, which a thunder proxy is: the program is not
+    # split at a value read (one per step, a GPU sync), and runs SDPA with an explicit mask (and the key/value heads
+    # repeated: transformers uses enable_gqa only without a mask), as under torch.compile
+    model, reference = _llama(), _llama()
+    jmodel = thunder.jit(model)
+    ids = torch.randint(0, 128, (2, 16))
+    _backward_like_eager(jmodel, reference, ids)
+    _assert_grads_equal(model, reference)
+    loss = jmodel(ids, labels=ids, use_cache=False).loss
+    assert type(loss.grad_fn).__name__ == "ThunderAutogradFunctionBackward"  # one program, not segments
+    forward, _ = _attention_calls(jmodel)
+    assert len(forward) == 2  # both layers in the one program
 
 
 # Forward of every model family users bring, tiny and random, in eval mode: logits (or hidden states) like eager.

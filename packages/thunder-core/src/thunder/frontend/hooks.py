@@ -250,6 +250,18 @@ def _compiler_hint(*args, **kwargs):
     return None
 
 
+# Libraries' "is this tensor being traced?" (transformers' is_tracing(tensor): a torch.fx proxy, a FakeTensor, Dynamo
+# compiling): inside thunder.jit every tensor is thunder's proxy, so yes. They ask it to skip checks that read the
+# tensor's data (transformers' packed-sequence test, `(mask[:, -1] == 0).all()`), which would split the program at a
+# value read (and sync a GPU) on every step; torch.compiler.is_compiling() stays False, as in eager, so they still
+# pick eager's kernels (SDPA with is_causal).
+_IS_TRACING_TENSOR = {("transformers.utils.import_utils", "is_tracing")}
+
+
+def _is_tracing_tensor(tensor=None):
+    return isinstance(tensor, TensorProxy)
+
+
 def _manual_seed(seed):
     from thunder.core import prims
     from thunder.core.proxies import pyval
@@ -501,8 +513,11 @@ class JitHooks(Hooks):
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
-        if (getattr(fn, "__module__", None), getattr(fn, "__name__", None)) in _COMPILER_HINTS:
+        where = (getattr(fn, "__module__", None), getattr(fn, "__name__", None))
+        if where in _COMPILER_HINTS:
             return _compiler_hint
+        if where in _IS_TRACING_TENSOR:
+            return _is_tracing_tensor
         refused = _func_transform_entries().get(_unwrapped(fn))
         if refused is not None:
             from thunder.frontend.func_transforms import refused_transform
