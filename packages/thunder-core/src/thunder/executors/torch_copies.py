@@ -96,7 +96,7 @@ def _allocates(bsym) -> bool:
     if "out" in bsym.kwargs:
         return False
     return (name in OUT_CAPABLE and len(bsym.flat_proxy_outs) == 1) or name in ("torch.matmul", "torch.cat") or (
-        name.startswith("torch.ops.aten.") and name.endswith(("_backward", "_backward_data")))
+        name.startswith("torch.ops.aten.") and name.endswith(("_backward.default", "_backward_data.default")))
 
 
 class Sets:

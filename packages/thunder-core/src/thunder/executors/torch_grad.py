@@ -12,8 +12,8 @@ where eager would not use the kernel (a 3-d attention, label smoothing), the bui
 Each rule asks :func:`thunder.grad.needs_grad` which gradients autograd wants, as eager's kernels get an output
 mask from ``needs_input_grad``.
 
-Each ATen op is a symbol with its own meta (``aten.<name>``, printed ``torch.ops.aten.<name>(...)`` so traces run
-as they read) that the torch executor implements as that very op.
+Each ATen op is a symbol with its own meta (``aten.<name>``, printed ``torch.ops.aten.<name>.default(...)`` so traces
+run as they read) that the torch executor implements as that very op.
 """
 
 from __future__ import annotations
@@ -573,7 +573,9 @@ def _batch_norm(*args, **kwargs):
 
 def register(ex) -> None:
     for name, sym in aten_symbols.items():
-        ex.register_implementation(sym.id, ex.register_operator(f"torch.ops.aten.{name}"))
+        # the overload itself, not the packet: a packet's call resolves the overload on every call, and in a
+        # training step (caches cold after the forward and the optimizer) that was 10-20 us of each backward kernel
+        ex.register_implementation(sym.id, ex.register_operator(f"torch.ops.aten.{name}.default"))
     for sym, checker, rule in _rules:
         ex.register_grad_rule(sym, rule, checker=checker)
 
