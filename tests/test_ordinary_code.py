@@ -500,3 +500,22 @@ def test_is_leaf():
     for x in (torch.ones(2), torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True) * 1):
         (actual, actual_leaf), (expected, expected_leaf) = jfn(x), f(x)
         assert torch.equal(actual, expected) and actual_leaf == expected_leaf
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_membership_in_a_tensor_is_eagers_any_of_equal(cache):
+    # `x in t` is eager's Tensor.__contains__: bool((x == t).any()), not Python's default of iterating t's rows and
+    # asking each row's truth (which raised "Boolean value of Tensor with more than one value is ambiguous" for
+    # transformers 4.x's `pad_token_id in input_ids[:, [-1, 0]]`)
+    def f(ids, n):
+        return n in ids[:, [-1, 0]], 3.5 in ids, ids[0] in ids, ids[1, :1] in ids[0]
+
+    jf = thunder.jit(f, cache=cache)
+    for n in (0, 7, 2):
+        ids = torch.tensor([[1, 2, 3], [4, 5, 0]])
+        assert jf(ids, n) == f(ids, n)
+    with pytest.raises(RuntimeError) as eager_error:  # a non-tensor, non-number element
+        "a" in ids  # noqa: B015
+    with pytest.raises(RuntimeError) as thunder_error:
+        thunder.jit(lambda t: "a" in t)(ids)
+    assert str(thunder_error.value) == str(eager_error.value)

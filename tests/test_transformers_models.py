@@ -79,8 +79,9 @@ def test_llama_runs_eager_s_attention_kernel_not_a_compiler_s():
     assert len(forward) == len(backward) == 2  # two layers
     for b in forward + backward:
         assert b.kwargs.get("attn_mask") is None and any(a is True for a in b.args), str(b)  # is_causal, no mask
-    for b in forward:
-        assert b.args[1].shape[1] == 2, str(b)  # the two key/value heads, not repeated to four
+    if int(transformers.__version__.split(".")[0]) >= 5:  # 4.x repeats the key/value heads in eager too
+        for b in forward:
+            assert b.args[1].shape[1] == 2, str(b)  # the two key/value heads, not repeated to four
 
 
 def test_llama_training_without_a_cache_reads_no_tensor_data():

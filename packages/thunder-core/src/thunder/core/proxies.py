@@ -11,6 +11,8 @@ called natively on a proxy to the same language (via ``torch_function_table``).
 
 from __future__ import annotations
 
+import numbers
+
 from thunder.core import dtypes
 from thunder.core.devices import Device, to_device
 
@@ -234,6 +236,17 @@ class TensorProxy(Proxy):
 
 for _name in _TENSOR_DUNDERS + ("tolist",):
     setattr(TensorProxy, _name, _method(_name))
+
+
+def _tensor_contains(self, element) -> bool:
+    # eager's Tensor.__contains__: one bool of (element == self).any() (a value read), never Python's default of
+    # iterating the rows and asking each one's truth (transformers 4.x: `pad_token_id in input_ids[:, [-1, 0]]`)
+    if not isinstance(element, (TensorProxy, NumberProxy, numbers.Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+    return bool((element == self).any())
+
+
+TensorProxy.__contains__ = _tensor_contains
 TensorProxy.__hash__ = object.__hash__  # __eq__ is elementwise, identity keeps proxies usable as dict keys
 
 
