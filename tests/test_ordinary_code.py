@@ -519,3 +519,29 @@ def test_membership_in_a_tensor_is_eagers_any_of_equal(cache):
     with pytest.raises(RuntimeError) as thunder_error:
         thunder.jit(lambda t: "a" in t)(ids)
     assert str(thunder_error.value) == str(eager_error.value)
+
+
+NARROWS = [(0, 2, 2), (0, -4, 1), (0, 1, -1), (0, 4, 0), (0, -1, 1), (-1, 0, 3), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_narrow_checks_its_bounds_like_eager(cache):
+    # fuzz seed 442139: narrow was a slice, which clamps; eager checks start and length (and raises even where the
+    # result is never used)
+    def outcome(fn, *args):
+        try:
+            return fn(*args).tolist()
+        except (RuntimeError, IndexError) as e:
+            return type(e), str(e)
+
+    for dim, start, length in NARROWS:
+        def f(x):
+            return x.narrow(dim, start, length)
+
+        assert outcome(thunder.jit(f, cache=cache), torch.arange(3.0)) == outcome(f, torch.arange(3.0))
+
+    def unused(t0):
+        t0[1:-1:2].narrow(-1, 0, 1)
+
+    assert outcome(thunder.jit(lambda t: torch.stack([unused(t) or t])), torch.zeros(1)) == \
+        outcome(lambda t: torch.stack([unused(t) or t]), torch.zeros(1))

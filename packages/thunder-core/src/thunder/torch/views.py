@@ -23,7 +23,16 @@ def select(a, dim, index):
 
 @torchsymbol(torch.narrow, torch.Tensor.narrow, method="narrow")
 def narrow(a, dim, start, length):
+    # eager's checks (aten's narrow), which a slice would not make: it clamps (fuzz seed 442139)
+    check(a.ndim > 0, "narrow() cannot be applied to a 0-dim tensor.")
     dim = canonicalize_dim(a.ndim, dim)
+    check(length >= 0, "narrow(): length must be non-negative.")
+    size = a.shape[dim]
+    check(-size <= start <= size,
+          lambda: f"start out of range (expected to be in range of [{-size}, {size}], but got {start})", IndexError)
+    if start < 0:
+        start = start + size
+    check(start <= size - length, lambda: f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _getitem(a, (slice(None),) * dim + (slice(start, start + length),))
 
 
