@@ -239,13 +239,6 @@ def _unwrapped(fn):
     return fn
 
 
-# Hints to torch.compile about a tensor (a static address for CUDA graphs, which sizes to keep dynamic): thunder
-# makes its own choices (the cache options), so inside a jitted program they do nothing; run natively they would
-# write attributes onto a proxy
-_COMPILER_HINTS = {("torch._dynamo.decorators", name) for name in (
-    "mark_static_address", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_unbacked")}
-
-
 def _compiler_hint(*args, **kwargs):
     return None
 
@@ -255,11 +248,18 @@ def _compiler_hint(*args, **kwargs):
 # tensor's data (transformers' packed-sequence test, `(mask[:, -1] == 0).all()`), which would split the program at a
 # value read (and sync a GPU) on every step; torch.compiler.is_compiling() stays False, as in eager, so they still
 # pick eager's kernels (SDPA with is_causal).
-_IS_TRACING_TENSOR = {("transformers.utils.import_utils", "is_tracing")}
-
-
 def _is_tracing_tensor(tensor=None):
     return isinstance(tensor, TensorProxy)
+
+
+# (module, name) of a library function -> what thunder runs in its place, looked up by name so that thunder never
+# imports the library (one lookup per interpreted call)
+_BY_NAME = {("transformers.utils.import_utils", "is_tracing"): _is_tracing_tensor}
+# Hints to torch.compile about a tensor (a static address for CUDA graphs, which sizes to keep dynamic): thunder
+# makes its own choices (the cache options), so inside a jitted program they do nothing; run natively they would
+# write attributes onto a proxy
+_BY_NAME.update((("torch._dynamo.decorators", name), _compiler_hint) for name in (
+    "mark_static_address", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_unbacked"))
 
 
 def _manual_seed(seed):
@@ -513,11 +513,9 @@ class JitHooks(Hooks):
         rng = _RNG_STATE.get(_unwrapped(fn))
         if rng is not None:
             return rng
-        where = (getattr(fn, "__module__", None), getattr(fn, "__name__", None))
-        if where in _COMPILER_HINTS:
-            return _compiler_hint
-        if where in _IS_TRACING_TENSOR:
-            return _is_tracing_tensor
+        by_name = _BY_NAME.get((getattr(fn, "__module__", None), getattr(fn, "__name__", None)))
+        if by_name is not None:
+            return by_name
         refused = _func_transform_entries().get(_unwrapped(fn))
         if refused is not None:
             from thunder.frontend.func_transforms import refused_transform
