@@ -1,4 +1,4 @@
-"""Flattening of nested Python containers (tuples, lists, dicts, slices, namedtuples, dataclasses).
+"""Flattening of nested Python containers (tuples, lists, dicts, slices, namedtuples, structseqs, dataclasses).
 
 Kept tiny and torch-free: traces and executors only ever need these container types.
 """
@@ -38,6 +38,9 @@ def _flatten(x, leaves: list) -> TreeSpec:
         return TreeSpec(slice, None, tuple(_flatten(v, leaves) for v in (x.start, x.stop, x.step)))
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
         return TreeSpec("namedtuple", t, tuple(_flatten(v, leaves) for v in x))
+    if isinstance(x, tuple) and getattr(t, "n_fields", None) == getattr(t, "n_sequence_fields", -1):
+        # a structseq (torch.return_types.max): rebuilt as itself, so a caller gets eager's type back
+        return TreeSpec("structseq", t, tuple(_flatten(v, leaves) for v in x))
     fields = getattr(t, "__dataclass_fields__", None)
     if fields is not None and not isinstance(x, type):  # dataclass instances (e.g. transformers' ModelOutput)
         names = tuple(n for n, f in fields.items() if f.init)
@@ -61,6 +64,8 @@ def _unflatten(it, spec: TreeSpec):
         return slice(*children)
     if spec.kind == "namedtuple":
         return spec.meta(*children)
+    if spec.kind == "structseq":
+        return spec.meta(children)
     if spec.kind == "dataclass":
         tp, names = spec.meta
         return tp(**dict(zip(names, children)))

@@ -20,7 +20,6 @@ Refused, with an error naming the op and the user's line:
 
 from __future__ import annotations
 
-import collections
 import types
 import warnings
 
@@ -207,27 +206,6 @@ def _to_meta(x):
     return x
 
 
-_structseq_types: dict[type, type] = {}
-
-
-def _as_namedtuple(x):
-    """torch.return_types.* (structseqs) -> a namedtuple with the same fields, which pytrees flatten."""
-    t = type(x)
-    nt = _structseq_types.get(t)
-    if nt is None:
-        nt = collections.namedtuple(t.__name__, t.__match_args__)
-        _structseq_types[t] = nt
-    return nt(*x)
-
-
-def _structure(x):
-    if isinstance(x, tuple) and type(x) is not tuple and hasattr(type(x), "n_fields") and not hasattr(x, "_fields"):
-        return _as_namedtuple(x)
-    if type(x) in (list, tuple):
-        return type(x)(_structure(v) for v in x)
-    return x
-
-
 _ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a refused meta run is repeated with to find eager's error
 # ops whose meta function checks what only the CUDA kernel asks (grouped_mm's, bfloat16 inputs) while the CPU kernel
 # takes more, and whose output shapes do not depend on the data: a CPU call learns its outputs from the CPU kernel
@@ -299,7 +277,6 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
         result = _real_run(fn, meta_args, meta_kwargs, None if learn else _ERROR_RERUN_ELEMENTS)
         if result is None or not learn:
             raise e
-    result = _structure(result)
     leaves, spec = tree_flatten(result)
     out = []
     for leaf in leaves:
@@ -452,7 +429,7 @@ def _torch_builtin_kind(fn) -> str | None:
 
 
 def _holds_tensor(result) -> bool:
-    return any(isinstance(x, torch.Tensor) for x in tree_flatten(_structure(result))[0])
+    return any(isinstance(x, torch.Tensor) for x in tree_flatten(result)[0])
 
 
 def opaque_lookaside(fn):
@@ -522,4 +499,4 @@ def _created_inside(fn, args, kwargs, result):
             )
         return tensor(t.tolist(), dtype=dtypes.to_dtype(t.dtype), device=to_device(t.device))
 
-    return tree_map(constant, _structure(result))
+    return tree_map(constant, result)

@@ -5,8 +5,6 @@ Low-precision floats reduce in float32 and convert back, as PyTorch's kernels ac
 
 from __future__ import annotations
 
-import collections
-
 import torch
 
 from thunder.core import dtypes, prims
@@ -15,9 +13,6 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dims, numel
 from thunder.torch import elementwise as ew
 from thunder.torch.registry import torchsymbol
-
-# Like torch.return_types.max: a tuple with .values and .indices.
-ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def reduction_dims(a, dim) -> tuple[int, ...]:
@@ -149,7 +144,7 @@ def _max_or_min(a, dim_or_other, keepdim, *, is_max):
         return _minmax(prims.amax if is_max else prims.amin, name, a, None, False)
     values = _minmax(prims.amax if is_max else prims.amin, name, a, dim_or_other, keepdim)
     indices = _arg(prims.argmax if is_max else prims.argmin, name, a, dim_or_other, keepdim)
-    return ValuesIndices(values, indices)
+    return (torch.return_types.max if is_max else torch.return_types.min)((values, indices))
 
 
 @torchsymbol(torch.max, torch.Tensor.max, method="max", name="max")
