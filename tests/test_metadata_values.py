@@ -90,3 +90,42 @@ def test_symbolic_sizes_stay_symbolic_until_printed():
     assert thunder.cache_misses(jfn) == 1
     trace = str(thunder.last_traces(jfn)[-1])
     assert "torch.Size" not in trace
+
+
+QUERIES = {
+    "layout": lambda x: (x.layout, x.layout == torch.strided),
+    "numel": lambda x: torch.numel(x) + x.numel(),
+    "result_type": lambda x: (torch.result_type(x, 1), torch.result_type(x, 2.5), torch.result_type(x, x.double()),
+                              torch.result_type(x.int(), 1.5), torch.result_type(x[0, 0].double(), x)),
+    "masked_sum": lambda x: torch.masked._ops.sum(x, 1, mask=x > 0),  # torch.masked asks the layout
+}
+
+
+@pytest.mark.parametrize("cache", CACHES)
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_layout_numel_and_result_type_as_eager(name, cache):
+    fn = QUERIES[name]
+    x = torch.randn(3, 4)
+    expected, actual = fn(x), thunder.jit(fn, cache=cache)(x)
+    if isinstance(expected, torch.Tensor):
+        assert torch.equal(actual, expected)
+    else:
+        assert type(actual) is type(expected) and actual == expected
+
+
+NOT_DENSE = {
+    "sparse_coo": lambda: torch.eye(3).to_sparse(),
+    "sparse_csr": lambda: torch.eye(3).to_sparse_csr(),
+    "quantized": lambda: torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.qint8),
+    "nested": lambda: torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DENSE))
+def test_tensors_other_than_dense_are_refused_by_name(name):
+    # a trace computes as for dense tensors (x.is_sparse was False for a sparse input): refuse, never answer densely
+    def f(x):
+        return x.is_sparse, x * 2
+
+    with pytest.raises(thunder.core.errors.UnsupportedError, match="dense strided tensors, and the input x is"):
+        thunder.jit(f)(NOT_DENSE[name]())

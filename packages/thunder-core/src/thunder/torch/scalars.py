@@ -12,6 +12,7 @@ import torch
 from thunder.core import prims
 from thunder.core.dtypes import to_torch_dtype
 from thunder.core.proxies import torch_function_table
+from thunder.torch.promotion import result_dtypes
 from thunder.torch.registry import register_method
 
 
@@ -45,6 +46,16 @@ register_method("get_device", lambda a: -1 if a.device.type == "cpu" else (a.dev
                 torch.Tensor.get_device)
 register_method("itemsize", property(element_size))
 register_method("nbytes", property(lambda a: a.numel() * a.dtype.bytes))
+register_method("layout", property(lambda a: torch.strided))  # the only layout inputs may have (frontend/proxify.py)
+torch_function_table[torch.numel] = lambda a: a.numel()
+
+
+def result_type(tensor, other) -> torch.dtype:
+    """``torch.result_type``: the dtype an elementwise op on the two would compute in (fixed by the trace)."""
+    return to_torch_dtype(result_dtypes(tensor, other)[0])
+
+
+torch_function_table[torch.result_type] = result_type
 
 
 def equal(a, b) -> bool:
