@@ -585,3 +585,23 @@ def test_ops_return_eagers_return_types(name):
         values = thunder.jit(fn)(grad_x)
     if isinstance(values, tuple):
         assert values[0].grad_fn is not None
+
+
+NAN_CONSTANT = float("nan")
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_nan_constants_are_checked_as_nan(cache):
+    # torch.nan, math.nan, a NaN global or default: the prologue compared NaN with ==, which is never true, so the
+    # first call failed with an internal error (torch.masked.median reads torch.nan)
+    def f(x, fill=float("nan")):
+        return (torch.where(x > 0, x, NAN_CONSTANT).nan_to_num(5.0), torch.where(x < 0, x, torch.nan).isnan(),
+                (x * fill).isnan(), (x + math.nan).nan_to_num(-1.0))
+
+    jfn = assert_like_eager(f, (torch.randn(4),), (torch.randn(4),), (torch.randn(4), 2.0), cache=cache)
+    assert thunder.cache_hits(jfn) >= 1
+    x = torch.randn(3, 4)
+    mask = x > 0
+    expected = torch.masked._ops.median(x, 1, mask=mask)
+    torch.testing.assert_close(thunder.jit(torch.masked._ops.median, cache=cache)(x, 1, mask=mask), expected,
+                               equal_nan=True)

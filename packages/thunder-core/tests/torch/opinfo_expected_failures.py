@@ -6,9 +6,6 @@ removed. Keys are OpInfo names (``name.variant``) for the float32 run; ``name@dt
 
 EXPECTED_FAILURES: dict[str, str] = {}
 
-_R0 = 'reads Tensor.layout, a non-tensor attribute the fallback refuses (torch.masked checks layouts)'
-EXPECTED_FAILURES.update(dict.fromkeys(['masked.amax', 'masked.amin', 'masked.argmax', 'masked.argmin', 'masked.cumprod', 'masked.cumsum', 'masked.log_softmax', 'masked.logaddexp', 'masked.logsumexp', 'masked.median', 'masked.norm', 'masked.normalize', 'masked.prod', 'masked.softmax', 'masked.softmin', 'masked.sum'], _R0))
-
 
 _R2 = 'no meta kernel / output metadata cannot be computed on the meta device'
 EXPECTED_FAILURES.update(dict.fromkeys(['combinations', 'corrcoef', 'cov', 'geqrf', 'istft', 'linalg.lstsq', 'linalg.lstsq.grad_oriented', 'nn.functional.ctc_loss'], _R2))
@@ -34,8 +31,6 @@ _R10 = "the OpInfo's sample generation fails for this op on CPU (not a thunder f
 EXPECTED_FAILURES.update(dict.fromkeys(['nn.functional.batch_norm.without_cudnn', 'torch.ops.aten._efficient_attention_forward', 'torch.ops.aten._flash_attention_forward'], _R10))
 
 
-_R12 = 'torch Python code calls methods of a dtype it got from a proxy (thunder dtype, not torch.dtype)'
-EXPECTED_FAILURES.update(dict.fromkeys(['masked.mean', 'masked.std', 'masked.var'], _R12))
 
 _R15 = "uses a tensor's value for control flow"
 EXPECTED_FAILURES.update(dict.fromkeys(['tensor_split'], _R15))

@@ -158,6 +158,9 @@ def _check_literal(bsym, imports):
     name = prettyprint(x, imports)
     if value is None or isinstance(value, bool):
         return [f"if {name} is not {value!r}: return None"]
+    if type(value) in (float, complex) and value != value:
+        # NaN (torch.nan, math.nan) equals nothing, itself included: the check is for another NaN
+        return [f"if type({name}) is not {type(value).__name__} or {name} == {name}: return None"]
     if type(value) in (int, float, complex, str, bytes, tuple, list, set, frozenset):
         # the type matters too: 1 == 1.0 == True, but they trace differently
         return [f"if type({name}) is not {type(value).__name__} or {name} != {prettyprint(value, imports)}: return None"]
