@@ -129,3 +129,19 @@ def test_tensors_other_than_dense_are_refused_by_name(name):
 
     with pytest.raises(thunder.core.errors.UnsupportedError, match="dense strided tensors, and the input x is"):
         thunder.jit(f)(NOT_DENSE[name]())
+
+
+def test_a_refusal_inside_library_code_names_the_users_line_too():
+    class WithSparseBuffer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", torch.eye(3).to_sparse())
+
+        def forward(self, x):
+            return x + self.table.to_dense()  # the user's line
+
+    with pytest.raises(thunder.core.errors.UnsupportedError) as refused:
+        thunder.jit(WithSparseBuffer())(torch.ones(3, 3))
+    # torch's Module.__getattr__ reads the buffer; the message names that line and the one in this file
+    assert f"called from {__file__}:" in str(refused.value)
+    assert "return x + self.table.to_dense()  # the user's line" in str(refused.value)

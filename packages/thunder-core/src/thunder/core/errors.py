@@ -20,12 +20,17 @@ class ReadInsideRegionError(UnsupportedError):
 
 
 def user_location_suffix() -> str:
-    """' (at file:line: source)' for the user's line currently being traced, or ''."""
+    """' (at file:line: source)' for the line currently being traced, with the user's own line that called into it
+    when that is library code; or ''."""
     from thunder.core.trace import get_tracectx
 
     trace = get_tracectx()
     loc = trace.current_location() if trace is not None else None
-    return f" (at {loc})" if loc is not None else ""
+    if loc is None:
+        return ""
+    user = trace.user_location()
+    # inside a library (torch's Python code, transformers): the user's line that led there too
+    return f" (at {loc}, called from {user})" if user is not None and user != loc else f" (at {loc})"
 
 
 def check(condition, message, exception_type: type[Exception] = RuntimeError) -> None:

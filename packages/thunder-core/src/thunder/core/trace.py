@@ -58,6 +58,7 @@ class TraceCtx:
         self._counters: dict[str, int] = {}
         self.scopes: list[list] = [self.bound_symbols]
         self.location_fn = None  # () -> SourceLocation | None, set by whoever drives tracing
+        self.user_location_fn = None  # () -> the innermost location in the user's own code (not a library's)
         # (real tensor) -> proxy, set by the jit: tensors that reach a symbol without passing through the
         # interpreter's provenance (stored in an object built during tracing) are mapped to their inputs
         self.tensor_resolver = None
@@ -152,6 +153,9 @@ class TraceCtx:
 
     def current_location(self):
         return self.location_fn() if self.location_fn is not None else None
+
+    def user_location(self):
+        return self.user_location_fn() if self.user_location_fn is not None else None
 
     # printing and running ----------------------------------------------------------------------
     def python(self, *, with_subsymbols: bool = True) -> str:

@@ -28,7 +28,14 @@ from thunder.frontend.side_effects import (
     refuse_value_returning_mutation,
 )
 from thunder.frontend.user_values import SymbolicSize, user_attribute
-from thunder.interpreter import Hooks, Provenance, call_wrapped, current_source_location, next_instruction
+from thunder.interpreter import (
+    Hooks,
+    Provenance,
+    call_wrapped,
+    current_source_location,
+    interpreted_frames,
+    next_instruction,
+)
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator
 from thunder.transforms.constant_indices import ConstantIndices
@@ -123,6 +130,14 @@ def source_location():
     if loc is None:
         return None
     return SourceLocation(loc.filename, loc.lineno, loc.function, loc.source)
+
+
+def user_source_location():
+    """The innermost interpreted line outside installed packages and the standard library: the user's own."""
+    for loc in reversed(interpreted_frames()):
+        if not _in_library(loc.filename):
+            return SourceLocation(loc.filename, loc.lineno, loc.function, loc.source)
+    return None
 
 
 def _isinstance(obj, classinfo):

@@ -22,7 +22,7 @@ from thunder.extend import get_executor, resolve_executors
 from thunder.frontend.autograd_function import differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
-from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location
+from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location, user_source_location
 from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
 from thunder.frontend.prologue import build_prologue
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
@@ -387,6 +387,7 @@ class ThunderFunction:
     def _trace(self, args, kwargs, known=(), env=None):
         trace = TraceCtx("computation")
         trace.location_fn = source_location
+        trace.user_location_fn = user_source_location
         trace.provenance = TraceProvenance("Interpretation of the user's program (torch language)")
         hooks = JitHooks(self.fn, self.sharp_edges, symbolic=self.cache_option is CACHE_OPTIONS.SYMBOLIC_VALUES,
                          checkpoint=self.checkpoint)
@@ -434,7 +435,8 @@ class ThunderFunction:
             trace.state_reads[functorch_active] = functorch_active()
         hooks.check_containers_unchanged()
         # trace.layouts stays: transforms ask it
-        trace.location_fn = trace.tensor_resolver = trace.on_record = trace.value_reader = trace.on_rebind = None
+        trace.location_fn = trace.user_location_fn = trace.tensor_resolver = None
+        trace.on_record = trace.value_reader = trace.on_rebind = None
         trace.view_versions = None
         trace.args = list(hooks.inputs)
         trace.input_aliases = {name: first.name for name, first in hooks.aliases.items()}
