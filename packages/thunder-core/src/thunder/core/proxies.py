@@ -12,6 +12,7 @@ called natively on a proxy to the same language (via ``torch_function_table``).
 from __future__ import annotations
 
 import numbers
+import sys
 
 from thunder.core import dtypes
 from thunder.core.devices import Device, to_device
@@ -59,7 +60,7 @@ class Proxy:
 
 
 _VALUE_NEEDING = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
-                  "tolist": ".tolist()"}
+                  "tolist": ".tolist()", "text": "the text (str, repr, an f-string)"}
 
 
 def _value_needed(name):
@@ -248,6 +249,44 @@ def _tensor_contains(self, element) -> bool:
 
 TensorProxy.__contains__ = _tensor_contains
 TensorProxy.__hash__ = object.__hash__  # __eq__ is elementwise, identity keeps proxies usable as dict keys
+
+# The text of a tensor is its values. Asked by the user's code (an f-string, str(t), "%s" % t, an exception message
+# it formats: the interpreter runs those natively, so it is the caller), the program is split and the text read;
+# thunder's own code describing a proxy (its messages, a debugger) gets the proxy's name and metadata.
+_read_text = _value_needed("text")
+
+
+def _asked_by_user_code(frame) -> bool:
+    return frame.f_globals.get("__name__", "").startswith("thunder.interpreter.")
+
+
+def _tensor_repr(self) -> str:
+    return _text(self) if _asked_by_user_code(sys._getframe(1)) else Proxy.__repr__(self)
+
+
+def _text(self) -> str:
+    if self.requires_grad:
+        from thunder.core.errors import UnsupportedError, user_location_suffix
+
+        raise UnsupportedError(
+            f"the text of {self.name}, a tensor that requires grad{user_location_suffix()}, names the autograd node "
+            "that made it (grad_fn=<MulBackward0>), which thunder's traced operations do not reproduce; format "
+            "t.detach() or t.item() instead, or print(t) (which prints on every call)")
+    return _read_text(self)
+
+
+def _tensor_format(self, spec: str) -> str:
+    if not _asked_by_user_code(sys._getframe(1)):
+        return format(Proxy.__repr__(self), spec)
+    if self.ndim == 0:
+        return format(self.item(), spec)  # as eager: a 0-d tensor formats as its number (f"{loss:.3f}")
+    if spec:
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+    return _text(self)
+
+
+TensorProxy.__repr__ = TensorProxy.__str__ = _tensor_repr
+TensorProxy.__format__ = _tensor_format
 
 
 def type_string(p) -> str:

@@ -893,8 +893,9 @@ class JitHooks(Hooks):
         """``print`` prints on every call, as in eager (the epilogue prints what the program printed, tensors with
         their values); arguments the epilogue cannot hand over (objects the program made) are printed now, once."""
         leaves = tree_flatten((args, kwargs))[0]
-        if all(isinstance(v, (TensorProxy, NumberProxy)) or type(v) in _LITERAL_TYPES or self._record_of(v) is not None
-               for v in leaves):  # an outside object (file=sys.stderr) is reached again by the epilogue
+        # an outside object (file=sys.stderr) is reached again by the epilogue
+        if all(isinstance(v, (TensorProxy, NumberProxy, torch.Size, SymbolicSize)) or type(v) in _LITERAL_TYPES
+               or self._record_of(v) is not None for v in leaves):
             self.side_effects.call_function(builtins.print, args, kwargs, source_location())
             return None
         return print(*args, **kwargs)

@@ -41,11 +41,12 @@ CONVERSIONS = {
     "__float__": float,
     "__index__": operator.index,
     "tolist": lambda t: t.tolist(),
+    "text": repr,  # str(t) is repr(t) for a tensor
     "number": lambda n: n,
     "size": int,
 }
 _DESCRIPTIONS = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
-                 "tolist": ".tolist()"}
+                 "tolist": ".tolist()", "text": "the text (str, repr, an f-string)"}
 
 
 def freeze(value):
