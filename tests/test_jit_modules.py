@@ -1,5 +1,7 @@
 """thunder.jit on nn.Modules: an MLP and a GPT-style model against eager."""
 
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
@@ -128,3 +130,43 @@ def test_replacing_a_submodule_or_function_attribute_retraces():
     torch.testing.assert_close(jm2(x), torch.relu(x))
     m.act = torch.sigmoid
     torch.testing.assert_close(jm2(x), torch.sigmoid(x))
+
+
+class _RebindsItsBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4))
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        self.total = self.total + y.detach().sum(0)  # Module.__setattr__ keeps it in _buffers
+        return y * self.total
+
+
+MODULES_THAT_SET_THEIR_OWN_STATE = {
+    "rebinds_a_buffer": _RebindsItsBuffer,
+    "spectral_norm": lambda: nn.utils.parametrizations.spectral_norm(nn.Linear(4, 4)),  # power iteration buffers
+    "weight_norm": lambda: nn.utils.parametrizations.weight_norm(nn.Linear(4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES_THAT_SET_THEIR_OWN_STATE))
+def test_a_module_setting_its_own_buffers_trains_like_eager(name):
+    # `self.total = ...` went into _buffers while the prologue was built from the read of _buffers['total']: the
+    # prologue checked the program's own new value and rejected the call (an internal error)
+    torch.manual_seed(0)
+    eager = MODULES_THAT_SET_THEIR_OWN_STATE[name]()
+    jitted_module = copy.deepcopy(eager)
+    jitted = thunder.jit(jitted_module)
+    for step in range(3):
+        x = torch.randn(2, 4)
+        expected, actual = eager(x), jitted(x)
+        torch.testing.assert_close(actual, expected)
+        expected.sum().backward()
+        actual.sum().backward()
+        for (n, a), (_, e) in zip(jitted_module.named_parameters(), eager.named_parameters(), strict=True):
+            torch.testing.assert_close(a.grad, e.grad, msg=f"step {step}: grad of {n}")
+        for (n, a), (_, e) in zip(jitted_module.named_buffers(), eager.named_buffers(), strict=True):
+            torch.testing.assert_close(a, e, msg=f"step {step}: buffer {n}")
+    assert thunder.cache_hits(jitted) >= 1

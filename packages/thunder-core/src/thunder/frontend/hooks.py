@@ -829,12 +829,17 @@ class JitHooks(Hooks):
     def _type_read(self, w) -> None:
         """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check
         the type where the value's own check does not (dicts, sets, lists checked by length)."""
-        if w.provenance in self._type_read_done:
+        provenance = w.provenance
+        if self.side_effects.is_written(provenance):
+            provenance = self.side_effects.rebased(provenance)
+            if provenance is None:
+                return  # what the program itself stored there (a buffer it rebound): nothing to check
+        if provenance in self._type_read_done:
             return
-        self._type_read_done.add(w.provenance)
-        checks = {r.check for r in self.records if r.provenance == w.provenance and type(r.check) is not tuple}
+        self._type_read_done.add(provenance)
+        checks = {r.check for r in self.records if r.provenance == provenance and type(r.check) is not tuple}
         if not checks & _TYPE_CHECKS:
-            self.records.append(InputRecord(w.provenance, w.value, "type"))
+            self.records.append(InputRecord(provenance, w.value, "type"))
 
     def _record_of(self, value):
         for r in reversed(self.records):

@@ -57,6 +57,7 @@ class SideEffects:
     def store(self, kind: str, target, key, value, globals_dict, location) -> None:
         """Performs the write for real and records it. ``target`` is the interpreter's WrappedValue."""
         plain = value.value if value is not None else None
+        also_written = ()  # other paths reads reach the stored value by
         if value is not None and self._stores_back(kind, target, key, value, globals_dict):
             return  # ``o.d = getattr(o, "d", {})`` when o.d exists: the object already there, nothing changes
         if kind in ("global", "delete_global"):
@@ -90,6 +91,7 @@ class SideEffects:
                 delattr(obj, key)
             self._written_attrs.add((id(obj), key))
             target_prov, location_prov = target.provenance, Provenance.attr(target.provenance, key)
+            also_written = _kept_in_instance_dicts(obj, target_prov, key, plain) if kind == "attr" else ()
         elif kind in ("item", "delete_item"):
             obj = target.value
             self.snapshot(obj)
@@ -100,11 +102,13 @@ class SideEffects:
             target_prov, location_prov = target.provenance, Provenance.item(target.provenance, key)
         else:
             raise ValueError(f"unknown store kind {kind!r}")
-        self.written.add(location_prov)
-        if value is not None and value.provenance.is_outside and not self.is_written(value.provenance):
-            self.stored_from[location_prov] = value.provenance
-        else:
-            self.stored_from.pop(location_prov, None)
+        from_outside = value is not None and value.provenance.is_outside and not self.is_written(value.provenance)
+        for where in (location_prov, *also_written):
+            self.written.add(where)
+            if from_outside:
+                self.stored_from[where] = value.provenance
+            else:
+                self.stored_from.pop(where, None)
         self.writes.append(Write(kind, target_prov, key, plain, location, location_prov))
 
     def _stores_back(self, kind, target, key, value, globals_dict) -> bool:
@@ -180,6 +184,16 @@ class SideEffects:
         """Puts the outside world back as it was before tracing (the epilogue will do the writes)."""
         while self._undo:
             self._undo.pop()()
+
+
+def _kept_in_instance_dicts(obj, target_prov: Provenance, key, value) -> list:
+    """Where a class's own ``__setattr__`` put the value besides the attribute itself: ``module.state = t`` puts a
+    buffer in ``module.__dict__['_buffers']['state']``, the path its ``__getattr__`` reads it back by."""
+    if type(obj).__setattr__ is object.__setattr__:
+        return []
+    instance_dict = Provenance.attr(target_prov, "__dict__")
+    return [Provenance.item(Provenance.item(instance_dict, name), key)
+            for name, d in getattr(obj, "__dict__", {}).items() if type(d) is dict and d.get(key, _MISSING) is value]
 
 
 def refuse_value_returning_mutation(tp, name: str, where: str):
