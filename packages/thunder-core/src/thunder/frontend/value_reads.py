@@ -268,15 +268,16 @@ class ValueReader:
                 bsyms[i] = marker.replace(args=(*marker.args, *later))
 
     def _live_proxies(self, exclude) -> list:
-        """Intermediate tensors and numbers the interpreted frames can still reach: a continuation traced later
-        for another value can use only these (and the program's inputs)."""
+        """Intermediate tensors and numbers the interpreted frames (and native calls in progress, as ``max``
+        comparing two tensors) can still reach: a continuation traced later for another value can use only these
+        (and the program's inputs)."""
         from thunder.interpreter.frame import Frame
         from thunder.interpreter.runtime import current_runtime
         from thunder.interpreter.wrapped import WrappedValue
 
         made = self._made_names()
         rt = current_runtime()
-        pending = list(rt.frames) if rt is not None else []
+        pending = [*rt.frames, *rt.native_arguments] if rt is not None else []
         seen, found = set(), {}
         budget = 100_000
         while pending and budget:

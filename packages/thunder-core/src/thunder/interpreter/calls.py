@@ -27,7 +27,11 @@ def native_call(fn, wargs, wkwargs) -> WrappedValue:
     kwargs = {k: w.value for k, w in wkwargs.items()}
     if (fn is type or fn is _TYPE_NEW) and rt.frames:
         _set_new_class_module(rt.frames[-1], fn, args)
-    return computed(fn(*args, **kwargs))
+    rt.native_arguments.append((args, kwargs))
+    try:
+        return computed(fn(*args, **kwargs))
+    finally:
+        rt.native_arguments.pop()
 
 
 _TYPE_NEW = type.__new__

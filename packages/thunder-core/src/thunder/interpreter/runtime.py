@@ -31,6 +31,8 @@ class Runtime:
         self.hooks = hooks
         self.fn = fn
         self.frames = []
+        # arguments of the native calls in progress (``max(a, b)`` comparing proxies): values only native code holds
+        self.native_arguments = []
         self.exc_stack = [ExcInfoEntry(sys.exc_info()[1])]
         self.created_cells = {}  # id -> cell: cells made by interpreted code are not outside state
         self.created_classes = {}  # id -> class: classes made by interpreted code are not outside state
