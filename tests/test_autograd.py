@@ -1056,3 +1056,17 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite
     # == cannot tell -0.0 from 0.0; eager's last entry is -0.0
     assert thunder_grad.signbit().tolist() == eager_grad.signbit().tolist()
 
+
+
+BACKWARD_INSIDE = {
+    "autograd_grad": lambda x: torch.autograd.grad((x ** 2).sum(), x)[0] * 2,
+    "autograd_backward": lambda x: torch.autograd.backward((x ** 2).sum()),
+    "tensor_backward": lambda x: (x ** 2).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_INSIDE))
+def test_a_backward_inside_the_jitted_function_is_refused_by_name(name):
+    # eager's engine ran on the proxies and raised that the input was not used in the graph
+    with pytest.raises(UnsupportedError, match="inside a jitted function is not supported.*outputs, outside it"):
+        thunder.jit(BACKWARD_INSIDE[name])(torch.randn(3, requires_grad=True))

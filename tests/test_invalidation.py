@@ -153,3 +153,53 @@ def test_nested_lists_of_numbers_are_checked_by_value():
     torch.testing.assert_close(jf(x, first), f(x, first))
     torch.testing.assert_close(jf(x, second), f(x, second))
     assert thunder.cache_misses(jf) == 2
+
+
+class _Mode(__import__("enum").Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+class _Config:
+    pass
+
+
+_FIRST, _SECOND = _Config(), _Config()
+
+
+def test_objects_compared_by_identity_are_checked_by_identity():
+    # two enum members or two objects of one class have the same type: the prologue checked only the type, so the
+    # second call took the first one's branch (silently wrong)
+    def by_enum(x, mode):
+        return x * 2 if mode is _Mode.TRAIN else x * 3
+
+    def by_equality(x, mode):
+        return x * 2 if mode == _Mode.TRAIN else x * 3
+
+    def by_object(x, config):
+        return x * 2 if config is _FIRST else x * 3
+
+    def in_a_dict(x, table):
+        return x * table[_Mode.EVAL]
+
+    x = torch.ones(2)
+    for fn, firsts, seconds in ((by_enum, _Mode.TRAIN, _Mode.EVAL), (by_equality, _Mode.TRAIN, _Mode.EVAL),
+                                (by_object, _FIRST, _SECOND),
+                                (in_a_dict, {_Mode.EVAL: 2.0}, {_Mode.EVAL: 5.0})):
+        jfn = thunder.jit(fn)
+        for arg in (firsts, seconds, firsts):
+            assert torch.equal(jfn(x, arg), fn(x, arg)), (fn.__name__, arg)
+        assert thunder.cache_hits(jfn) >= 1, fn.__name__
+
+
+def test_max_of_tensors_keeps_both_candidates_for_another_continuation():
+    # max(a, b) compares inside native code: the read split the program while only max held b, so the
+    # continuation traced for the other answer needed a tensor no segment had kept (an internal error)
+    def f(x):
+        return max(x[0], x[2]) * 2, min(x[1], x[3], key=lambda t: -t), sorted([x[0], x[3], x[1]])
+
+    jfn = thunder.jit(f)
+    for x in (torch.arange(4.0), -torch.arange(4.0), torch.arange(4.0)):
+        actual, expected = jfn(x), f(x)
+        assert torch.equal(actual[0], expected[0]) and torch.equal(actual[1], expected[1])
+        assert all(torch.equal(a, e) for a, e in zip(actual[2], expected[2], strict=True))

@@ -524,3 +524,81 @@ def test_a_compiled_program_failing_where_eager_does_not_runs_eagerly_and_says_s
     with pytest.warns(thunder.frontend.jit.CompiledProgramFailedWarning, match="a kernel thunder generated failed"):
         out = jf(torch.arange(6.0), 1)
     assert out.tolist() == [1.0, 0.0, 5.0] and RUN_LOG == [1]
+
+
+def _warned_by(fn, x, calls, action):
+    import warnings
+
+    seen = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter(action)
+        for _ in range(calls):
+            fn(x)
+        seen = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    return seen
+
+
+def _warns(x):
+    import warnings
+
+    warnings.warn(f"rows: {x.shape[0]}", RuntimeWarning)
+    return x * 2
+
+
+def _library_helper(x):
+    import warnings
+
+    warnings.warn("deprecated helper", DeprecationWarning, stacklevel=2)  # names its caller's line
+    return x + 1
+
+
+def _calls_the_helper(x):
+    return _library_helper(x) * 2
+
+
+@pytest.mark.parametrize("action", ["always", "default"])
+@pytest.mark.parametrize("fn", [_warns, _calls_the_helper], ids=["warn", "stacklevel"])
+def test_warnings_warn_as_eager_on_every_call(fn, action):
+    # warnings.warn ran while tracing only: a cached call never warned, whatever the filters said
+    x = torch.ones(3)
+    for registry_owner in (_warns, _library_helper):
+        registry_owner.__globals__.pop("__warningregistry__", None)
+    expected = _warned_by(fn, x, 3, action)
+    for registry_owner in (_warns, _library_helper):
+        registry_owner.__globals__.pop("__warningregistry__", None)
+    jfn = thunder.jit(fn)
+    assert _warned_by(jfn, x, 3, action) == expected
+    assert thunder.cache_hits(jfn) == 2
+
+
+def test_writes_to_outside_streams_happen_on_every_call():
+    import contextlib
+    import io
+    import logging
+    import sys
+
+    log = logging.getLogger("thunder-test-stream-writes")
+    log.propagate = False
+    log.setLevel(logging.INFO)
+
+    def f(x):
+        sys.stdout.write(f"rows {x.shape[0]}\n")
+        log.info("step with %d rows", x.shape[0])
+        mine = io.StringIO()  # a stream the program makes is its own: written now, read back
+        mine.write("own")
+        return x * 2, mine.getvalue()
+
+    jfn = thunder.jit(f)
+    for fn in (f, jfn):
+        out, logged = io.StringIO(), io.StringIO()
+        handler = logging.StreamHandler(logged)
+        log.addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(out):
+                results = [fn(torch.ones(n)) for n in (2, 2, 3)]
+        finally:
+            log.removeHandler(handler)
+        assert [r[1] for r in results] == ["own"] * 3
+        assert out.getvalue() == "rows 2\nrows 2\nrows 3\n"
+        assert logged.getvalue() == "step with 2 rows\nstep with 2 rows\nstep with 3 rows\n"
+    assert thunder.cache_hits(jfn) == 1

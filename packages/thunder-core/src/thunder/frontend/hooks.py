@@ -4,16 +4,26 @@ proxies or checked constants, writes to outside state are recorded for the epilo
 from __future__ import annotations
 
 import builtins
+import enum
+import io
 import math
 import sysconfig
 import types
+import warnings
 import weakref
 
 import torch
 import torch.utils.checkpoint
 
 from thunder.core.errors import UnsupportedError, user_location_suffix
-from thunder.core.proxies import IntegerProxy, NumberProxy, TensorProxy, proxy_number, torch_function_table
+from thunder.core.proxies import (
+    IntegerProxy,
+    NumberProxy,
+    TensorProxy,
+    proxy_number,
+    tensor_methods,
+    torch_function_table,
+)
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
@@ -26,6 +36,7 @@ from thunder.frontend.side_effects import (
     READING_MUTATIONS,
     SideEffects,
     refuse_value_returning_mutation,
+    warn_at,
 )
 from thunder.frontend.user_values import SymbolicSize, user_attribute
 from thunder.interpreter import (
@@ -277,6 +288,22 @@ _BY_NAME.update((("torch._dynamo.decorators", name), _compiler_hint) for name in
     "mark_static_address", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_unbacked"))
 
 
+def _refused_backward(what):
+    def refuse(*args, **kwargs):
+        raise UnsupportedError(
+            f"{what} inside a jitted function is not supported by thunder.jit{user_location_suffix()}: thunder "
+            "differentiates the function as a whole, so call .backward() or torch.autograd.grad on the jitted "
+            "function's outputs, outside it (a gradient penalty: compute it without thunder.jit)")
+
+    return refuse
+
+
+# a backward inside the traced program: eager's engine would run on proxies (and raise that they are not in a graph)
+_BY_NAME.update({("torch.autograd", "grad"): _refused_backward("torch.autograd.grad"),
+                 ("torch.autograd", "backward"): _refused_backward("torch.autograd.backward")})
+tensor_methods["backward"] = lambda self, *args, **kwargs: _refused_backward("Tensor.backward()")()
+
+
 def _manual_seed(seed):
     from thunder.core import prims
     from thunder.core.proxies import pyval
@@ -419,6 +446,7 @@ class JitHooks(Hooks):
         self.sharp_edges = sharp_edges
         self._reported: set = set()
         self._type_read_done: set = set()  # provenances whose type the program read (checked once)
+        self._identity_checked: set = set()  # provenances of outside objects the program compared with `is`
         self._whole_dicts: set = set()  # provenances of outside dicts native code read whole
         self.records: list[InputRecord] = []
         self.inputs: list = []  # the computation's inputs: tensor proxies, their symbolic dims, number proxies
@@ -512,6 +540,11 @@ class JitHooks(Hooks):
             return _isinstance
         if fn is builtins.print:
             return self._print
+        if fn is warnings.warn:
+            return self._warn
+        write = self._stream_write(fn)
+        if write is not None:
+            return write
         if type(fn) is weakref.ReferenceType:
             return lambda: self._module_state_as_proxy(fn())
         if fn in _MATH_ON_NUMBERS:
@@ -632,8 +665,10 @@ class JitHooks(Hooks):
             self.records.append(InputRecord(provenance, value, "is"))
         else:
             # any other object (a submodule, a config object): its type decides which methods ran. A dict key
-            # (an enum member, an object used as a key) is one object: which one decides the entry the program used
-            self.records.append(InputRecord(provenance, value, "is" if provenance.kind == "key" else "type"))
+            # (an object used as a key) is one object: which one decides the entry the program used; so is an
+            # enum member, which compares by identity (`mode == Mode.TRAIN`)
+            one_object = provenance.kind == "key" or isinstance(value, enum.Enum)
+            self.records.append(InputRecord(provenance, value, "is" if one_object else "type"))
         return value
 
     def is_outside_class(self, cls) -> bool:
@@ -826,14 +861,28 @@ class JitHooks(Hooks):
         for key, value in d.items():
             self.on_input(value, Provenance.item(wdict.provenance, key))
 
+    def _checked_provenance(self, w):
+        """Where the outside value ``w`` is read from on every call; None for what the program itself stored
+        (a buffer it rebound), which the prologue does not check."""
+        if not self.side_effects.is_written(w.provenance):
+            return w.provenance
+        return self.side_effects.rebased(w.provenance)
+
+    def on_identity(self, wleft, wright):
+        for w in (wleft, wright):
+            if not w.provenance.is_outside or isinstance(w.value, (TensorProxy, NumberProxy)):
+                continue  # tensors the same by two paths are aliases, which the prologue checks apart
+            provenance = self._checked_provenance(w)
+            if provenance is not None and provenance not in self._identity_checked:
+                self._identity_checked.add(provenance)
+                self.records.append(InputRecord(provenance, w.value, "is"))
+
     def _type_read(self, w) -> None:
         """The program branched on the type of an outside value (``isinstance``, a ``match`` pattern): check
         the type where the value's own check does not (dicts, sets, lists checked by length)."""
-        provenance = w.provenance
-        if self.side_effects.is_written(provenance):
-            provenance = self.side_effects.rebased(provenance)
-            if provenance is None:
-                return  # what the program itself stored there (a buffer it rebound): nothing to check
+        provenance = self._checked_provenance(w)
+        if provenance is None:
+            return
         if provenance in self._type_read_done:
             return
         self._type_read_done.add(provenance)
@@ -904,6 +953,49 @@ class JitHooks(Hooks):
             self.side_effects.call_function(builtins.print, args, kwargs, source_location())
             return None
         return print(*args, **kwargs)
+
+    def _warn(self, message, category=None, stacklevel=1, source=None, **kwargs):
+        """``warnings.warn``: warned by the epilogue on every call, from the line eager would name (``stacklevel``
+        counted in the interpreted frames), so the filters and the once-per-line registry decide as in eager."""
+        if isinstance(message, Warning):
+            category, message = type(message), str(message)
+        from thunder.interpreter.runtime import current_runtime
+
+        frames = current_runtime().frames
+        frame = frames[max(len(frames) - max(int(stacklevel), 1), 0)]
+        where = frame.source_location()
+        args = (str(message), category or UserWarning, where.filename, where.lineno,
+                frame.globals.get("__name__", "<string>"))
+        self.side_effects.call_function(warn_at, args, {}, source_location())
+
+    def _stream_write(self, fn):
+        """``stream.write(text)`` (``sys.stdout``, a log handler's stream) on an outside stream: written by the
+        epilogue on every call, as ``print``; a stream the program made is written now."""
+        name = getattr(fn, "__name__", None)
+        if name not in ("write", "writelines", "flush"):
+            return None
+        stream = getattr(fn, "__self__", None)
+        if isinstance(stream, io.IOBase):  # a bound method
+            return self._deferred_write(stream, name) if self._record_of(stream) is not None else None
+        owner = getattr(fn, "__objclass__", None)  # the method looked up on the class, the stream comes first
+        if not (isinstance(owner, type) and issubclass(owner, io.IOBase)):
+            return None
+
+        def unbound(stream, *args):
+            if self._record_of(stream) is None:
+                return fn(stream, *args)
+            return self._deferred_write(stream, name)(*args)
+
+        return unbound
+
+    def _deferred_write(self, stream, name: str):
+        method = getattr(type(stream), name)
+
+        def deferred(*args):
+            self.side_effects.call_function(method, (stream, *args), {}, source_location())
+            return len(args[0]) if name == "write" else None
+
+        return deferred
 
     def _mutating_method(self, fn):
         """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""

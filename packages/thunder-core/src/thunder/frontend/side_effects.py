@@ -8,6 +8,9 @@ sets (``lst.append(x)``).
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 from thunder.core.errors import UnsupportedError
 from thunder.interpreter import Provenance
 
@@ -184,6 +187,14 @@ class SideEffects:
         """Puts the outside world back as it was before tracing (the epilogue will do the writes)."""
         while self._undo:
             self._undo.pop()()
+
+
+def warn_at(message: str, category: type, filename: str, lineno: int, module: str) -> None:
+    """``warnings.warn`` as the program's line called it, replayed by the epilogue on every call: the filters are
+    asked then, and the module's registry remembers what was shown once, as for the line itself in eager."""
+    module_globals = getattr(sys.modules.get(module), "__dict__", None)
+    registry = module_globals.setdefault("__warningregistry__", {}) if module_globals is not None else None
+    warnings.warn_explicit(message, category, filename, lineno, module, registry, module_globals)
 
 
 def _kept_in_instance_dicts(obj, target_prov: Provenance, key, value) -> list:

@@ -71,6 +71,10 @@ class Hooks:
         """Reading attribute ``name`` of an outside object raised AttributeError (``getattr(o, name, default)``,
         ``hasattr``, ``try: o.name``): the program relied on its absence. Default: nothing."""
 
+    def on_identity(self, wleft, wright) -> None:
+        """The program compared two objects by identity (``a is b``, neither of them None, True or False): the
+        answer depends on which objects outside operands are, not only on their types. Default: nothing."""
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""

@@ -649,7 +649,13 @@ def _unary_not(rt, frame, instr):
 def _is_op(rt, frame, instr):
     wr = frame.stack.pop()
     wl = frame.stack.pop()
+    if not (_is_singleton(wl.value) or _is_singleton(wr.value)):  # `x is None`: x's type answers it
+        rt.hooks.on_identity(wl, wr)
     frame.stack.append(computed((wl.value is wr.value) != bool(instr.arg)))
+
+
+def _is_singleton(value) -> bool:
+    return value is None or value is True or value is False or value is Ellipsis or value is NotImplemented
 
 
 @handler("CONTAINS_OP")
