@@ -124,37 +124,48 @@ class FSDPReduceScatter(Transform):
         import time
 
         from thunder.distributed import gradient_buckets as buckets
+        from thunder.distributed.fsdp_gather import sharded_grad_key
 
         start = time.perf_counter_ns()
         group = param_group(self.unit)
         trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
-        outputs = buckets.gradient_outputs(backward, inputs, differentiable_inputs, {id(p.unsharded_param) for p in trainable})
-        missing = [p._param_fqn for p in trainable if id(p.unsharded_param) not in outputs]
+        marked = _marked_gradients(backward)
+        missing = [p._param_fqn for p in trainable if sharded_grad_key(p) not in marked]
         if missing:
             raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
                                   "from thunder's backward (the forward does not use them)")
 
-        positions = [outputs[id(p.unsharded_param)] for p in trainable]
+        grads = [marked[sharded_grad_key(p)][1] for p in trainable]
         ready = buckets.ready_positions(backward)
-        issue_after = max(ready.get(backward.output[k].name, -1) for ks in positions for k in ks)
+        issue_after = max(ready.get(g.name, -1) for g in grads)
+        markers = {id(marked[sharded_grad_key(p)][0]) for p in trainable}
         process_group = group._reduce_scatter_process_group
         world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
         with tracectx(new):
             for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
-                if bsym is not None:
+                if bsym is not None and id(bsym) not in markers:
                     new.bound_symbols.append(bsym)
                 if j == issue_after:
-                    # a parameter passed as several arguments: FSDP2 reduces its accumulated gradient
-                    grads = [buckets.summed_gradient(backward, ks) for ks in positions]
                     pending = _issue(grads, group, world_size, name)
             _write(pending, trainable, grads, group, world_size)
-        reduced = {k for ks in positions for k in ks}  # FSDP2's post-backward hook finds no gradient to reduce
-        new.output = tuple(None if k in reduced else g for k, g in enumerate(backward.output))
+        # the shards' gradients are the ones written above: autograd gets none
+        handed = {b.output.name for b, _ in marked.values()}
+        new.output = tuple(None if isinstance(g, TensorProxy) and g.name in handed else g for g in backward.output)
         seconds = (time.perf_counter_ns() - start) / 1e9
         new.provenance = TraceProvenance("FSDP2 reduce-scatter of the unit's gradients overlapping the backward",
                                          seconds)
         return new
+
+
+def _marked_gradients(backward) -> dict:
+    """key -> (the unsharded_grad bound symbol, the unsharded gradient it hands to the shard), for each parameter
+    whose shard gets a gradient in the backward's outputs."""
+    from thunder.distributed.fsdp_gather import unsharded_grad
+
+    outputs = {o.name for o in backward.output if isinstance(o, TensorProxy)}
+    return {b.args[2]: (b, b.args[0]) for b in backward.bound_symbols
+            if b.sym.id == unsharded_grad.id and b.output.name in outputs}
 
 
 def _padded_rows(grad: TensorProxy, world_size: int) -> int:
@@ -185,6 +196,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
     """Records the wait, the division, the cast back and each shard's write into its sharded parameter's .grad."""
     import thunder.torch as ltorch
     from thunder.distributed.collectives import wait
+    from thunder.distributed.fsdp_gather import sharded_grad_key
 
     reduced = ltorch.div(wait(pending), float(group.gradient_divide_factor or world_size))
     orig_dtype = group._orig_dtype
@@ -197,7 +209,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
         for d in sharded_size:
             numel *= d
         shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel), sharded_size)
-        key = f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
+        key = sharded_grad_key(fsdp_param)
         _SHARDED_PARAMS[key] = fsdp_param
         accumulate_sharded_grad(shard, key)
         chunk = 1
