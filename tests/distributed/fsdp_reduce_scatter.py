@@ -83,7 +83,11 @@ def reduce_scatter_in_backward_trace(rank, world_size):
     # computed while it is in flight, and it is waited for at the end
     lines = [line.strip() for line in str(thunder.last_backward_traces(jitted._run.functions[-1])[-1]).splitlines()]
     issued = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}reduce_scatter_tensor(" in line)
-    waited = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor(" in line)
+    pending = lines[issued].split(" = ")[0]
+    waited = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor({pending})" in line)
+    # ZERO3: the forward did not keep the gathered parameters; the backward all-gathers them again first
+    gathered = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}all_gather_into_tensor(" in line)
+    assert gathered < next(i for i, line in enumerate(lines) if "matmul(" in line), "\n".join(lines)
     returned, = (name for name in lines[-1].removeprefix("return (").rstrip(")").replace(",", " ").split()
                  if name != "None")  # the input's gradient: the shards' are written into the sharded .grad
     computed = next(i for i, line in enumerate(lines) if line.startswith(f"{returned} = "))

@@ -154,12 +154,16 @@ def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
         assert buckets > ("small_buckets" in options), f"{buckets} all-reduces in the backward trace"
     if wrapper == "fsdp" and "accumulate" not in options:
         # every compiled unit waited for its parameters' all-gather (issued by it or, prefetched, by the unit before)
-        # in its forward trace, and reduce-scattered its gradients in its backward trace
+        # in its forward trace, and reduce-scattered its gradients in its backward trace, where ZERO3's units (not
+        # ZERO2's) all-gathered their parameters again
         for function in functions:
             forward = str(thunder.last_traces(function)[-1])
             assert forward.count("_c10d_functional.wait_tensor(") == 1, forward
             backward = str(thunder.last_backward_traces(function)[-1])
             assert backward.count("_c10d_functional.reduce_scatter_tensor(") == 1, backward
+            if "blocks_only" not in options:  # ZERO3 blocks gather their parameters again for the backward
+                regathers = backward.count("_c10d_functional.all_gather_into_tensor(")
+                assert regathers == ("zero2" not in options), backward
 
 
 # scenarios ----------------------------------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ __all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "p
 
 # FSDPParam of each sharded parameter a trace writes, by the key the trace names it with
 _SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
+_REDUCE_DTYPES = (torch.float32, torch.bfloat16)
+_GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it  # FSDP2 divides other dtypes before and after the reduction
 
 
 class NeedsFSDPEngine(UnsupportedError):
@@ -119,6 +120,28 @@ class FSDPReduceScatter(Transform):
 
     def __init__(self, unit):
         self.unit = unit
+        self.regathered: dict = {}  # name -> key of the gathered parameters the forward did not save (ZERO3)
+
+    def transform_trace_post_optimization(self, computation_trace, **kwargs):
+        """ZERO3 (``reshard_after_forward``): the forward does not save its gathered parameters for the backward,
+        which gathers them again (:meth:`transform_backward_pre_lowering`), as FSDP2 reshards after the forward and
+        all-gathers before the backward. Only where every parameter gets a gradient (the backward has every shard)."""
+        group = param_group(self.unit)
+        out = computation_trace.output
+        gathered = {b.output.name: b for b in computation_trace.bound_symbols if b.sym.id.endswith(_GATHERED_OP)}
+        if not (gathered and group._reshard_after_forward and isinstance(out, tuple) and len(out) == 3
+                and all(p.sharded_param.requires_grad for p in group.fsdp_params)):
+            return computation_trace  # the backward trace (no gathered parameter), or ZERO2: the forward saves them
+        flat, saved, other = out
+        regathered = {p.name: gathered[p.name] for p in saved if isinstance(p, TensorProxy) and p.name in gathered}
+        self.regathered = {name: b.args[2] for name, b in regathered.items()}
+        new = from_trace(computation_trace)
+        new.bound_symbols = list(computation_trace.bound_symbols)
+        # in its place, the parameter's shard (an input, saved already): the backward's argument stays
+        new.output = (flat, tuple(regathered[p.name].args[1] if isinstance(p, TensorProxy) and p.name in regathered
+                                  else p for p in saved), other)
+        new.provenance = TraceProvenance("FSDP2's reshard after forward: the gathered parameters are not saved")
+        return new
 
     def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
         import time
@@ -143,6 +166,7 @@ class FSDPReduceScatter(Transform):
         world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
         with tracectx(new):
+            _regather(new, group, marked, self.regathered)
             for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
                 if bsym is not None and id(bsym) not in markers:
                     new.bound_symbols.append(bsym)
@@ -156,6 +180,26 @@ class FSDPReduceScatter(Transform):
         new.provenance = TraceProvenance("FSDP2 reduce-scatter of the unit's gradients overlapping the backward",
                                          seconds)
         return new
+
+
+def _regather(new, group, marked: dict, regathered: dict) -> None:
+    """Records the all-gather of the unit's parameters from their shards at the start of the backward, for the
+    gathered parameters the forward did not save: each defined under its argument's name, the argument (the shard,
+    see transform_trace_post_optimization) renamed."""
+    from thunder.distributed.collectives import wait
+    from thunder.distributed.fsdp_gather import _copy_out, issue, sharded_grad_key, unsharded_param
+
+    if not regathered:
+        return
+    keys = [sharded_grad_key(p) for p in group.fsdp_params]
+    shards = [marked[key][0].args[1] for key in keys]
+    gathered = dict(zip(keys, _copy_out(wait(issue(group, shards)), group)))
+    new.args = list(new.args)
+    for k, arg in enumerate(new.args):
+        key = regathered.get(getattr(arg, "name", None))
+        if key is not None:
+            new.args[k] = arg.replace(name=new.make_unique_name(f"{arg.name}_not_saved"))
+            new.bound_symbols.append(unsharded_param.bind(gathered[key], shards[keys.index(key)], key, output=arg))
 
 
 def _marked_gradients(backward) -> dict:
