@@ -241,7 +241,8 @@ class _FSDPUnit:
     def __call__(self, *args, **kwargs):
         from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group
 
-        if not self.runs_hooks:
+        if not self.runs_hooks:  # FSDP2's hooks ran around this call
+            self._warn_once()
             return self._function(gathering=False)(*args, **kwargs)
         state = self.module._get_fsdp_state()
         if state._is_root is None:  # no unit above ran FSDP2's lazy initialization, which makes this one a root
@@ -255,13 +256,16 @@ class _FSDPUnit:
             except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
                 self.refused = str(e)
         self.boundary.discard_pending(self)
-        if self.refused is not None and not self.warned:
-            self.warned = True
-            warnings.warn(f"thunder: FSDP2 all-gathers the parameters of {self.name} and reduce-scatters its "
-                          f"gradients itself, not in thunder's traces, because {self.refused}", stacklevel=2)
+        self._warn_once()
         args, kwargs = state._pre_forward(self.module, args, kwargs)
         output = self._function(gathering=False)(*args, **kwargs)
         return state._post_forward(self.module, args, output)
+
+    def _warn_once(self) -> None:
+        if self.refused is not None and not self.warned:
+            self.warned = True
+            warnings.warn(f"thunder: FSDP2 all-gathers the parameters of {self.name} and reduce-scatters its "
+                          f"gradients itself, not in thunder's traces, because {self.refused}", stacklevel=4)
 
     def _gather(self, args, kwargs):
         from thunder.distributed.fsdp_gradients import param_group

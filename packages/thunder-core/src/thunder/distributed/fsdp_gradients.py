@@ -1,4 +1,5 @@
-"""FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace.
+"""FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace (the forward's
+all-gather: :mod:`thunder.distributed.fsdp_gather`).
 
 For a ``fully_shard`` unit whose forward thunder compiles (see :mod:`thunder.distributed.boundaries`), FSDP2's
 post-backward hook would reduce-scatter the unsharded gradients after the unit's whole backward node has run. The
@@ -39,8 +40,8 @@ __all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "p
 
 # FSDPParam of each sharded parameter a trace writes, by the key the trace names it with
 _SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_REDUCE_DTYPES = (torch.float32, torch.bfloat16)
-_GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it  # FSDP2 divides other dtypes before and after the reduction
+_REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
+_GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it
 
 
 class NeedsFSDPEngine(UnsupportedError):
@@ -69,7 +70,7 @@ def _unsupported_configuration(unit) -> str | None:
     group = param_group(unit)
     if group is None:
         return "it has no parameters or several parameter groups"
-    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultReduceScatter
+    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultAllGather, DefaultReduceScatter
     from torch.distributed.fsdp._fully_shard._fsdp_common import FSDPMeshInfo, HSDPMeshInfo
 
     reasons = {
@@ -77,6 +78,10 @@ def _unsupported_configuration(unit) -> str | None:
             not isinstance(group.mesh_info, FSDPMeshInfo) or isinstance(group.mesh_info, HSDPMeshInfo),
         "a reduce-scatter implementation other than the default": type(group._reduce_scatter_comm)
             is not DefaultReduceScatter,
+        "an all-gather implementation other than the default": type(group._all_gather_comm) is not DefaultAllGather,
+        "resharding after the forward to a smaller mesh (reshard_after_forward=int)": group._use_post_forward_mesh,
+        "parameters with all-gather extensions (fsdp_pre_all_gather)":
+            any(hasattr(p._sharded_local_tensor, "fsdp_pre_all_gather") for p in group.fsdp_params),
         "an all-reduce hook": group._all_reduce_hook is not None,
         "force_sum_reduction_for_comms": group.force_sum_reduction_for_comms,
         "reduce_scatter_unused_params": group.reduce_scatter_unused_params,
@@ -84,8 +89,10 @@ def _unsupported_configuration(unit) -> str | None:
         "CPU offload": any(p.offload_to_cpu for p in group.fsdp_params),
         "a parameter sharded on a dim other than 0": any(p.fsdp_placement.dim != 0 for p in group.fsdp_params),
     }
-    for p in group.fsdp_params:  # what the trace reads of each parameter (AttributeError: torch's FSDP2 changed)
-        p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn  # noqa: B018
+    for p in group.fsdp_params:  # what the traces read of each parameter (AttributeError: torch's FSDP2 changed)
+        (p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn, p._sharded_param_data,  # noqa: B018
+         p.padded_sharded_param_size, p._orig_size, p.param_dtype)
+    group.is_sharded, group._all_gather_result, group._all_gather_process_group  # noqa: B018
     found = [what for what, present in reasons.items() if present]
     return ", ".join(found) or None
 
