@@ -40,3 +40,58 @@ def forward_prefetch(rank, world_size):
                               "linear"], block0
     assert _calls(block1) == ["wait_tensor", "linear", "linear"], block1  # waits for what block 0 issued
     assert [a.name for a in block1.args][-2] == "pending", block1
+
+
+def evaluation_between_steps(rank, world_size):
+    """A forward without grad between training steps (FSDP2's hooks gather then; with ZERO2 the parameters stay
+    gathered after it, so the next training forward's units use FSDP2's gathered parameters, and the one after
+    gathers in its trace again): outputs, gradients and parameters equal eager's."""
+    import copy
+
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO2",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, compiled)]
+    for step in range(3):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        with torch.no_grad():
+            torch.testing.assert_close(jitted(x), eager(x))
+        loss_fn(eager, x).backward()
+        loss_fn(jitted, x).backward()
+        assert_same_state(compiled, eager, f"after evaluating and training, step {step}", {})
+        for opt in optimizers:
+            opt.step()
+            opt.zero_grad()
+
+
+def mixed_precision_per_unit(rank, world_size):
+    """Blocks computing in bf16 between an fp32 root: FSDP2's casts of a unit's inputs to its param_dtype and of its
+    outputs to its output_dtype, done in the blocks' traces, as eager does them."""
+    import copy
+
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    from .training import BFLOAT16, assert_same_state
+
+    def shard(model):
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32,
+                                      output_dtype=torch.float32)
+        for block in model.blocks:
+            fully_shard(block, mp_policy=policy)
+        return fully_shard(model)
+
+    model, loss_fn = net()
+    eager, compiled = shard(copy.deepcopy(model)), shard(copy.deepcopy(model))
+    jitted = thunder.jit(compiled)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        torch.testing.assert_close(loss_fn(jitted, x), loss_fn(eager, x).detach(), **BFLOAT16)
+        for m in (eager, compiled):
+            loss_fn(jitted if m is compiled else m, x).backward()
+        assert_same_state(compiled, eager, f"blocks in bf16, step {step}", BFLOAT16)
+        eager.zero_grad(), compiled.zero_grad()
+    block0 = str(thunder.last_traces(jitted._run.functions[0])[-1])
+    assert "bfloat16" in block0 and "float32" in block0, block0  # the casts are in the trace
