@@ -14,11 +14,13 @@ after it. So the jit draws its boundary where the engine hands over to the model
   communication hook, the step after ``no_sync()`` steps), the parameters, leaves of thunder's autograd node,
   reach its hooks as in eager, and it reduces when the node's backward has ended.
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
-  model when only the root is sharded) runs its forward jitted, between FSDP's own hooks; what a unit with
-  sub-units computes around them (the root's embedding and head) runs eagerly. The jitted forward reads the
-  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards; its backward
-  reduce-scatters the unit's gradients in its trace (:mod:`thunder.distributed.fsdp_gradients`) where it can do
-  what FSDP2 would, else FSDP2's post-backward hook does.
+  model when only the root is sharded) runs its forward jitted; what a unit with sub-units computes around them
+  (the root's embedding and head) runs eagerly, between FSDP2's hooks. Where it can do what FSDP2 would, the
+  jitted forward all-gathers the unit's parameters from their shards in its trace and issues the next unit's
+  all-gather (:mod:`thunder.distributed.fsdp_gather`), and its backward reduce-scatters the unit's gradients
+  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit taken out for the call; else
+  FSDP2's hooks run around the jitted forward, which reads the unsharded parameters they installed. Either way
+  nothing is computed on shards.
 
 A boundary swaps the compiled forwards in only for the duration of a call of the jitted module, so the model
 itself, called directly, stays eager.

@@ -36,8 +36,8 @@ from thunder.frontend.hooks import interpreted_program
 from thunder.grad.registry import register_grad
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["forward_gathering", "sharded_grad_key", "traced_unsharded", "unsharded_param", "unsharded_grad",
-           "IMPLEMENTATIONS"]
+__all__ = ["forward_gathering", "gathered", "issue", "sharded_grad_key", "traced_unsharded", "unsharded_param",
+           "unsharded_grad", "IMPLEMENTATIONS"]
 
 # per trace being recorded: id(sharded parameter) -> the traced unsharded parameter that stands for it
 _UNSHARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -93,15 +93,13 @@ def forward_gathering(self, shards, pending, next_unit, next_shards, *args, **kw
 def gather(unit, shards, pending, next_unit, next_shards, args, kwargs):
     """Records the unit's all-gather (or its wait), its copy-out, the next unit's all-gather and FSDP2's cast of
     the forward's inputs; returns (args, kwargs, the next unit's pending all-gather)."""
-    from thunder.distributed.collectives import wait
     from thunder.distributed.fsdp_gradients import param_group
 
     group = param_group(unit)
-    if pending is None:
-        pending = issue(group, shards)
     _UNSHARDED[get_tracectx()] = table = _UNSHARDED.get(get_tracectx(), {})
-    for fsdp_param, gathered, shard in zip(group.fsdp_params, _copy_out(wait(pending), group), shards):
-        table[id(fsdp_param.sharded_param)] = unsharded_param(gathered, shard, sharded_grad_key(fsdp_param))
+    params = gathered(group, issue(group, shards) if pending is None else pending)
+    for fsdp_param, param, shard in zip(group.fsdp_params, params, shards):
+        table[id(fsdp_param.sharded_param)] = unsharded_param(param, shard, sharded_grad_key(fsdp_param))
     issued = issue(param_group(next_unit), next_shards) if next_unit is not None else None
     policy = unit._get_fsdp_state()._mp_policy
     if policy.cast_forward_inputs and policy.param_dtype is not None:
@@ -142,12 +140,14 @@ def issue(group, shards) -> TensorProxy:
     return all_gather(buffer, process_group.size(), group_name(process_group))
 
 
-def _copy_out(gathered: TensorProxy, group) -> list:
-    """FSDP2's copy-out: rank r's part of each parameter is the r-th row of its columns."""
+def gathered(group, pending: TensorProxy) -> list:
+    """Records the wait for the group's all-gather and FSDP2's copy-out: the unsharded parameters (rank r's part
+    of each is the r-th row of its columns)."""
     import thunder.torch as ltorch
+    from thunder.distributed.collectives import wait
 
     world_size = group._all_gather_process_group.size()
-    by_rank = ltorch.reshape(gathered, (world_size, -1))
+    by_rank = ltorch.reshape(wait(pending), (world_size, -1))
     widths = [pyval(_numel(p.padded_sharded_param_size)) for p in group.fsdp_params]
     columns = (by_rank,) if len(widths) == 1 else ltorch.split(by_rank, widths, 1)
     params = []

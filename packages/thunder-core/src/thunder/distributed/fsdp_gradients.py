@@ -1,9 +1,9 @@
 """FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace (the forward's
 all-gather: :mod:`thunder.distributed.fsdp_gather`).
 
-For a ``fully_shard`` unit whose forward thunder compiles (see :mod:`thunder.distributed.boundaries`), FSDP2's
-post-backward hook would reduce-scatter the unsharded gradients after the unit's whole backward node has run. The
-reduction is written into the unit's backward trace instead, as FSDP2's ``foreach_reduce`` does it for one unit:
+For a ``fully_shard`` unit whose traces do FSDP2's work (see :mod:`thunder.distributed.boundaries`), the backward
+gets the unit's unsharded gradients from :func:`~thunder.distributed.fsdp_gather.unsharded_grad` and reduces them as
+FSDP2's ``foreach_reduce`` does for one unit:
 
 - right after the unit's last parameter gradient is computed: each gradient cast to the reduce dtype
   (``MixedPrecisionPolicy.reduce_dtype``), padded on dim 0 to a multiple of the world size, cut into one chunk per
@@ -15,12 +15,11 @@ reduction is written into the unit's backward trace instead, as FSDP2's ``foreac
   FSDP2 does: a new DTensor gradient, or added to the one there (gradient accumulation), then the parameter's
   post-accumulate-grad hooks.
 
-The trace gives the unsharded parameters no gradient, so FSDP2's post-backward hook finds none to reduce (it still
-reshards). FSDP2 reduces instead where the trace would not do what it does: a configuration the trace does not
-write (:func:`unsupported_configuration`: HSDP, CPU offload, a reduce-scatter or all-reduce hook, a divide rule
-other than a plain division, a dim other than 0), a step without gradient synchronization and the synchronizing
-step after it (FSDP2 holds the accumulated unsharded gradient), and a unit whose trace cannot hold every
-gradient (:class:`NeedsFSDPEngine`).
+With ``reshard_after_forward`` (ZERO3) the forward does not save the gathered parameters: the backward all-gathers
+them again from the shards first. FSDP2's hooks do the unit's work instead where the traces would not do what
+they do: a configuration they do not write (:func:`unsupported_configuration`: HSDP, CPU offload, a custom
+all-gather or reduce-scatter, an all-reduce hook, a divide rule other than a plain division, a dim other than 0,
+...), and a unit whose trace cannot hold every gradient (:class:`NeedsFSDPEngine`).
 """
 
 from __future__ import annotations
@@ -136,9 +135,10 @@ class FSDPReduceScatter(Transform):
         group = param_group(self.unit)
         out = computation_trace.output
         gathered = {b.output.name: b for b in computation_trace.bound_symbols if b.sym.id.endswith(_GATHERED_OP)}
-        if not (gathered and group._reshard_after_forward and isinstance(out, tuple) and len(out) == 3
+        forward = computation_trace.fn_name != "backward" and isinstance(out, tuple) and len(out) == 3
+        if not (forward and gathered and group._reshard_after_forward
                 and all(p.sharded_param.requires_grad for p in group.fsdp_params)):
-            return computation_trace  # the backward trace (no gathered parameter), or ZERO2: the forward saves them
+            return computation_trace  # the backward, or ZERO2: the forward saves the gathered parameters
         flat, saved, other = out
         regathered = {p.name: gathered[p.name] for p in saved if isinstance(p, TensorProxy) and p.name in gathered}
         self.regathered = {name: b.args[2] for name, b in regathered.items()}
@@ -193,20 +193,19 @@ def _regather(new, group, marked: dict, regathered: dict) -> None:
     """Records the all-gather of the unit's parameters from their shards at the start of the backward, for the
     gathered parameters the forward did not save: each defined under its argument's name, the argument (the shard,
     see transform_trace_post_optimization) renamed."""
-    from thunder.distributed.collectives import wait
-    from thunder.distributed.fsdp_gather import _copy_out, issue, sharded_grad_key, unsharded_param
+    from thunder.distributed.fsdp_gather import gathered, issue, sharded_grad_key, unsharded_param
 
     if not regathered:
         return
     keys = [sharded_grad_key(p) for p in group.fsdp_params]
     shards = [marked[key][0].args[1] for key in keys]
-    gathered = dict(zip(keys, _copy_out(wait(issue(group, shards)), group)))
+    params = dict(zip(keys, gathered(group, issue(group, shards))))
     new.args = list(new.args)
     for k, arg in enumerate(new.args):
         key = regathered.get(getattr(arg, "name", None))
         if key is not None:
             new.args[k] = arg.replace(name=new.make_unique_name(f"{arg.name}_not_saved"))
-            new.bound_symbols.append(unsharded_param.bind(gathered[key], shards[keys.index(key)], key, output=arg))
+            new.bound_symbols.append(unsharded_param.bind(params[key], shards[keys.index(key)], key, output=arg))
 
 
 def _marked_gradients(backward) -> dict:
