@@ -95,3 +95,29 @@ def mixed_precision_per_unit(rank, world_size):
         eager.zero_grad(), compiled.zero_grad()
     block0 = str(thunder.last_traces(jitted._run.functions[0])[-1])
     assert "bfloat16" in block0 and "float32" in block0, block0  # the casts are in the trace
+
+
+def block_called_twice(rank, world_size):
+    """A block called twice in one forward: its second call gathers its parameters itself (the next block's
+    all-gather is already pending), gradients of both calls reduced: equal to eager."""
+    import copy
+
+    from .training import Net, assert_same_state
+
+    class Twice(Net):
+        def forward(self, x):
+            x = self.blocks[0](self.blocks[0](x))
+            return self.head(self.blocks[1](x))
+
+    torch.manual_seed(0)
+    model = Twice()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        expected, actual = eager(x).pow(2).mean(), jitted(x).pow(2).mean()
+        torch.testing.assert_close(actual, expected)
+        expected.backward(), actual.backward()
+        assert_same_state(compiled, eager, f"a block called twice, step {step}", {})
+        eager.zero_grad(), compiled.zero_grad()

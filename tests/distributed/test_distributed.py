@@ -14,7 +14,7 @@ import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives, waits_placed_late
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
-from .fsdp_prefetch import evaluation_between_steps, forward_prefetch, mixed_precision_per_unit
+from .fsdp_prefetch import block_called_twice, evaluation_between_steps, forward_prefetch, mixed_precision_per_unit
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
 from .launch import run_distributed
 from .refusals import refusals
@@ -40,6 +40,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     forward_prefetch(rank, world_size)
     evaluation_between_steps(rank, world_size)
     mixed_precision_per_unit(rank, world_size)
+    block_called_twice(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)

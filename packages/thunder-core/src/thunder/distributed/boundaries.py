@@ -153,10 +153,12 @@ class FSDPBoundary:
 
     def prefetch_target(self, unit):
         """The unit whose all-gather ``unit``'s trace issues: the first of FSDP2's forward prefetch targets
-        (``set_modules_to_forward_prefetch``) if its trace will gather its parameters, else None."""
+        (``set_modules_to_forward_prefetch``) if its trace will gather its parameters and none is pending for it
+        yet (``unit`` called again before it), else None."""
         for state in unit.module._get_fsdp_state()._states_to_forward_prefetch:
             target = self._unit_of.get(id(state._modules[0]))
-            return target if target is not None and target.can_gather() else None
+            ready = target is not None and target not in self.pending and target.can_gather()
+            return target if ready else None
         return None
 
     def discard_pending(self, unit) -> None:
