@@ -31,16 +31,12 @@ def _small_model_collectives_and_refusals(rank, world_size):
     scenarios(rank, world_size, [("net", wrapper, "sgd_momentum", ()) for wrapper in WRAPPERS]
               + [("net", "ddp", "adamw", ("accumulate",)), ("net", "fsdp", "adamw", ("accumulate",)),
                  ("net", "fsdp", "sgd_momentum", ("mixed_precision",)), ("net", "fsdp", "sgd_momentum", ("zero2",)),
-                 ("net", "fsdp", "adamw", ("mixed_precision", "zero2")),
                  ("net_with_unused", "ddp", "sgd_momentum", ("find_unused_parameters",)),
                  ("net", "ddp", "adamw", ("static_graph",)), ("net", "fsdp", "sgd_momentum", ("blocks_only",))])
     refusals(rank, world_size)
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
-    evaluation_between_steps(rank, world_size)
-    mixed_precision_per_unit(rank, world_size)
-    block_called_twice(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
@@ -55,8 +51,23 @@ def test_small_model_collectives_and_refusals():
     static_graph; engine work reached while tracing is refused; functional collectives in a jitted function are
     trace symbols with gradients, each wait just before its result is read; DDP's buckets are all-reduced in the
     backward trace, overlapping it; FSDP2 units all-gather their parameters in their forward traces (the next
-    block's prefetched) and reduce-scatter their gradients in their backward traces."""
+    block's prefetched) and reduce-scatter their gradients in their backward traces (more FSDP2 cases:
+    test_fsdp_units_around_the_traces)."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
+
+
+def _fsdp_units_around_the_traces(rank, world_size):
+    scenarios(rank, world_size, [("net", "fsdp", "adamw", ("mixed_precision", "zero2"))])
+    evaluation_between_steps(rank, world_size)
+    mixed_precision_per_unit(rank, world_size)
+    block_called_twice(rank, world_size)
+
+
+@pytest.mark.slow
+def test_fsdp_units_around_the_traces():
+    """FSDP2 units whose traces gather their parameters, in what goes around them: bf16 parameters with ZERO2, a
+    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward."""
+    run_distributed(_fsdp_units_around_the_traces, 2, timeout=300)
 
 
 REAL_MODEL_CASES = (
