@@ -14,10 +14,11 @@ buckets it all-reduces; FSDP2: the parameters it all-gathers, in the forward and
 gradients it reduce-scatters, gathered size), counted in one extra step of each variant: eager DDP's buckets
 through a DDP comm hook, FSDP2's by wrapping the collectives it calls, and the collectives of thunder's backward
 traces (DDP's buckets all-reduced, which a comm hook would hand back to DDP's reducer, and the compiled FSDP2 units'
-gradients reduce-scattered) from the profiler's record of the functional collectives. Wire traffic depends on
+gradients reduce-scattered, their parameters all-gathered in the forward) from the profiler's record of the
+functional collectives. Wire traffic depends on
 the backend's algorithm (a ring all-reduce sends about twice the payload).
 
-    python benchmarks/distributed_step.py [--steps N] [--world-size 2]
+    python benchmarks/distributed_step.py [--steps N] [--world-size 2] [--tag -SUFFIX]
 """
 
 from __future__ import annotations
@@ -98,18 +99,30 @@ def _counting_allreduce_hook(state, bucket):
     return default_hooks.allreduce_hook(state, bucket)
 
 
+# the functional collectives of thunder's traces -> how many times its input's size the bytes handed to it are
+# (counted as FSDP2's are counted: the larger of input and output)
+_TRACE_COLLECTIVES = {"_c10d_functional::all_reduce": lambda world_size: 1,
+                      "_c10d_functional::reduce_scatter_tensor": lambda world_size: 1,
+                      "_c10d_functional::all_gather_into_tensor": lambda world_size: world_size}
+
+
 def _trace_collective_bytes(step, model) -> tuple[int, int]:
-    """(bytes, all-reduces) of the functional collectives ``step()`` issues: thunder's backward traces' (DDP's
-    buckets all-reduced, FSDP2 units' gradients reduce-scattered; the model's gradients are all of one dtype)."""
+    """(bytes, all-reduces) of the functional collectives ``step()`` issues: thunder's traces' (DDP's buckets
+    all-reduced in the backward; FSDP2 units' parameters all-gathered in the forward and gradients reduce-scattered
+    in the backward; the model's parameters and gradients are all of one dtype)."""
     import math
 
     element_size = next(model.parameters()).element_size()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
         step()
-    events = [e for e in prof.events() if e.name.startswith(("_c10d_functional::all_reduce",
-                                                              "_c10d_functional::reduce_scatter_tensor"))]
-    return (sum(math.prod(e.input_shapes[0]) * element_size for e in events),
-            sum(e.name.startswith("_c10d_functional::all_reduce") for e in events))
+    world_size = dist.get_world_size()
+    total = all_reduces = 0
+    for e in prof.events():
+        op = e.name.split("(")[0].rstrip("_")
+        if op in _TRACE_COLLECTIVES:
+            total += math.prod(e.input_shapes[0]) * element_size * _TRACE_COLLECTIVES[op](world_size)
+            all_reduces += op == "_c10d_functional::all_reduce"
+    return total, all_reduces
 
 
 # thunder_ddp_reducer: thunder with DDP's reducer reducing when the backward has ended (what the trace's buckets
@@ -192,6 +205,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--world-size", type=int, default=2)
+    parser.add_argument("--tag", default="", help="appended to the result file's name (distributed-step-<date><tag>)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out_file = os.path.join(tmp, "results.json")
@@ -202,7 +216,9 @@ def main():
         "benchmark": "distributed_step",
         "what": (f"forward + backward + AdamW step of a litgpt GPT under DDP (DDP's default buckets: 1 MiB first, then "
                  f"25 MiB; thunder_ddp_reducer: DDP's reducer reduces after the backward instead of thunder's trace "
-                 f"during it) and FSDP2 (ZERO3, one unit per block), "
+                 f"during it) and FSDP2 (ZERO3, one unit per block; thunder: each block's all-gather in its forward "
+                 f"trace, the next block's prefetched there, its gathered parameters kept for the backward, its "
+                 f"gradients reduce-scattered in its backward trace), "
                  f"{args.world_size} CPU processes on gloo, median ms on rank 0 over {args.steps} interleaved steps; "
                  f"torch threads = 1 per process; bytes: tensors handed to collectives per rank per step"),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -216,7 +232,7 @@ def main():
             v = r[name]
             print(f"{r['wrapper']:5s} {name:20s} {v['step_ms']:8.2f} ms ({v['over_eager']:.3f}x eager)  "
                   f"bytes/step {v['bytes_communicated_per_step']}")
-    path = ROOT / "benchmarks" / "results" / f"distributed-step-{datetime.date.today().isoformat()}.json"
+    path = ROOT / "benchmarks" / "results" / f"distributed-step-{datetime.date.today().isoformat()}{args.tag}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")
 

@@ -73,3 +73,37 @@ def inplace_collectives(rank, world_size):
         torch.testing.assert_close(scattered, expected_scattered)
         out.zero_(), scattered.zero_()
     assert thunder.cache_hits(jitted) == 1
+
+
+def _overlappable(x):
+    return funcol.all_reduce(x * x, "sum", dist.group.WORLD).sin() + funcol.all_reduce(x.cos(), "avg",
+                                                                                        dist.group.WORLD) * x.exp()
+
+
+def _lines(trace) -> list[str]:
+    return [line.strip() for line in str(trace).splitlines() if not line.strip().startswith(("#", "del "))]
+
+
+def waits_placed_late(rank, world_size):
+    """Each wait for a collective sits just before the first read of its result, not right after the collective:
+    in the forward (x.exp() computed while the average is in flight) and in the backward (the all-reduce a gradient
+    rule writes: sin(x) and its negation computed while the cotangent is reduced)."""
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(rank)).requires_grad_()
+    jitted = thunder.jit(_overlappable)
+    actual = jitted(x)
+    torch.testing.assert_close(actual, _overlappable(x.detach()))
+    actual.sum().backward()
+    for trace in (thunder.last_traces(jitted)[-1], thunder.last_backward_traces(jitted)[-1]):
+        lines = _lines(trace)
+        waits = [i for i, line in enumerate(lines) if "_c10d_functional.wait_tensor(" in line]
+        assert len(waits) == 2, "\n".join(lines)
+        for i in waits:
+            result, pending = lines[i].split(" = ")[0], lines[i].split("wait_tensor(")[1].split(")")[0]
+            issued = next(k for k, line in enumerate(lines) if line.startswith(f"{pending} = "))
+            assert f"{result}," in lines[i + 1] or f"{result})" in lines[i + 1], "\n".join(lines)  # read next
+            assert all(result not in line for line in lines[issued + 1:i]), "\n".join(lines)
+        # the average's all-reduce (the second in the forward, the first in the backward) overlaps computation
+        overlapped = waits[1] if trace is thunder.last_traces(jitted)[-1] else waits[0]
+        pending = lines[overlapped].split("wait_tensor(")[1].split(")")[0]
+        issued = next(k for k, line in enumerate(lines) if line.startswith(f"{pending} = "))
+        assert overlapped - issued > 1, "\n".join(lines)

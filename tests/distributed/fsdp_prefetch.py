@@ -1,5 +1,7 @@
-"""What each rank runs for FSDP2's forward prefetch under thunder.jit: thunder.distributed.fsdp with one unit per
-block issues each block's all-gather while the block before it (compiled by thunder) runs."""
+"""What each rank runs for FSDP2's parameter all-gathers in the compiled units' forward traces: with one unit per
+block (thunder.distributed.fsdp, bucketing_strategy="BLOCK", which sets FSDP2's forward prefetch), block 0's trace
+all-gathers its own parameters and issues block 1's all-gather before it computes; block 1's trace only waits for
+it. FSDP2 all-gathers only the root's parameters (the head), which runs eagerly."""
 
 from __future__ import annotations
 
@@ -9,6 +11,20 @@ import thunder
 
 from .training import net
 
+_COLLECTIVE = "torch.ops._c10d_functional."
+
+
+def _calls(trace) -> list[str]:
+    """The trace's calls in order: a collective by its op name, a linear as "linear"."""
+    names = []
+    for bsym in trace.bound_symbols:
+        line = str(bsym)
+        if _COLLECTIVE in line:
+            names.append(line.split(_COLLECTIVE)[1].split("(")[0])
+        elif "functional.linear" in line:
+            names.append("linear")
+    return names
+
 
 def forward_prefetch(rank, world_size):
     model, loss_fn = net()
@@ -16,7 +32,92 @@ def forward_prefetch(rank, world_size):
     for _ in range(2):  # traced, then cached
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             loss_fn(jitted, torch.randn(4, 8)).backward()
-    events = [e.name for e in sorted(prof.events(), key=lambda e: e.time_range.start)]
-    prefetch = events.index("FSDP::forward_prefetch for blocks.1")
-    # issued before block 0's compiled forward computes, which ends before block 1's forward starts
-    assert prefetch < events.index("aten::linear") < events.index("FSDP::pre_forward (blocks.1)"), events
+    fsdp_gathers = [e.name for e in prof.events() if e.name.split(" ")[0] == "FSDP::all_gather"]
+    assert fsdp_gathers and not any("blocks" in name for name in fsdp_gathers), fsdp_gathers  # the root's only
+    block0, block1 = (thunder.last_traces(f)[-1] for f in jitted._run.functions)
+    # block 0: its all-gather, waited for; block 1's issued; then its two linears
+    assert _calls(block0) == ["all_gather_into_tensor", "wait_tensor", "all_gather_into_tensor", "linear",
+                              "linear"], block0
+    assert _calls(block1) == ["wait_tensor", "linear", "linear"], block1  # waits for what block 0 issued
+    assert [a.name for a in block1.args][-2] == "pending", block1
+
+
+def evaluation_between_steps(rank, world_size):
+    """A forward without grad between training steps (FSDP2's hooks gather then; with ZERO2 the parameters stay
+    gathered after it, so the next training forward's units use FSDP2's gathered parameters, and the one after
+    gathers in its trace again): outputs, gradients and parameters equal eager's."""
+    import copy
+
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO2",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, compiled)]
+    for step in range(3):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        with torch.no_grad():
+            torch.testing.assert_close(jitted(x), eager(x))
+        loss_fn(eager, x).backward()
+        loss_fn(jitted, x).backward()
+        assert_same_state(compiled, eager, f"after evaluating and training, step {step}", {})
+        for opt in optimizers:
+            opt.step()
+            opt.zero_grad()
+
+
+def mixed_precision_per_unit(rank, world_size):
+    """Blocks computing in bf16 between an fp32 root: FSDP2's casts of a unit's inputs to its param_dtype and of its
+    outputs to its output_dtype, done in the blocks' traces, as eager does them."""
+    import copy
+
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    from .training import BFLOAT16, assert_same_state
+
+    def shard(model):
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32,
+                                      output_dtype=torch.float32)
+        for block in model.blocks:
+            fully_shard(block, mp_policy=policy)
+        return fully_shard(model)
+
+    model, loss_fn = net()
+    eager, compiled = shard(copy.deepcopy(model)), shard(copy.deepcopy(model))
+    jitted = thunder.jit(compiled)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        torch.testing.assert_close(loss_fn(jitted, x), loss_fn(eager, x).detach(), **BFLOAT16)
+        for m in (eager, compiled):
+            loss_fn(jitted if m is compiled else m, x).backward()
+        assert_same_state(compiled, eager, f"blocks in bf16, step {step}", BFLOAT16)
+        eager.zero_grad(), compiled.zero_grad()
+    block0 = str(thunder.last_traces(jitted._run.functions[0])[-1])
+    assert "bfloat16" in block0 and "float32" in block0, block0  # the casts are in the trace
+
+
+def block_called_twice(rank, world_size):
+    """A block called twice in one forward: its second call gathers its parameters itself (the next block's
+    all-gather is already pending), gradients of both calls reduced: equal to eager."""
+    import copy
+
+    from .training import Net, assert_same_state
+
+    class Twice(Net):
+        def forward(self, x):
+            x = self.blocks[0](self.blocks[0](x))
+            return self.head(self.blocks[1](x))
+
+    torch.manual_seed(0)
+    model = Twice()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        expected, actual = eager(x).pow(2).mean(), jitted(x).pow(2).mean()
+        torch.testing.assert_close(actual, expected)
+        expected.backward(), actual.backward()
+        assert_same_state(compiled, eager, f"a block called twice, step {step}", {})
+        eager.zero_grad(), compiled.zero_grad()

@@ -12,9 +12,9 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from .collectives import collectives, inplace_collectives
+from .collectives import collectives, inplace_collectives, waits_placed_late
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
-from .fsdp_prefetch import forward_prefetch
+from .fsdp_prefetch import block_called_twice, evaluation_between_steps, forward_prefetch, mixed_precision_per_unit
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
 from .launch import run_distributed
 from .refusals import refusals
@@ -42,14 +42,32 @@ def _small_model_collectives_and_refusals(rank, world_size):
     reducer_fallbacks(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
+    waits_placed_late(rank, world_size)
 
 
 def test_small_model_collectives_and_refusals():
     """A two-block MLP (each block its own FSDP unit) under DDP and FSDP2, gradient accumulation without sync,
-    bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and static_graph; engine work reached while tracing is refused; functional collectives
-    in a jitted function are trace symbols with gradients; DDP's buckets are all-reduced in the backward trace,
-    overlapping it, and FSDP2 units' gradients reduce-scattered in theirs."""
+    bf16 parameters with fp32 reduction, ZERO2, units below an unsharded root, DDP's find_unused_parameters and
+    static_graph; engine work reached while tracing is refused; functional collectives in a jitted function are
+    trace symbols with gradients, each wait just before its result is read; DDP's buckets are all-reduced in the
+    backward trace, overlapping it; FSDP2 units all-gather their parameters in their forward traces (the next
+    block's prefetched) and reduce-scatter their gradients in their backward traces (more FSDP2 cases:
+    test_fsdp_units_around_the_traces)."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
+
+
+def _fsdp_units_around_the_traces(rank, world_size):
+    scenarios(rank, world_size, [("net", "fsdp", "adamw", ("mixed_precision", "zero2"))])
+    evaluation_between_steps(rank, world_size)
+    mixed_precision_per_unit(rank, world_size)
+    block_called_twice(rank, world_size)
+
+
+@pytest.mark.slow
+def test_fsdp_units_around_the_traces():
+    """FSDP2 units whose traces gather their parameters, in what goes around them: bf16 parameters with ZERO2, a
+    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward."""
+    run_distributed(_fsdp_units_around_the_traces, 2, timeout=300)
 
 
 REAL_MODEL_CASES = (

@@ -141,7 +141,8 @@ _DDP_REDUCER_OPTIONS = {"accumulate", "find_unused_parameters", "static_graph"}
 def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
     """Thunder really traced the model's math, once, and ran it on every call (a silent fallback to eager could
     not pass); under DDP, its backward trace all-reduced the gradients (in several buckets with small ones); under
-    FSDP2, each unit's backward trace reduce-scattered its gradients."""
+    FSDP2, each unit's forward trace all-gathered its parameters and its backward trace reduce-scattered its
+    gradients."""
     functions = jitted._run.functions
     assert functions, f"thunder compiled nothing of the {wrapper} model"
     for function in functions:
@@ -151,10 +152,18 @@ def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
     if wrapper == "ddp" and not _DDP_REDUCER_OPTIONS & set(options):
         buckets = str(thunder.last_backward_traces(functions[0])[-1]).count("_c10d_functional.all_reduce_(")
         assert buckets > ("small_buckets" in options), f"{buckets} all-reduces in the backward trace"
-    if wrapper == "fsdp" and "accumulate" not in options:  # every compiled unit reduce-scattered in its trace
+    if wrapper == "fsdp" and "accumulate" not in options:
+        # every compiled unit waited for its parameters' all-gather (issued by it or, prefetched, by the unit before)
+        # in its forward trace, and reduce-scattered its gradients in its backward trace, where ZERO3's units (not
+        # ZERO2's) all-gathered their parameters again
         for function in functions:
+            forward = str(thunder.last_traces(function)[-1])
+            assert forward.count("_c10d_functional.wait_tensor(") == 1, forward
             backward = str(thunder.last_backward_traces(function)[-1])
             assert backward.count("_c10d_functional.reduce_scatter_tensor(") == 1, backward
+            if "blocks_only" not in options:  # ZERO3 blocks gather their parameters again for the backward
+                regathers = backward.count("_c10d_functional.all_gather_into_tensor(")
+                assert regathers == ("zero2" not in options), backward
 
 
 # scenarios ----------------------------------------------------------------------------------------------------------

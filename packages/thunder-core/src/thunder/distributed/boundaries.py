@@ -14,11 +14,13 @@ after it. So the jit draws its boundary where the engine hands over to the model
   communication hook, the step after ``no_sync()`` steps), the parameters, leaves of thunder's autograd node,
   reach its hooks as in eager, and it reduces when the node's backward has ended.
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
-  model when only the root is sharded) runs its forward jitted, between FSDP's own hooks; what a unit with
-  sub-units computes around them (the root's embedding and head) runs eagerly. The jitted forward reads the
-  unsharded parameters FSDP's pre-forward hook installed, so nothing is computed on shards; its backward
-  reduce-scatters the unit's gradients in its trace (:mod:`thunder.distributed.fsdp_gradients`) where it can do
-  what FSDP2 would, else FSDP2's post-backward hook does.
+  model when only the root is sharded) runs its forward jitted; what a unit with sub-units computes around them
+  (the root's embedding and head) runs eagerly, between FSDP2's hooks. Where it can do what FSDP2 would, the
+  jitted forward all-gathers the unit's parameters from their shards in its trace and issues the next unit's
+  all-gather (:mod:`thunder.distributed.fsdp_gather`), and its backward reduce-scatters the unit's gradients
+  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit taken out for the call; else
+  FSDP2's hooks run around the jitted forward, which reads the unsharded parameters they installed. Either way
+  nothing is computed on shards.
 
 A boundary swaps the compiled forwards in only for the duration of a call of the jitted module, so the model
 itself, called directly, stays eager.
@@ -129,8 +131,9 @@ def _jitted(module, jit_options: dict, *transforms):
 
 
 class FSDPBoundary:
-    """The model called natively (FSDP's hooks run), each innermost FSDP unit's forward jitted, its backward
-    reduce-scattering the unit's gradients in its trace where it can (:class:`_FSDPUnit`)."""
+    """The model called natively, each innermost FSDP unit's forward jitted (:class:`_FSDPUnit`): its parameters
+    all-gathered in its forward trace, the next unit's all-gather prefetched there, its gradients reduce-scattered in
+    its backward trace; FSDP2's own hooks do that work for a unit where the traces cannot."""
 
     def __init__(self, model, jit_options: dict):
         from torch.distributed.fsdp import FSDPModule
@@ -139,15 +142,35 @@ class FSDPBoundary:
         innermost = [(name, u) for name, u in units
                      if not any(isinstance(d, FSDPModule) for d in u.modules() if d is not u)]
         self.model = model
-        self.units = [_FSDPUnit(u, name or "the model", jit_options) for name, u in innermost]
+        self.units = [_FSDPUnit(u, name or "the model", jit_options, self) for name, u in innermost]
+        self._unit_of = {id(unit.module): unit for unit in self.units}
+        self.pending: dict = {}  # unit -> its parameters' all-gather, issued by the unit before it (prefetch)
 
     @property
     def functions(self) -> list:
-        """The jitted functions that ran, unit by unit (the one reducing in its trace first)."""
+        """The jitted functions that ran, unit by unit (the one gathering and reducing in its traces first)."""
         return [f for unit in self.units for f in unit.functions]
 
+    def prefetch_target(self, unit):
+        """The unit whose all-gather ``unit``'s trace issues: the first of FSDP2's forward prefetch targets
+        (``set_modules_to_forward_prefetch``) if its trace will gather its parameters and none is pending for it
+        yet (``unit`` called again before it), else None."""
+        for state in unit.module._get_fsdp_state()._states_to_forward_prefetch:
+            target = self._unit_of.get(id(state._modules[0]))
+            ready = target is not None and target not in self.pending and target.can_gather()
+            return target if ready else None
+        return None
+
+    def discard_pending(self, unit) -> None:
+        """Waits for an all-gather prefetched for ``unit`` whose trace will not use it."""
+        pending = self.pending.pop(unit, None)
+        if pending is not None:
+            torch.ops._c10d_functional.wait_tensor(pending)
+
     def __call__(self, *args, **kwargs):
-        # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides
+        # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides; FSDP2's forward hooks
+        # of the units are taken out for the call: a unit runs them itself where its trace does not gather
+        removed = [_ForwardHooksRemoved(unit.module) for unit in self.units if unit.runs_hooks]
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
         try:
@@ -155,57 +178,130 @@ class FSDPBoundary:
         finally:
             for unit in self.units:
                 unit.module.__dict__.pop("forward", None)
+                self.discard_pending(unit)
+            for hooks in removed:
+                hooks.restore()
+
+
+class _ForwardHooksRemoved:
+    """A ``fully_shard`` module's forward hooks, FSDP2's two taken out until ``restore()``."""
+
+    _DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+              "_forward_hooks_always_called")
+
+    def __init__(self, module):
+        state = module._get_fsdp_state()
+        fsdp = {state._pre_forward_hook_handle.id, state._post_forward_hook_handle.id}
+        self.saved = [(getattr(module, name), dict(getattr(module, name))) for name in self._DICTS]
+        for hooks, _ in self.saved:
+            for key in fsdp & hooks.keys():
+                del hooks[key]
+
+    def restore(self) -> None:
+        for hooks, saved in self.saved:
+            hooks.clear()
+            hooks.update(saved)
 
 
 class _FSDPUnit:
-    """An innermost ``fully_shard`` unit's forward, jitted: with its gradients' reduce-scatter in the backward trace
-    (:mod:`thunder.distributed.fsdp_gradients`), or plain, FSDP2's post-backward hook reducing. FSDP2 reduces where
-    the trace cannot do what it does (a configuration, a program it cannot hold: warned once), and in a step
-    without gradient synchronization and the synchronizing step after it: FSDP2 accumulates the unsharded gradient
-    and reduces it with the next one, which the trace does not see."""
+    """An innermost ``fully_shard`` unit's forward, jitted. Where it can, the trace does FSDP2's work for the unit
+    (:func:`thunder.distributed.fsdp_gather.forward_gathering`: the parameters' all-gather and the next unit's,
+    and the gradients' reduce-scatter in the backward, :mod:`thunder.distributed.fsdp_gradients`), and FSDP2's
+    hooks do not run. Elsewhere FSDP2's hooks run around the plain jitted forward: a configuration the traces do not
+    write or a program they cannot hold (warned once), a forward without grad, a step without gradient
+    synchronization and the synchronizing step after it (FSDP2 accumulates the unsharded gradient and reduces it
+    with the next one, which the trace does not see), and parameters FSDP2 has already gathered (a prefetch of its
+    own, ``reshard_after_forward=False`` after a forward without grad)."""
 
-    def __init__(self, module, name: str, jit_options: dict):
-        self.module, self.name, self.jit_options = module, name, jit_options
-        self.reducing = self.plain = None
-        self.refused = None  # why FSDP2 reduces for this unit: known at the first call (FSDP2 sets dtypes lazily)
+    def __init__(self, module, name: str, jit_options: dict, boundary):
+        self.module, self.name, self.jit_options, self.boundary = module, name, jit_options, boundary
+        # a unit of several modules (fully_shard([a, b])) keeps FSDP2's hooks, which span its modules
+        self.runs_hooks = len(module._get_fsdp_state()._modules) == 1
+        self.gathering = self.plain = None
+        self.refused = None  # why FSDP2 does the unit's work: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
         self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
-        self._function(reducing=True)  # thunder.last_traces(jmodel) names one before any call
+        if self.runs_hooks:
+            self._function(gathering=True)  # thunder.last_traces(jmodel) names one before any call
+        else:
+            self.refused = "it is a unit of several modules (fully_shard([...]))"
 
     @property
     def functions(self) -> list:
-        made = [f for f in (self.reducing, self.plain) if f is not None]
+        made = [f for f in (self.gathering, self.plain) if f is not None]
         return [f for f in made if f.stats.calls] or made[:1]
 
-    def __call__(self, *args, **kwargs):
-        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group, unsupported_configuration
+    def can_gather(self) -> bool:
+        """Whether this call's trace can do FSDP2's work for the unit (read before the call, changes nothing)."""
+        from thunder.distributed.fsdp_gradients import param_group, unsupported_configuration
 
         if not self.checked:
             self.checked, self.refused = True, unsupported_configuration(self.module)
-        if self.refused is None:
-            sync, training = param_group(self.module).reduce_grads, torch.is_grad_enabled()  # FSDP2's gradient sync
-            in_trace = sync and training and not self.unsynced
-            if training:
-                self.unsynced = not sync
-            if in_trace:
-                try:
-                    return self._function(reducing=True)(*args, **kwargs)
-                except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
-                    self.refused = str(e)
+        if self.refused is not None or not torch.is_grad_enabled() or self.unsynced:
+            return False
+        group = param_group(self.module)
+        return group.reduce_grads and group.is_sharded and group._all_gather_result is None
+
+    def __call__(self, *args, **kwargs):
+        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group
+
+        if not self.runs_hooks:  # FSDP2's hooks ran around this call
+            self._warn_once()
+            return self._function(gathering=False)(*args, **kwargs)
+        state = self.module._get_fsdp_state()
+        if state._is_root is None:  # no unit above ran FSDP2's lazy initialization, which makes this one a root
+            state._lazy_init()
+        gather = self.can_gather()
+        if torch.is_grad_enabled() and self.refused is None:
+            self.unsynced = not param_group(self.module).reduce_grads
+        if gather:
+            try:
+                return self._gather(args, kwargs)
+            except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
+                self.refused = str(e)
+        self.boundary.discard_pending(self)
+        self._warn_once()
+        args, kwargs = state._pre_forward(self.module, args, kwargs)
+        output = self._function(gathering=False)(*args, **kwargs)
+        return state._post_forward(self.module, args, output)
+
+    def _warn_once(self) -> None:
         if self.refused is not None and not self.warned:
             self.warned = True
-            warnings.warn(f"thunder: FSDP2 reduce-scatters the gradients of {self.name} after its "
-                          f"backward, not in thunder's backward trace, because {self.refused}", stacklevel=2)
-        return self._function(reducing=False)(*args, **kwargs)
+            warnings.warn(f"thunder: FSDP2 all-gathers the parameters of {self.name} and reduce-scatters its "
+                          f"gradients itself, not in thunder's traces, because {self.refused}", stacklevel=4)
 
-    def _function(self, *, reducing: bool):
+    def _gather(self, args, kwargs):
+        from thunder.distributed.fsdp_gradients import param_group
+
+        # the shards as leaves of the call: their gradients, the unit's unsharded gradients, are reduce-scattered
+        # in the backward trace and written into the sharded parameters' .grad
+        shards = tuple(p._sharded_param_data.detach().requires_grad_(p.sharded_param.requires_grad)
+                       for p in param_group(self.module).fsdp_params)
+        following = self.boundary.prefetch_target(self)
+        next_shards = None if following is None else tuple(p._sharded_param_data
+                                                           for p in param_group(following.module).fsdp_params)
+        pending = self.boundary.pending.pop(self, None)
+        try:
+            output, issued = self._function(gathering=True)(
+                shards, pending, None if following is None else following.module, next_shards, *args, **kwargs)
+        except BaseException:
+            if pending is not None:
+                torch.ops._c10d_functional.wait_tensor(pending)
+            raise
+        if issued is not None:
+            self.boundary.pending[following] = issued
+        return output
+
+    def _function(self, *, gathering: bool):
+        from thunder.distributed.fsdp_gather import forward_gathering
         from thunder.distributed.fsdp_gradients import FSDPReduceScatter
         from thunder.frontend.jit import ThunderFunction
 
-        if reducing and self.reducing is None:
+        if gathering and self.gathering is None:
             options = dict(self.jit_options)
             options["transforms"] = (*(options.get("transforms") or ()), FSDPReduceScatter(self.module))
-            self.reducing = ThunderFunction(types.MethodType(type(self.module).forward, self.module), **options)
-        if not reducing and self.plain is None:
+            self.gathering = ThunderFunction(types.MethodType(forward_gathering, self.module), **options)
+        if not gathering and self.plain is None:
             self.plain = ThunderFunction(types.MethodType(type(self.module).forward, self.module), **self.jit_options)
-        return self.reducing if reducing else self.plain
+        return self.gathering if gathering else self.plain

@@ -66,9 +66,10 @@ def all_reduce_temporary(a, reduce_op: str, group_name: str):
     return _like(a, a.shape)
 
 
-# _wrap_tensor_autograd hands an autograd variant's result over as a tensor that waits when first used
+# _wrap_tensor_autograd hands an autograd variant's result over as a tensor that waits when first used;
+# collective_wait: moved down to just before its result is read (thunder/transforms/collective_waits.py)
 @torchsymbol(_OPS.wait_tensor, _OPS.wait_tensor.default, _OPS._wrap_tensor_autograd,
-             _OPS._wrap_tensor_autograd.default, tags=TAGS)
+             _OPS._wrap_tensor_autograd.default, tags=(*TAGS, "collective_wait"))
 def wait(a):
     return _like(a, a.shape)
 

@@ -1,8 +1,9 @@
-"""FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace.
+"""FSDP2's gradient reduce-scatter of a compiled unit as collectives in its backward trace (the forward's
+all-gather: :mod:`thunder.distributed.fsdp_gather`).
 
-For a ``fully_shard`` unit whose forward thunder compiles (see :mod:`thunder.distributed.boundaries`), FSDP2's
-post-backward hook would reduce-scatter the unsharded gradients after the unit's whole backward node has run. The
-reduction is written into the unit's backward trace instead, as FSDP2's ``foreach_reduce`` does it for one unit:
+For a ``fully_shard`` unit whose traces do FSDP2's work (see :mod:`thunder.distributed.boundaries`), the backward
+gets the unit's unsharded gradients from :func:`~thunder.distributed.fsdp_gather.unsharded_grad` and reduces them as
+FSDP2's ``foreach_reduce`` does for one unit:
 
 - right after the unit's last parameter gradient is computed: each gradient cast to the reduce dtype
   (``MixedPrecisionPolicy.reduce_dtype``), padded on dim 0 to a multiple of the world size, cut into one chunk per
@@ -14,12 +15,11 @@ reduction is written into the unit's backward trace instead, as FSDP2's ``foreac
   FSDP2 does: a new DTensor gradient, or added to the one there (gradient accumulation), then the parameter's
   post-accumulate-grad hooks.
 
-The trace gives the unsharded parameters no gradient, so FSDP2's post-backward hook finds none to reduce (it still
-reshards). FSDP2 reduces instead where the trace would not do what it does: a configuration the trace does not
-write (:func:`unsupported_configuration`: HSDP, CPU offload, a reduce-scatter or all-reduce hook, a divide rule
-other than a plain division, a dim other than 0), a step without gradient synchronization and the synchronizing
-step after it (FSDP2 holds the accumulated unsharded gradient), and a unit whose trace cannot hold every
-gradient (:class:`NeedsFSDPEngine`).
+With ``reshard_after_forward`` (ZERO3) the forward does not save the gathered parameters: the backward all-gathers
+them again from the shards first. FSDP2's hooks do the unit's work instead where the traces would not do what
+they do: a configuration they do not write (:func:`unsupported_configuration`: HSDP, CPU offload, a custom
+all-gather or reduce-scatter, an all-reduce hook, a divide rule other than a plain division, a dim other than 0,
+...), and a unit whose trace cannot hold every gradient (:class:`NeedsFSDPEngine`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "p
 # FSDPParam of each sharded parameter a trace writes, by the key the trace names it with
 _SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
+_GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it
 
 
 class NeedsFSDPEngine(UnsupportedError):
@@ -68,7 +69,7 @@ def _unsupported_configuration(unit) -> str | None:
     group = param_group(unit)
     if group is None:
         return "it has no parameters or several parameter groups"
-    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultReduceScatter
+    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultAllGather, DefaultReduceScatter
     from torch.distributed.fsdp._fully_shard._fsdp_common import FSDPMeshInfo, HSDPMeshInfo
 
     reasons = {
@@ -76,6 +77,10 @@ def _unsupported_configuration(unit) -> str | None:
             not isinstance(group.mesh_info, FSDPMeshInfo) or isinstance(group.mesh_info, HSDPMeshInfo),
         "a reduce-scatter implementation other than the default": type(group._reduce_scatter_comm)
             is not DefaultReduceScatter,
+        "an all-gather implementation other than the default": type(group._all_gather_comm) is not DefaultAllGather,
+        "resharding after the forward to a smaller mesh (reshard_after_forward=int)": group._use_post_forward_mesh,
+        "parameters with all-gather extensions (fsdp_pre_all_gather)":
+            any(hasattr(p._sharded_local_tensor, "fsdp_pre_all_gather") for p in group.fsdp_params),
         "an all-reduce hook": group._all_reduce_hook is not None,
         "force_sum_reduction_for_comms": group.force_sum_reduction_for_comms,
         "reduce_scatter_unused_params": group.reduce_scatter_unused_params,
@@ -83,8 +88,10 @@ def _unsupported_configuration(unit) -> str | None:
         "CPU offload": any(p.offload_to_cpu for p in group.fsdp_params),
         "a parameter sharded on a dim other than 0": any(p.fsdp_placement.dim != 0 for p in group.fsdp_params),
     }
-    for p in group.fsdp_params:  # what the trace reads of each parameter (AttributeError: torch's FSDP2 changed)
-        p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn  # noqa: B018
+    for p in group.fsdp_params:  # what the traces read of each parameter (AttributeError: torch's FSDP2 changed)
+        (p.sharded_size, p.sharded_param, p.to_sharded_dtensor, p._param_fqn, p._sharded_param_data,  # noqa: B018
+         p.padded_sharded_param_size, p._orig_size, p.param_dtype)
+    group.is_sharded, group._all_gather_result, group._all_gather_process_group  # noqa: B018
     found = [what for what, present in reasons.items() if present]
     return ", ".join(found) or None
 
@@ -119,42 +126,96 @@ class FSDPReduceScatter(Transform):
 
     def __init__(self, unit):
         self.unit = unit
+        self.regathered: dict = {}  # name -> key of the gathered parameters the forward did not save (ZERO3)
+
+    def transform_trace_post_optimization(self, computation_trace, **kwargs):
+        """ZERO3 (``reshard_after_forward``): the forward does not save its gathered parameters for the backward,
+        which gathers them again (:meth:`transform_backward_pre_lowering`), as FSDP2 reshards after the forward and
+        all-gathers before the backward. Only where every parameter gets a gradient (the backward has every shard)."""
+        group = param_group(self.unit)
+        out = computation_trace.output
+        gathered = {b.output.name: b for b in computation_trace.bound_symbols if b.sym.id.endswith(_GATHERED_OP)}
+        forward = computation_trace.fn_name != "backward" and isinstance(out, tuple) and len(out) == 3
+        if not (forward and gathered and group._reshard_after_forward
+                and all(p.sharded_param.requires_grad for p in group.fsdp_params)):
+            return computation_trace  # the backward, or ZERO2: the forward saves the gathered parameters
+        flat, saved, other = out
+        regathered = {p.name: gathered[p.name] for p in saved if isinstance(p, TensorProxy) and p.name in gathered}
+        self.regathered = {name: b.args[2] for name, b in regathered.items()}
+        new = from_trace(computation_trace)
+        new.bound_symbols = list(computation_trace.bound_symbols)
+        # in its place, the parameter's shard (an input, saved already): the backward's argument stays
+        new.output = (flat, tuple(regathered[p.name].args[1] if isinstance(p, TensorProxy) and p.name in regathered
+                                  else p for p in saved), other)
+        new.provenance = TraceProvenance("FSDP2's reshard after forward: the gathered parameters are not saved")
+        return new
 
     def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
         import time
 
         from thunder.distributed import gradient_buckets as buckets
+        from thunder.distributed.fsdp_gather import sharded_grad_key
 
         start = time.perf_counter_ns()
         group = param_group(self.unit)
         trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
-        outputs = buckets.gradient_outputs(backward, inputs, differentiable_inputs, {id(p.unsharded_param) for p in trainable})
-        missing = [p._param_fqn for p in trainable if id(p.unsharded_param) not in outputs]
+        marked = _marked_gradients(backward)
+        missing = [p._param_fqn for p in trainable if sharded_grad_key(p) not in marked]
         if missing:
             raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
                                   "from thunder's backward (the forward does not use them)")
 
-        positions = [outputs[id(p.unsharded_param)] for p in trainable]
+        grads = [marked[sharded_grad_key(p)][1] for p in trainable]
         ready = buckets.ready_positions(backward)
-        issue_after = max(ready.get(backward.output[k].name, -1) for ks in positions for k in ks)
+        issue_after = max(ready.get(g.name, -1) for g in grads)
+        markers = {id(marked[sharded_grad_key(p)][0]) for p in trainable}
         process_group = group._reduce_scatter_process_group
         world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
         with tracectx(new):
+            _regather(new, group, marked, self.regathered)
             for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
-                if bsym is not None:
+                if bsym is not None and id(bsym) not in markers:
                     new.bound_symbols.append(bsym)
                 if j == issue_after:
-                    # a parameter passed as several arguments: FSDP2 reduces its accumulated gradient
-                    grads = [buckets.summed_gradient(backward, ks) for ks in positions]
                     pending = _issue(grads, group, world_size, name)
             _write(pending, trainable, grads, group, world_size)
-        reduced = {k for ks in positions for k in ks}  # FSDP2's post-backward hook finds no gradient to reduce
-        new.output = tuple(None if k in reduced else g for k, g in enumerate(backward.output))
+        # the shards' gradients are the ones written above: autograd gets none
+        handed = {b.output.name for b, _ in marked.values()}
+        new.output = tuple(None if isinstance(g, TensorProxy) and g.name in handed else g for g in backward.output)
         seconds = (time.perf_counter_ns() - start) / 1e9
         new.provenance = TraceProvenance("FSDP2 reduce-scatter of the unit's gradients overlapping the backward",
                                          seconds)
         return new
+
+
+def _regather(new, group, marked: dict, regathered: dict) -> None:
+    """Records the all-gather of the unit's parameters from their shards at the start of the backward, for the
+    gathered parameters the forward did not save: each defined under its argument's name, the argument (the shard,
+    see transform_trace_post_optimization) renamed."""
+    from thunder.distributed.fsdp_gather import gathered, issue, sharded_grad_key, unsharded_param
+
+    if not regathered:
+        return
+    keys = [sharded_grad_key(p) for p in group.fsdp_params]
+    shards = [marked[key][0].args[1] for key in keys]
+    params = dict(zip(keys, gathered(group, issue(group, shards))))
+    new.args = list(new.args)
+    for k, arg in enumerate(new.args):
+        key = regathered.get(getattr(arg, "name", None))
+        if key is not None:
+            new.args[k] = arg.replace(name=new.make_unique_name(f"{arg.name}_not_saved"))
+            new.bound_symbols.append(unsharded_param.bind(params[key], shards[keys.index(key)], key, output=arg))
+
+
+def _marked_gradients(backward) -> dict:
+    """key -> (the unsharded_grad bound symbol, the unsharded gradient it hands to the shard), for each parameter
+    whose shard gets a gradient in the backward's outputs."""
+    from thunder.distributed.fsdp_gather import unsharded_grad
+
+    outputs = {o.name for o in backward.output if isinstance(o, TensorProxy)}
+    return {b.args[2]: (b, b.args[0]) for b in backward.bound_symbols
+            if b.sym.id == unsharded_grad.id and b.output.name in outputs}
 
 
 def _padded_rows(grad: TensorProxy, world_size: int) -> int:
@@ -185,6 +246,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
     """Records the wait, the division, the cast back and each shard's write into its sharded parameter's .grad."""
     import thunder.torch as ltorch
     from thunder.distributed.collectives import wait
+    from thunder.distributed.fsdp_gather import sharded_grad_key
 
     reduced = ltorch.div(wait(pending), float(group.gradient_divide_factor or world_size))
     orig_dtype = group._orig_dtype
@@ -197,7 +259,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
         for d in sharded_size:
             numel *= d
         shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel), sharded_size)
-        key = f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
+        key = sharded_grad_key(fsdp_param)
         _SHARDED_PARAMS[key] = fsdp_param
         accumulate_sharded_grad(shard, key)
         chunk = 1

@@ -17,7 +17,7 @@ import sys
 
 from thunder.core.errors import UnsupportedError, user_location_suffix
 
-__all__ = ["engine_lookaside", "check_module_call", "check_tensor_input"]
+__all__ = ["engine_lookaside", "check_module_call", "check_tensor_input", "traced_unsharded"]
 
 # the engine's native classes whose methods communicate or change its state
 _ENGINE_CLASSES = ("ProcessGroup", "Backend", "Work", "Reducer", "Logger", "Store")
@@ -56,6 +56,13 @@ def engine_lookaside(fn):
         return fn(*args, **kwargs)
 
     return refuse_engine_calls
+
+
+def traced_unsharded(value):
+    """The traced unsharded parameter that stands for ``value`` where it is a sharded parameter of the FSDP2 unit
+    whose forward is being traced (thunder.distributed.fsdp_gather gathers it in the trace), else None."""
+    gather = sys.modules.get("thunder.distributed.fsdp_gather")  # no unit is traced before it loads
+    return None if gather is None else gather.traced_unsharded(value)
 
 
 def check_tensor_input(value) -> None:

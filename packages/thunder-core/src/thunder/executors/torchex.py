@@ -242,9 +242,10 @@ def thunder_register_implementations(get_executor):
 
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     if torch.distributed.is_available():  # the collectives' symbols, registered with the executor (import: ~70 ms)
-        from thunder.distributed import collectives, fsdp_gradients
+        from thunder.distributed import collectives, fsdp_gather, fsdp_gradients
 
-        for sym, path in (collectives.IMPLEMENTATIONS | fsdp_gradients.IMPLEMENTATIONS).items():
+        implementations = collectives.IMPLEMENTATIONS | fsdp_gather.IMPLEMENTATIONS | fsdp_gradients.IMPLEMENTATIONS
+        for sym, path in implementations.items():
             register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")

@@ -27,7 +27,8 @@ from thunder.core.proxies import (
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
-from thunder.distributed.outside_effects import check_module_call, check_tensor_input, engine_lookaside
+from thunder.distributed.outside_effects import (check_module_call, check_tensor_input, engine_lookaside,
+                                                traced_unsharded)
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
@@ -52,10 +53,17 @@ from thunder.interpreter.iteration import ProvenanceIterator
 from thunder.transforms.constant_indices import ConstantIndices
 from thunder.transforms.layouts import Layouts
 
-__all__ = ["JitHooks", "source_location", "made_while_grad_disabled"]
+__all__ = ["JitHooks", "source_location", "made_while_grad_disabled", "interpreted_program"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 _CONTAINED_LITERALS = (bool, int, float, str, type(None))
+
+
+def interpreted_program(fn):
+    """Decorator: ``fn``, a function of thunder's own, is program code the jit interprets (the calls it makes are
+    traced) instead of running it natively as it runs thunder's code."""
+    _PROGRAM_FUNCTIONS.add(fn)
+    return fn
 
 
 def _literal_item(v, depth: int) -> bool:
@@ -195,6 +203,8 @@ def _math_on_numbers(fn):
 
 # Library code that does bookkeeping, not math, on objects it owns: run natively (profiler ranges, the
 # compiler's own state queries)
+# thunder's own functions that are program code, interpreted like the user's (see interpreted_program)
+_PROGRAM_FUNCTIONS: set = set()
 _NATIVE_MODULES = ("torch.autograd.profiler", "torch.profiler", "torch._dynamo", "torch._compile", "torch.compiler")
 
 
@@ -583,7 +593,7 @@ class JitHooks(Hooks):
         if module.startswith(_NATIVE_MODULES):
             return False
         # thunder's own code (proxies' methods, the torch language) runs natively and records symbols
-        return not (module == "thunder" or module.startswith("thunder."))
+        return not (module == "thunder" or module.startswith("thunder.")) or fn in _PROGRAM_FUNCTIONS
 
     # outside values ------------------------------------------------------------------------------
     def on_input(self, value, provenance):
@@ -608,6 +618,9 @@ class JitHooks(Hooks):
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
         if isinstance(value, torch.Tensor):
+            unsharded = traced_unsharded(value)
+            if unsharded is not None:  # a sharded parameter of the FSDP2 unit being traced: its gathered value
+                return unsharded
             check_tensor_input(value)
             # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
             # twice) is two inputs, each re-read and checked on every call, so neither can go stale.

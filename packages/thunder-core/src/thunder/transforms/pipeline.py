@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from thunder.core.proxies import NumberProxy
+from thunder.transforms.collective_waits import sink_waits
 from thunder.transforms.cse import cse
 from thunder.transforms.dce import dce
 from thunder.transforms.del_last_used import del_last_used
@@ -43,6 +44,9 @@ def lower(trace, executors, user_transforms=(), *, check_inplace: bool = True) -
         traces.append(t)
         return t
 
+    waits_late = sink_waits(trace)
+    if waits_late is not trace:
+        trace = step(waits_late)
     t = step(dispatch_to_executors(trace, executors))
     if any(isinstance(p, NumberProxy) for p in t.args):
         t = step(cse(t, numbers_only=True))  # sizes recomputed by several decompositions
