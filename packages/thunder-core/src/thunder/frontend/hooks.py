@@ -27,8 +27,12 @@ from thunder.core.proxies import (
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.symbol import SourceLocation
 from thunder.core.trace import get_tracectx
-from thunder.distributed.outside_effects import (check_module_call, check_tensor_input, engine_lookaside,
-                                                traced_unsharded)
+from thunder.distributed.outside_effects import (
+    check_module_call,
+    check_tensor_input,
+    engine_lookaside,
+    traced_unsharded,
+)
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
@@ -201,10 +205,10 @@ def _math_on_numbers(fn):
     return call
 
 
-# Library code that does bookkeeping, not math, on objects it owns: run natively (profiler ranges, the
-# compiler's own state queries)
 # thunder's own functions that are program code, interpreted like the user's (see interpreted_program)
 _PROGRAM_FUNCTIONS: set = set()
+# Library code that does bookkeeping, not math, on objects it owns: run natively (profiler ranges, the
+# compiler's own state queries)
 _NATIVE_MODULES = ("torch.autograd.profiler", "torch.profiler", "torch._dynamo", "torch._compile", "torch.compiler")
 
 
