@@ -94,6 +94,29 @@ def test_an_unused_outputs_zero_cotangent_is_not_added():
     torch.testing.assert_close((x.grad, w.grad), (ex.grad, ew.grad))
 
 
+def test_an_unused_outputs_zero_is_not_added_to_a_reshaped_gradient():
+    # a model returning (logits, loss) with the loss taken on logits.view(-1, C) (nanoGPT): the gradient reaching
+    # logits is the loss's gradient reshaped back; with logits unused, the backward reads that reshape where it added
+    # the zero (eager's view node passes it on), and no zero is made
+    def f(x, w, target):
+        logits = x @ w
+        return logits, torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), target)
+
+    x, w = _leaves((2, 3, 4), (4, 5))
+    ex, ew = _clone_leaves([x, w])
+    target = torch.tensor([0, 4, 1, 2, 3, 0])
+    jf = thunder.jit(f)
+    loss = jf(x, w, target)[1]
+    loss.backward()
+    f(ex, ew, target)[1].backward()
+    assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
+    compiled = loss.grad_fn._forward_cls.compiled
+    (unused, (_, zeros)), = compiled.specialized.items()
+    assert not zeros
+    backward = str(compiled.specialized_traces[unused])
+    (cotangent,) = [compiled.cotangent_names[k] for k in unused]
+    assert "torch.add(" not in backward and f"{cotangent}," not in backward.split("):", 1)[1], backward
+
 
 def test_backward_computes_a_repeated_product_once():
     # x * x (RMSNorm's pow(2)) gives the rule's two products g * x; the backward computes it once and adds it to
