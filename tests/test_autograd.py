@@ -118,6 +118,24 @@ def test_an_unused_outputs_zero_is_not_added_to_a_reshaped_gradient():
     assert "torch.add(" not in backward and f"{cotangent}," not in backward.split("):", 1)[1], backward
 
 
+def test_backward_folds_the_reshape_chains_of_view_chains():
+    # each view's rule reshapes its cotangent back: a chain of views gave a chain of reshapes, some to the shape the
+    # tensor already had (.contiguous()'s), each a call at run time; one reshape per chain is left, and the gradients
+    # are eager's bit for bit
+    def f(x, w):
+        h = x.view(4, 2, 3, 8).transpose(1, 2).contiguous()
+        return (h.view(4, 3, 16).reshape(4, 48) * w).sum()
+
+    x, w = _leaves((4, 6, 8), (4, 48))
+    ex, ew = _clone_leaves([x, w])
+    jf = thunder.jit(f)
+    jf(x, w).backward()
+    f(ex, ew).backward()
+    assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
+    backward = str(thunder.last_backward_traces(jf)[-1])
+    assert backward.count("reshape(") == 2, backward  # into the transposed shape, and back to x's after the permute
+
+
 def test_backward_computes_a_repeated_product_once():
     # x * x (RMSNorm's pow(2)) gives the rule's two products g * x; the backward computes it once and adds it to
     # itself, with eager's gradients bit for bit
