@@ -10,7 +10,11 @@ three phases (forward, backward, optimizer step). The first step (tracing and co
 apart. Losses, and the parameters after the last step, are compared with eager's. With --shared-model every variant
 trains the one model (timing only), so that where each variant's copy happens to lie in memory does not count.
 
+With --inductor a fourth variant, thunder with the ``inductor`` fusion executor (packages/thunder-inductor, which
+must be installed), runs beside them.
+
     python benchmarks/training_step.py [--steps N] [--models gpt,llama,...] [--no-compile] [--jit-optimizer]
+                                       [--inductor]
 """
 
 from __future__ import annotations
@@ -139,7 +143,8 @@ class Variant:
 def run_model(name, steps, variants_wanted, jit_optimizer=False, shared_model=False):
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name]()
-    wraps = {"eager": lambda m: m, "torch.compile": torch.compile, "thunder": thunder.jit}
+    wraps = {"eager": lambda m: m, "torch.compile": torch.compile, "thunder": thunder.jit,
+             "thunder+inductor": lambda m: thunder.jit(m, executors=["inductor"])}
     # shared: every variant trains the one model with the one optimizer (timing only: each step starts from the
     # parameters the previous variant's step left, so losses and parameters are not compared)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4) if shared_model else None
@@ -198,11 +203,14 @@ def main() -> None:
     parser.add_argument("--shared-model", action="store_true",
                         help="every variant trains the same model with the same optimizer, so that where each "
                              "variant's tensors lie in memory does not count (timing only: losses not compared)")
+    parser.add_argument("--inductor", action="store_true",
+                        help="add thunder with the inductor executor (thunder-inductor installed)")
     parser.add_argument("--out", default=None, help="the JSON file (default: benchmarks/results/training-step-<date>.json)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
-    variants = ["eager"] + ([] if args.no_compile else ["torch.compile"]) + ["thunder"]
+    variants = ["eager"] + ([] if args.no_compile else ["torch.compile"]) + ["thunder"] + (
+        ["thunder+inductor"] if args.inductor else [])
     rows = []
     print(f"{'model':8} " + " ".join(f"{v + ' ms':>16}" for v in variants) + "   thunder/eager (wall, cpu)"
           "  first step (s)")
@@ -211,6 +219,8 @@ def main() -> None:
         rows.append(row)
         print(f"{name:8} " + " ".join(f"{row[v]['step_ms']:16.2f}" for v in variants) +
               f"   {row['thunder']['over_eager']:6.3f} {row['thunder']['cpu_over_eager']:6.3f}        " +
+              (f"(+inductor {row['thunder+inductor']['over_eager']:.3f} {row['thunder+inductor']['cpu_over_eager']:.3f}) "
+               if args.inductor else "") +
               " ".join(f"{row[v]['first_step_s']:.2f}" for v in variants), flush=True)
         print(" " * 9 + "phases ms (forward/backward/optimizer): " + "  ".join(
             f"{v} " + "/".join(f"{row[v]['phases_ms'][p]:.2f}" for p in PHASES) for v in variants), flush=True)

@@ -83,6 +83,50 @@ def test_activations(fn, kernel):
     check(fn, x, kernels=(kernel,))
 
 
+@pytest.mark.parametrize("act, kernel", [(F.gelu, "gelu_backward"), (lambda x: F.gelu(x, approximate="tanh"),
+                                                                     "gelu_backward"),
+                                         (F.silu, "silu_backward"), (F.relu, "threshold_backward")])
+def test_an_activations_backward_writes_over_the_dead_incoming_gradient(act, kernel):
+    # the activation's incoming gradient is the second linear's fresh, dead result: its backward kernel writes into
+    # that buffer (ATen's grad_input= variant) instead of allocating, bit for bit eager's gradients
+    x, w1, w2 = _x(6, 4, dtype=torch.float32), _x(8, 4, dtype=torch.float32), _x(3, 8, dtype=torch.float32)
+    with torch.no_grad():
+        w1[0] = 0.0  # relu at 0 for a column: eager's gradient there is 0
+
+    def f(x, w1, w2):
+        return F.linear(act(F.linear(x, w1)), w2).sum()
+
+    jf = thunder.jit(f)
+    expected = torch.autograd.grad(f(x, w1, w2), (x, w1, w2))
+    actual = torch.autograd.grad(jf(x, w1, w2), (x, w1, w2))
+    assert all(torch.equal(a, e) for a, e in zip(actual, expected))
+    backward = str(thunder.last_backward_traces(jf)[-1])
+    assert f"torch_impls.{kernel}_into(" in backward and f"aten.{kernel}." not in backward, backward
+    call = next(line for line in backward.splitlines() if f"{kernel}_into(" in line)
+    incoming = call.split("(", 1)[1].split(",", 1)[0]
+    assert f"out={incoming})" in call, call
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((2, 3, 4), (4, 5)), ((5, 2, 3, 4), (4, 5)), ((2, 3, 4), (4,)),
+                                              ((3, 1, 4), (4, 2))])
+@pytest.mark.parametrize("a_grad", [True, False])
+def test_a_batch_times_a_matrix_is_differentiated_as_eagers_folded_mm(a_shape, b_shape, a_grad):
+    # eager folds the batch of a into the rows of one mm (mv) when b requires grad: b's gradient is one mm of the
+    # folded a and cotangent, bit for bit, not a batched product summed over the batch (another rounding, and a
+    # [batch, k, n] temporary)
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(*a_shape, generator=g).requires_grad_(a_grad)
+    b = torch.randn(*b_shape, generator=g, requires_grad=True)
+    cot = torch.randn(*torch.matmul(a, b).shape, generator=g)
+    jf = thunder.jit(torch.matmul)
+    leaves = (a, b) if a_grad else (b,)
+    expected = torch.autograd.grad(torch.matmul(a, b), leaves, cot)
+    actual = torch.autograd.grad(jf(a, b), leaves, cot)
+    assert all(torch.equal(x, e) for x, e in zip(actual, expected))
+    backward = str(thunder.last_backward_traces(jf)[-1])
+    assert "sum" not in backward, backward
+
+
 @pytest.mark.parametrize("padding_idx", [None, 1, -1])
 @pytest.mark.parametrize("scale", [False, True])
 def test_embedding(padding_idx, scale):

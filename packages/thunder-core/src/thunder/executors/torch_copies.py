@@ -2,7 +2,9 @@
 ``x1 = torch.add(x, y, out=x)``, one pass over memory instead of two (what the copy_to_out_ contract is for).
 And the reuse of dead temporaries: ``t2 = torch.add(t1, eps)`` where ``t1`` is a temporary read by nothing else
 becomes ``torch.add(t1, eps, out=t1)``, as eager code's ``x.sqrt().div(c).add_(eps)`` does, instead of allocating
-(and first touching) a new buffer.
+(and first touching) a new buffer. The elementwise ATen backward kernels (``gelu_backward``, ...) get the same
+through their variants writing into a given buffer (``OUT_VARIANTS``): eager allocates their result, here it
+is written over the dead incoming gradient.
 
 Folding is done when the op that computed ``t`` is an elementwise torch function with ``out=`` (whose output
 may alias its inputs), ``t`` is read by nothing but the copy, and nothing reads ``x`` (under any of its names:
@@ -16,7 +18,7 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import tagged_symbol
 from thunder.core.trace import from_trace
 
-__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "memory_sets", "Sets", "OUT_CAPABLE"]
+__all__ = ["fold_copies_into_out", "reuse_dead_temporaries", "memory_sets", "Sets", "OUT_CAPABLE", "OUT_VARIANTS"]
 
 # torch functions that accept out= and compute elementwise (out may alias an input)
 OUT_CAPABLE = frozenset({
@@ -24,6 +26,10 @@ OUT_CAPABLE = frozenset({
     "torch.sqrt", "torch.rsqrt", "torch.neg", "torch.exp", "torch.log", "torch.abs", "torch.maximum",
     "torch.minimum", "torch.clamp", "torch.sigmoid", "torch.tanh", "torch.pow", "torch.where",
 })
+
+# printed name of an elementwise op that allocates its result -> the symbol of its variant taking out= (filled by
+# the torch executor's registration: the ATen backward kernels of torch_grad.py)
+OUT_VARIANTS: dict = {}
 
 
 def _takes_out(bsym) -> bool:
@@ -173,7 +179,8 @@ def reuse_dead_temporaries(trace):
         for o in b.flat_proxy_outs:
             if isinstance(o, TensorProxy):
                 tracked[o.name] = grad_on and o.requires_grad
-        if not _takes_out(b) or len(b.flat_proxy_outs) != 1:
+        variant = OUT_VARIANTS.get(_printed(b))
+        if not (_takes_out(b) or variant is not None) or len(b.flat_proxy_outs) != 1:
             continue
         result = b.flat_proxy_outs[0]
         if not isinstance(result, TensorProxy) or (grad_on and result.requires_grad):
@@ -185,7 +192,7 @@ def reuse_dead_temporaries(trace):
             if (isinstance(a, TensorProxy) and a.name in fresh and a.name not in taken and uses.get(a.name) == 1
                     and not tracked.get(a.name, grad_on and a.requires_grad) and _static_same(a, result)):
                 taken.add(a.name)
-                replace[j] = b.replace(kwargs={**b.kwargs, "out": a})
+                replace[j] = b.replace(sym=variant or b.sym, kwargs={**b.kwargs, "out": a})
                 tracked[result.name] = tracked.get(a.name, a.requires_grad)
                 break
     if not replace:

@@ -24,6 +24,7 @@ from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import Symbol
+from thunder.executors.torch_copies import OUT_VARIANTS
 from thunder.grad.registry import needs_grad
 
 __all__ = ["register"]
@@ -571,11 +572,18 @@ def _batch_norm(*args, **kwargs):
 # ---------------------------------------------------------------------------------------------
 
 
+# backward kernels that compute elementwise: their result may be written into one of their arguments
+_ELEMENTWISE_BACKWARDS = ("gelu_backward", "silu_backward", "threshold_backward")
+
+
 def register(ex) -> None:
     for name, sym in aten_symbols.items():
         # the overload itself, not the packet: a packet's call resolves the overload on every call, and in a
         # training step (caches cold after the forward and the optimizer) that was 10-20 us of each backward kernel
         ex.register_implementation(sym.id, ex.register_operator(f"torch.ops.aten.{name}.default"))
+    for name in _ELEMENTWISE_BACKWARDS:  # their variants writing into a dead temporary (torch_copies)
+        OUT_VARIANTS[f"torch.ops.aten.{name}.default"] = ex.register_operator(
+            f"thunder.executors.torch_impls.{name}_into")
     for sym, checker, rule in _rules:
         ex.register_grad_rule(sym, rule, checker=checker)
 

@@ -91,6 +91,21 @@ def sum_prim(a, dims):
     return torch.sum(a, dims) if dims else a.clone()
 
 
+# Elementwise ATen backward kernels writing into a given buffer (``out=``, as the torch functions of
+# torch_copies.OUT_CAPABLE take it; ATen names it ``grad_input``): the torch executor passes a dead temporary of the
+# result's shape, which may be the incoming gradient itself.
+def gelu_backward_into(grad_output, self, *, approximate="none", out):
+    return torch.ops.aten.gelu_backward.grad_input(grad_output, self, approximate=approximate, grad_input=out)
+
+
+def silu_backward_into(grad_output, self, *, out):
+    return torch.ops.aten.silu_backward.grad_input(grad_output, self, grad_input=out)
+
+
+def threshold_backward_into(grad_output, self, threshold, *, out):
+    return torch.ops.aten.threshold_backward.grad_input(grad_output, self, threshold, grad_input=out)
+
+
 def prod_prim(a, dims):
     out = a
     for d in sorted(dims, reverse=True):

@@ -131,9 +131,29 @@ def _droppable_sum(b, zero, name, producer, readers, returned):
     out, other = found
     plain = not b.kwargs or (set(b.kwargs) == {"out"} and getattr(b.kwargs["out"], "name", None) == other.name)
     if (plain and out.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
-            and other.name in producer and _makes_new_tensor(producer[other.name]) and _same_layout(out, other)):
+            and _new_or_its_reshape(other, producer, readers, returned) and _same_layout(out, other)):
         return other
     return None
+
+
+# reshapes of the torch executor: of a contiguous tensor, a view with contiguous strides, as the sum's result has
+_RESHAPES = frozenset({"torch.reshape", "torch.Tensor.reshape"})
+
+
+def _new_or_its_reshape(t, producer, readers, returned) -> bool:
+    """Whether ``t`` is a new tensor the backward computed, or a reshape of one that nothing else reads or returns
+    (a gradient reshaped back to an output's shape, as eager's view node passes it on): read in place of a sum
+    with ``t``, it aliases nothing else that is read, written or returned."""
+    made = producer.get(t.name)
+    if made is None:
+        return False
+    if _makes_new_tensor(made):
+        return True
+    if _printed(made) not in _RESHAPES or not made.args or not isinstance(made.args[0], TensorProxy):
+        return False
+    base = made.args[0]
+    return (readers.get(base.name) == 1 and base.name not in returned
+            and _new_or_its_reshape(base, producer, readers, returned))
 
 
 def _sum_read_only(b, zero, name, written, returned):

@@ -196,6 +196,7 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
             checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
                        if not (needed and needed <= unused)]
             _check_versions([t for t, _ in checked], [v for _, v in checked])
+            del checked  # it holds every saved tensor: the backward frees each after its last use, as eager's nodes
         if _keep_graph():
             saved = list(saved)  # the backward empties the list it gets
         else:

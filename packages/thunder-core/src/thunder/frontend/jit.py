@@ -37,6 +37,7 @@ from thunder.transforms.dispatch import dispatch_to_executors
 from thunder.transforms.overwrites import snapshot_saved_values
 from thunder.transforms.pipeline import lower, prepare
 from thunder.transforms.remat import rematerialize
+from thunder.transforms.reshape_chains import fold_reshape_chains
 from thunder.transforms.saved_versions import modified_saved_values
 from thunder.transforms.transform import split_transforms
 
@@ -339,6 +340,9 @@ class ThunderFunction:
         merged = cse(split.backward)  # rules repeat work across ops (x * x's two products of the cotangent and x)
         if merged is not split.backward:
             backward_traces.append(merged)
+        folded = fold_reshape_chains(backward_traces[-1])  # rules reshape back along each chain of views
+        if folded is not backward_traces[-1]:
+            backward_traces.append(folded)
         if inputs is not None:
             for t in self.transform_objects:
                 transformed = t.transform_backward_pre_lowering(

@@ -13,7 +13,7 @@ import math
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, canonicalize_dims, numel, same_dims
-from thunder.grad.registry import register_grad
+from thunder.grad.registry import needs_grad, register_grad
 
 __all__ = ["zeros_like", "sum_to_shape", "times_two_over"]
 
@@ -466,8 +466,18 @@ def _mT(x):
 @register_grad(prims.matmul)
 def _matmul_grad(a, b):
     out = prims.matmul(a, b)
+    # a batch of matrices times one matrix (or vector) that requires grad: eager folds the batch into the rows of one
+    # mm (mv), so b's gradient is one mm of the folded a and cotangent, not a batched product summed over the batch
+    # (which makes a [batch, k, n] temporary and rounds differently)
+    folded = a.ndim >= 3 and b.ndim <= 2 and needs_grad(b)
 
     def backward(g):
+        if folded:
+            rows = numel(a.shape[:-1])
+            g2 = prims.reshape(g, (rows, b.shape[-1]) if b.ndim == 2 else (rows,))
+            gb = prims.matmul(_mT(prims.reshape(a, (rows, a.shape[-1]))), g2)
+            ga = prims.matmul(g, _mT(b)) if b.ndim == 2 else _outer(g, b)
+            return ga, gb
         if a.ndim == 1 and b.ndim == 1:
             return prims.mul(prims.broadcast_in_dim(g, a.shape, ()), b), prims.mul(prims.broadcast_in_dim(g, b.shape, ()), a)
         a2 = prims.reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
@@ -482,6 +492,12 @@ def _matmul_grad(a, b):
         return prims.reshape(ga, a.shape), prims.reshape(gb, b.shape)
 
     return out, backward
+
+
+def _outer(g, v):
+    """``g[..., None] * v``: the gradient of a batch of matrices times vector ``v``."""
+    shape = tuple(g.shape) + (v.shape[0],)
+    return prims.mul(prims.broadcast_in_dim(g, shape, tuple(range(g.ndim))), prims.broadcast_in_dim(v, shape, (g.ndim,)))
 
 
 @register_grad(prims.linear)
