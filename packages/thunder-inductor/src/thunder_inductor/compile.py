@@ -29,6 +29,7 @@ from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 from thunder_inductor import disk_cache
+from thunder_inductor.fast_check import fast_check
 
 __all__ = ["region_fusion", "InductorFusion", "InductorCompileWarning", "stats"]
 
@@ -104,6 +105,9 @@ class InductorFusion:
         self.first_numbers: tuple | None = None
         self.torch_calls = None  # the region's torch calls, for a call no graph accepts once MAX_GRAPHS are compiled
         self.failed: set = set()  # keys Inductor could not record or compile for: those calls run the torch calls
+        # id of a compiled graph -> the check that a call may run it (``fast_check``; None: no such check)
+        self.checks: dict = {}
+        self.last = None  # (the check, the graph) of the graph the last call ran: tried first
 
     def graph_codes(self) -> list[str]:
         return list(self.codes.values())
@@ -117,6 +121,10 @@ class InductorFusion:
         return dtypes_, static, self.dynamic
 
     def __call__(self, *args):
+        last = self.last
+        inputs = last[0](*args) if last is not None else None
+        if inputs is not None:
+            return self._run(last[1], inputs)
         tensors, numbers = args[:self.n_tensors], args[self.n_tensors:]
         found = self._lookup(self.key(tensors, numbers), tensors, numbers)
         if found is None:
@@ -126,6 +134,12 @@ class InductorFusion:
         if found is False:
             return self._run_torch(args)
         graph, inputs = found
+        check = self.checks.get(id(graph))
+        self.last = (check, graph) if check is not None else None
+        return self._run(graph, inputs)
+
+    @staticmethod
+    def _run(graph, inputs):
         if not torch.is_grad_enabled():  # inference (a decode step): no context to enter
             return graph(*inputs)
         with torch.no_grad():  # thunder's autograd runs around regions; Inductor builds no graph of its own
@@ -183,6 +197,7 @@ class InductorFusion:
                               f"({type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}); "
                               "it runs its torch calls", InductorCompileWarning, stacklevel=2)
                 return False
+        self.checks[id(graph)] = fast_check(guards, tensors, numbers, self.dynamic, self.symbolic)
         if graphs is None:
             self.compiled[key] = graph
             return graph, tensors
