@@ -114,7 +114,7 @@ _GETITEM = "torch.Tensor.__getitem__"
 
 
 def in_place_stores(trace, may_take) -> tuple:
-    """(``trace`` with the torch executor's in-place stores made now, the positions of the stores a region may take).
+    """(``trace`` with the in-place stores a region may take made now, their positions).
 
     The torch executor turns an input's region update ``copy_to_out_(setitem(dest, key, index_copy(dest[key],
     ...)), out=dest)`` into ``v = dest[key]; v.index_copy_(...)`` (:mod:`thunder.executors.torch_stores`), after
@@ -122,13 +122,34 @@ def in_place_stores(trace, may_take) -> tuple:
     the stores ``may_take(bsym)`` accepts where nothing else can see ``v``'s memory: ``dest`` is read only to make
     ``v``, the only other values that may share their memory are made from the new value after the store, and
     neither is returned (so the region's graph gets one input for that memory, never two aliases of it)."""
-    from thunder.executors.torch_copies import _printed, memory_sets
     from thunder.executors.torch_stores import store_updates_in_place
 
-    trace = store_updates_in_place(trace)
+    # Only the stores taken are lowered here: the torch executor lowers the others last, after its reordering of
+    # independent chains, which does not see a store's write into its first argument.
+    lowered = store_updates_in_place(trace)
+    taken = _stores_taken(lowered, may_take)
+    if not taken:
+        return trace, frozenset()
+    dests = {_view_base(lowered, i).name for i in taken}
+    lowered = store_updates_in_place(trace, dests)
+    taken = _stores_taken(lowered, may_take)
+    if {_view_base(lowered, i).name for i in taken} != dests:  # (the same stores are taken, or none)
+        return trace, frozenset()
+    return lowered, taken
+
+
+def _view_base(trace, i):
+    """The tensor the view written by the store at ``i`` is a view of."""
+    view = trace.bound_symbols[i].args[0]
+    return next(b.args[0] for b in trace.bound_symbols if any(o.name == view.name for o in b.flat_proxy_outs))
+
+
+def _stores_taken(trace, may_take) -> frozenset:
+    from thunder.executors.torch_copies import _printed, memory_sets
+
     bsyms = list(trace.bound_symbols)
     if not any(_printed(b) in _STORES for b in bsyms):
-        return trace, frozenset()
+        return frozenset()
     producer_of = {o.name: i for i, b in enumerate(bsyms) for o in b.flat_proxy_outs}
     memory = memory_sets(bsyms, trace.input_memory, allocates=_claim_allocates)
     read = {p.name for b in bsyms for p in b.flat_proxy_args} | {p.name for p in tree_flatten(trace.output)[0]
@@ -153,7 +174,7 @@ def in_place_stores(trace, may_take) -> tuple:
                 or any(producer_of.get(n, -1) <= i for n in shared)):
             continue
         taken.add(i)
-    return trace, frozenset(taken)
+    return frozenset(taken)
 
 
 def _claim_allocates(bsym) -> bool:
