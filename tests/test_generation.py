@@ -331,6 +331,25 @@ def test_litgpt_generate_with_kv_cache(cache_option):
         assert thunder.cache_misses(jmodel) == 2
 
 
+@pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
+def test_litgpt_generate_with_the_inductor_executor_stores_into_the_cache_in_its_region():
+    # litgpt's KV-cache stores join the Inductor region computing the new keys and values: one region per decode
+    # step, the tokens eager's, two programs
+    import re
+
+    inductor = thunder.extend.get_executor("inductor")
+    if inductor is None or not inductor.availability()[0]:
+        pytest.skip("the inductor executor (thunder-inductor) is not installed or has no C++ compiler")
+    model = _litgpt_model()
+    jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
+    for length in (4, 7):
+        prompt = torch.randint(0, 64, (length,))
+        assert torch.equal(_litgpt_generate(jmodel, prompt, 5), _litgpt_generate(model, prompt, 5))
+    trace = str(thunder.last_traces(jmodel)[-1])
+    assert re.search(r"^  torch\.Tensor\.index_copy_\(", trace, re.MULTILINE) is None, trace
+    assert trace.count("= inductor_fusion") == 1 and thunder.cache_misses(jmodel) == 2
+
+
 # ---------------------------------------------------------------------------------------------------------
 # What decode code does with symbolic sizes (each once made every prompt length its own program)
 # ---------------------------------------------------------------------------------------------------------
