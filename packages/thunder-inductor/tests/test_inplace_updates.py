@@ -93,18 +93,30 @@ def _kv_step(cache, pos, x, w, upto: int):  # a decode step's layer: the new key
     return (k[..., :upto, :] * 2).sum(-1)
 
 
+def _kv_step_into_the_cache_itself(cache, pos, x, w, upto: int):  # HF's StaticCache: self.keys.index_copy_(...)
+    cache.index_copy_(2, pos, (x @ w).tanh())
+    return (cache[..., :upto, :] * 2).sum(-1)
+
+
+def _kv_step_at_a_position_the_region_computes(cache, pos, x, w, upto: int):  # no check before the region
+    k = cache[: x.shape[0], ...].index_copy_(2, (pos + 1) * (x.sum() < 1e9), (x @ w).tanh())
+    return (k[..., :upto, :] * 2).sum(-1)
+
+
 def _kv_step_reading_the_cache_before(cache, pos, x, w, upto: int):
     before = cache.sum()  # another read of the cache's memory: the region would get two aliases of it
     k = cache[: x.shape[0], ...].index_copy_(2, pos, (x @ w).tanh())
     return (k[..., :upto, :] * 2).sum(-1) + before
 
 
-@pytest.mark.parametrize("fn", [_kv_step, _kv_step_reading_the_cache_before])
+@pytest.mark.parametrize("fn", [_kv_step, _kv_step_into_the_cache_itself, _kv_step_at_a_position_the_region_computes,
+                                _kv_step_reading_the_cache_before])
 def test_kv_cache_store_joins_the_region_computing_the_new_rows(inductor_ex, fn):
     # Inductor writes the new rows into the cache in place, fused with their producer, and the read of the cache
     # after the store stays in the same region: one region, no index_copy_ of the torch executor, the cache the same
     # tensor as eager's with the same values. Where the region would get the cache twice (another read of its memory
-    # before the store) the store stays with the torch executor.
+    # before the store) or computes the positions (they could not be checked before it) the store stays with the
+    # torch executor.
     w = torch.randn(8, 8, generator=torch.Generator().manual_seed(9))
     cache, jcache = torch.zeros(2, 4, 16, 8), torch.zeros(2, 4, 16, 8)
     storage = jcache.data_ptr()
@@ -116,7 +128,7 @@ def test_kv_cache_store_joins_the_region_computing_the_new_rows(inductor_ex, fn)
         torch.testing.assert_close(jcache, cache)  # (Inductor's tanh: 1 ulp)
     assert jcache.data_ptr() == storage
     trace = str(thunder.last_traces(jstep)[-1])
-    taken = fn is _kv_step
+    taken = fn in (_kv_step, _kv_step_into_the_cache_itself)
     torch_store = re.search(r"^  torch\.Tensor\.index_copy_\(", trace, re.MULTILINE)  # a line of its own
     assert (torch_store is None) is taken, trace
     if taken:

@@ -12,8 +12,9 @@ dropped (PyTorch does views for free); their claims are given back by :func:`thu
 
 An in-place store of the torch executor's (``v.index_copy_(dim, index, source)`` into a view ``v = dest[key]`` of
 an input: a KV-cache update, see :func:`in_place_stores`) that an executor takes (``stores``) joins the open region
-instead of closing it: the region writes the new rows itself, fused with the op that computes them, and what reads
-the cache after the store (attention) stays in the same region.
+instead of closing it, where its index comes from outside the region (so it can be checked before the region runs):
+the region writes the new rows itself, fused with the op that computes them, and what reads the cache after the
+store (attention) stays in the same region.
 
 The Inductor and nvFuser executors form their regions here; an executor whose kernels constrain shapes (Triton)
 forms its own.
@@ -61,7 +62,8 @@ def form_regions(bsyms, output, *, view_prims, stores=frozenset()) -> list[Regio
         r.produced.update(o.name for o in b.flat_proxy_outs)
 
     for i, b in enumerate(bsyms):
-        if i in stores and current is not None and current.open:
+        # a store joins where its index comes from outside the region: it can be checked before the region runs
+        if i in stores and current is not None and current.open and b.args[2].name not in current.produced:
             join(current, i, b)
             current.produced.add(b.args[0].name)  # later readers of the view see the new rows after the region
             continue
@@ -119,8 +121,9 @@ def in_place_stores(trace, may_take) -> tuple:
     The torch executor turns an input's region update ``copy_to_out_(setitem(dest, key, index_copy(dest[key],
     ...)), out=dest)`` into ``v = dest[key]; v.index_copy_(...)`` (:mod:`thunder.executors.torch_stores`), after
     fusion. A fusion executor that can write ``v`` itself runs that lowering before forming its regions and takes
-    the stores ``may_take(bsym)`` accepts where nothing else can see ``v``'s memory: ``dest`` is read only to make
-    ``v``, the only other values that may share their memory are made from the new value after the store, and
+    the stores ``may_take(bsym)`` accepts where nothing else can see ``v``'s memory (``v`` may be ``dest`` itself:
+    ``cache.index_copy_(...)``): ``dest`` is read only to make ``v``, nothing reads ``v`` before the store, the only
+    other values that may share their memory are made from the new value after the store, and
     neither is returned (so the region's graph gets one input for that memory, never two aliases of it)."""
     from thunder.executors.torch_stores import store_updates_in_place
 
@@ -139,9 +142,10 @@ def in_place_stores(trace, may_take) -> tuple:
 
 
 def _view_base(trace, i):
-    """The tensor the view written by the store at ``i`` is a view of."""
+    """The tensor the store at ``i`` writes into: the base of its view, or the input it writes itself."""
     view = trace.bound_symbols[i].args[0]
-    return next(b.args[0] for b in trace.bound_symbols if any(o.name == view.name for o in b.flat_proxy_outs))
+    return next((b.args[0] for b in trace.bound_symbols if any(o.name == view.name for o in b.flat_proxy_outs)),
+                view)
 
 
 def _stores_taken(trace, may_take) -> frozenset:
@@ -165,13 +169,16 @@ def _stores_taken(trace, may_take) -> frozenset:
             continue
         view = b.args[0]
         g = producer_of.get(view.name)
-        if g is None or _printed(bsyms[g]) != _GETITEM:
+        if g is None:  # a store into the input itself (HF's StaticCache: self.keys.index_copy_(2, pos, k))
+            dest, made_from_dest = view, []
+        elif _printed(bsyms[g]) == _GETITEM:
+            dest, made_from_dest = bsyms[g].args[0], [g]
+        else:
             continue
-        dest = bsyms[g].args[0]
         # what may share the memory: ``dest``, ``v`` and views of the new value, made after the store
         shared = {n for n in read if memory.find(n) == memory.find(view.name)} - {view.name, dest.name}
-        if (readers.get(dest.name) != [g] or {view.name, dest.name} & returned
-                or any(producer_of.get(n, -1) <= i for n in shared)):
+        if (dest is not view and readers.get(dest.name) != made_from_dest) or min(readers[view.name]) != i \
+                or {view.name, dest.name} & returned or any(producer_of.get(n, -1) <= i for n in shared):
             continue
         taken.add(i)
     return frozenset(taken)
