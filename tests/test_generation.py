@@ -331,13 +331,18 @@ def test_litgpt_generate_with_kv_cache(cache_option):
         assert thunder.cache_misses(jmodel) == 2
 
 
+def _inductor_or_skip():
+    inductor = thunder.extend.get_executor("inductor")
+    if inductor is None or not inductor.availability()[0]:
+        pytest.skip("the inductor executor (thunder-inductor) is not installed or has no C++ compiler")
+    return inductor
+
+
 @pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
 def test_hf_generate_with_static_cache_under_the_inductor_executor():
     # StaticCache's decode computes its cache positions inside the region: its stores stay with the torch executor
     # (where they joined the region, building the region's index check failed)
-    inductor = thunder.extend.get_executor("inductor")
-    if inductor is None or not inductor.availability()[0]:
-        pytest.skip("the inductor executor (thunder-inductor) is not installed or has no C++ compiler")
+    inductor = _inductor_or_skip()
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
     for length in (5, 8):
@@ -355,9 +360,7 @@ def test_litgpt_generate_with_the_inductor_executor_stores_into_the_cache_in_its
     # step, the tokens eager's, two programs
     import re
 
-    inductor = thunder.extend.get_executor("inductor")
-    if inductor is None or not inductor.availability()[0]:
-        pytest.skip("the inductor executor (thunder-inductor) is not installed or has no C++ compiler")
+    inductor = _inductor_or_skip()
     model = _litgpt_model()
     jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
     for length in (4, 7):
