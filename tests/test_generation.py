@@ -331,6 +331,46 @@ def test_litgpt_generate_with_kv_cache(cache_option):
         assert thunder.cache_misses(jmodel) == 2
 
 
+def _inductor_or_skip():
+    inductor = thunder.extend.get_executor("inductor")
+    if inductor is None or not inductor.availability()[0]:
+        pytest.skip("the inductor executor (thunder-inductor) is not installed or has no C++ compiler")
+    return inductor
+
+
+@pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
+def test_hf_generate_with_static_cache_under_the_inductor_executor():
+    # StaticCache's decode computes its cache positions inside the region: its stores stay with the torch executor
+    # (where they joined the region, building the region's index check failed)
+    inductor = _inductor_or_skip()
+    transformers, model = _llama()
+    jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
+    for length in (5, 8):
+        ids = torch.randint(1, 64, (1, length))
+        kwargs = dict(max_new_tokens=4, do_sample=False, pad_token_id=0)
+        expected = model.generate(ids, past_key_values=_static_cache(transformers, model.config, 32), **kwargs)
+        out = jmodel.generate(ids, past_key_values=_static_cache(transformers, model.config, 32), **kwargs)
+        assert torch.equal(out, expected)
+    assert thunder.cache_misses(jmodel) == 2
+
+
+@pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
+def test_litgpt_generate_with_the_inductor_executor_stores_into_the_cache_in_its_region():
+    # litgpt's KV-cache stores join the Inductor region computing the new keys and values: one region per decode
+    # step, the tokens eager's, two programs
+    import re
+
+    inductor = _inductor_or_skip()
+    model = _litgpt_model()
+    jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
+    for length in (4, 7):
+        prompt = torch.randint(0, 64, (length,))
+        assert torch.equal(_litgpt_generate(jmodel, prompt, 5), _litgpt_generate(model, prompt, 5))
+    trace = str(thunder.last_traces(jmodel)[-1])
+    assert re.search(r"^  torch\.Tensor\.index_copy_\(", trace, re.MULTILINE) is None, trace
+    assert trace.count("= inductor_fusion") == 1 and thunder.cache_misses(jmodel) == 2
+
+
 # ---------------------------------------------------------------------------------------------------------
 # What decode code does with symbolic sizes (each once made every prompt length its own program)
 # ---------------------------------------------------------------------------------------------------------

@@ -223,3 +223,47 @@ def test_a_region_runs_the_graph_whose_guards_accept_the_call(inductor_ex, monke
     monkeypatch.setattr(region_compile, "MAX_GRAPHS", 8)
     torch.testing.assert_close(region(transposed, x, 3, 9, 5), (_decode_like(transposed, x, 9),))
     assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before + 1
+
+
+@pytest.mark.parametrize("cache_option", ["symbolic values", "constant values"])
+def test_the_graph_a_region_ran_last_is_tried_first_only_where_its_guards_accept(inductor_ex, cache_option):
+    # A decode step calls each region with inputs the graph it ran last accepts: that graph's check (TensorGuards,
+    # the baked numbers, the rest of its guards) runs first and the full lookup (the input key, every graph's guards)
+    # is skipped. Every call its guards would reject takes the full lookup and is right.
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache=cache_option)
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    for end in (7, 8, 9):
+        jfn(cache, x, end)
+    (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
+    region = fusion.sym.call_ctx[fusion.sym.name]
+    lookups = []
+    real_lookup = region._lookup
+    region._lookup = lambda *a: lookups.append(a) or real_lookup(*a)
+    numbers = (3, 9, 5) if cache_option == "symbolic values" else ()
+    assert region.last is not None
+    torch.testing.assert_close(region(cache, x, *numbers), (_decode_like(cache, x, 9),))
+    assert lookups == []
+    big = torch.randn(4, 40, 5)
+    rejected = {
+        "other strides": (torch.randn(3, 5, 40).transpose(1, 2), x),
+        "a storage offset": (big[1:], x),
+        "another dtype": (cache.double(), x.double()),
+    }
+    if cache_option == "constant values":  # the graph assumed the sizes; with symbolic sizes it takes this one
+        rejected["another size"] = (torch.randn(3, 41, 5), x)
+    else:
+        longer = torch.randn(3, 41, 5)
+        torch.testing.assert_close(region(longer, x, *numbers), (_decode_like(longer, x, 9),))
+        assert lookups == []
+    for why, (c, xx) in rejected.items():
+        before = len(lookups)
+        torch.testing.assert_close(region(c, xx, *numbers), (_decode_like(c, xx, 9),), msg=why)
+        assert len(lookups) > before, why  # (twice where no graph accepts it yet)
+        torch.testing.assert_close(region(cache, x, *numbers), (_decode_like(cache, x, 9),), msg=why)
+    if cache_option == "symbolic values":  # a baked number with another value: the full lookup
+        before = len(lookups)
+        torch.testing.assert_close(region(cache, x.expand(3, 1, 5).contiguous(), 3, 9, 5),
+                                   (_decode_like(cache, x, 9),))
+        wide = torch.randn(3, 40, 6), torch.randn(3, 1, 6)
+        torch.testing.assert_close(region(*wide, 3, 9, 6), (_decode_like(*wide, 9),))
+        assert len(lookups) > before

@@ -21,7 +21,7 @@ from thunder.core import dtypes
 from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder.extend.claiming import prim_name
 
-__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "NOT_WORTH_ALONE", "WHOLE", "claimable_prim", "claimable_whole"]
+__all__ = ["CLAIMED_PRIMS", "SHAPE_PRIMS", "NOT_WORTH_ALONE", "WHOLE", "claimable_prim", "claimable_whole", "storable"]
 
 ELEMENTWISE = (
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not",
@@ -79,3 +79,15 @@ def claimable_whole(bsym, torch_ex) -> bool:
         return False
     _, checker = torch_ex.grad_rules.get(bsym.sym.id, (None, None))
     return _operands_ok(bsym) and (checker is None or bool(checker(*bsym.args, **bsym.kwargs)))
+
+
+def storable(bsym) -> bool:
+    """An in-place ``index_copy_`` into a view of an input (``thunder.extend.regions.in_place_stores``) that a
+    region may do: on CPU tensors, along a constant dim. Inductor checks the indices in its C++ loop and raises
+    its own error (and wraps negative ones), so the region checks them first and runs its torch calls where one is
+    out of range (``compile.IndexCheck``), which raise eager's ``IndexError``; a CUDA kernel could only assert, and a
+    check on the host would wait for the device, so CUDA stores stay with the torch executor."""
+    view, dim, index, source = bsym.args
+    return (isinstance(dim, int) and all(isinstance(t, TensorProxy) and t.device.type == "cpu"
+                                         for t in (view, index, source))
+            and _operands_ok(bsym))

@@ -29,6 +29,7 @@ from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 from thunder_inductor import disk_cache
+from thunder_inductor.fast_check import fast_check
 
 __all__ = ["region_fusion", "InductorFusion", "InductorCompileWarning", "stats"]
 
@@ -61,12 +62,14 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
     for p in trace.args:
         trace.names.add(p.name)
     for b in prims_:
-        trace.bound_symbols.extend(fallback_lower(b, "thunder_inductor"))
+        # an in-place store the region took is the torch executor's call already
+        trace.bound_symbols.extend([b] if b.sym.executor is not None else fallback_lower(b, "thunder_inductor"))
     trace.output = tuple(outputs)
     symbolic = any(isinstance(d, NumberProxy) for t in tensor_inputs for d in t.shape)
     name = f"inductor_fusion_{next(_counter)}"
-    fusion = InductorFusion(name, trace, len(tensor_inputs), symbolic)
-    writes_inputs = any(b.sym.id == "prims.copy_to_out_" for b in prims_)
+    stores = [b for b in prims_ if b.sym.executor is not None]
+    fusion = InductorFusion(name, trace, len(tensor_inputs), symbolic, IndexCheck.of(stores, tensor_inputs))
+    writes_inputs = bool(stores) or any(b.sym.id == "prims.copy_to_out_" for b in prims_)
     return Symbol(name, id=f"inductor.{name}", is_prim=True, executor=executor, call_ctx={name: fusion},
                   tags=("side_effect",) if writes_inputs else ())
 
@@ -90,12 +93,49 @@ def _layout(tensors) -> tuple:
             *map(_offset, tensors))
 
 
+class IndexCheck:
+    """Whether every index of the region's in-place ``index_copy_`` stores is in range: Inductor's kernel checks them
+    in its loop with an error of its own and wraps negative ones, where eager raises ``IndexError`` (with the
+    stores before the failing one made), so a call with an index out of range runs the region's torch calls."""
+
+    def __init__(self, bounds: dict):
+        # position of an index tensor among the region's tensors -> (position of a view it indexes, dim), ...
+        self.bounds = bounds
+
+    @classmethod
+    def of(cls, stores, tensor_inputs) -> IndexCheck | None:
+        position = {t.name: i for i, t in enumerate(tensor_inputs)}
+        bounds: dict = {}
+        for b in stores:
+            view, dim, index = b.args[0], b.args[1], b.args[2]
+            pair = (position[view.name], dim % max(len(view.shape), 1))
+            if pair not in bounds.setdefault(position[index.name], []):
+                bounds[position[index.name]].append(pair)
+        return cls(bounds) if bounds else None
+
+    def __call__(self, tensors) -> bool:
+        for i, views in self.bounds.items():
+            index = tensors[i]
+            n = index.numel()
+            if n == 0:
+                continue
+            if n == 1:
+                low = high = index.item()
+            else:
+                low, high = (x.item() for x in torch.aminmax(index))
+            if low < 0 or any(high >= tensors[v].shape[d] for v, d in views):
+                return False
+        return True
+
+
 class InductorFusion:
     """Runs a region: compiles it for each new input key (and, symbolic, for inputs no graph's guards accept), then
     calls the compiled graph."""
 
-    def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool):
+    def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool,
+                 index_check: IndexCheck | None = None):
         self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
+        self.index_check = index_check
         # input key -> the compiled graph (static sizes), or a list of (compiled graph, its guards) (symbolic)
         self.compiled: dict = {}
         self.codes: dict = {}  # disk key -> the code of the FX graph compiled for it
@@ -104,6 +144,9 @@ class InductorFusion:
         self.first_numbers: tuple | None = None
         self.torch_calls = None  # the region's torch calls, for a call no graph accepts once MAX_GRAPHS are compiled
         self.failed: set = set()  # keys Inductor could not record or compile for: those calls run the torch calls
+        # id of a compiled graph -> the check that a call may run it (``fast_check``; None: no such check)
+        self.checks: dict = {}
+        self.last = None  # (the check, the graph) of the graph the last call ran: tried first
 
     def graph_codes(self) -> list[str]:
         return list(self.codes.values())
@@ -117,6 +160,12 @@ class InductorFusion:
         return dtypes_, static, self.dynamic
 
     def __call__(self, *args):
+        if self.index_check is not None and not self.index_check(args):
+            return self._run_torch(args, count=False)
+        last = self.last
+        inputs = last[0](*args) if last is not None else None
+        if inputs is not None:
+            return self._run(last[1], inputs)
         tensors, numbers = args[:self.n_tensors], args[self.n_tensors:]
         found = self._lookup(self.key(tensors, numbers), tensors, numbers)
         if found is None:
@@ -126,6 +175,12 @@ class InductorFusion:
         if found is False:
             return self._run_torch(args)
         graph, inputs = found
+        check = self.checks.get(id(graph))
+        self.last = (check, graph) if check is not None else None
+        return self._run(graph, inputs)
+
+    @staticmethod
+    def _run(graph, inputs):
         if not torch.is_grad_enabled():  # inference (a decode step): no context to enter
             return graph(*inputs)
         with torch.no_grad():  # thunder's autograd runs around regions; Inductor builds no graph of its own
@@ -153,8 +208,8 @@ class InductorFusion:
             self.dynamic = tuple(sorted(varied.union(self.dynamic)))
         return self.key(tensors, numbers)
 
-    def _run_torch(self, args):
-        _stats["torch_calls"] += 1
+    def _run_torch(self, args, count=True):
+        _stats["torch_calls"] += count
         if self.torch_calls is None:
             self.torch_calls = self.trace.python_callable()
         return self.torch_calls(*args)
@@ -183,6 +238,7 @@ class InductorFusion:
                               f"({type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}); "
                               "it runs its torch calls", InductorCompileWarning, stacklevel=2)
                 return False
+        self.checks[id(graph)] = fast_check(guards, tensors, numbers, self.dynamic, self.symbolic)
         if graphs is None:
             self.compiled[key] = graph
             return graph, tensors

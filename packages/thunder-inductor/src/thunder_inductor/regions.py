@@ -3,7 +3,9 @@
 Inductor fuses whatever it is given, so regions have no shape constraints: they are formed by
 ``thunder.extend.regions.form_regions`` (which says how regions stay acyclic and when ``copy_to_out_`` joins one).
 Claims that end in no region worth compiling (only views, or only an ``iota`` or ``full``) are given back to the
-torch executor.
+torch executor. A KV-cache update on CPU (``cache[:b].index_copy_(dim, pos, k)``) joins the region computing
+``k``: Inductor writes the new rows into the cache in place, fused with their producer, and the attention reading
+the cache stays in the same region (litgpt's decode step is one region instead of one per layer and store).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from functools import partial
 
 from thunder.core.symbol import BoundSymbol
 from thunder.extend import fuse_regions
-from thunder.extend.regions import form_regions, region_inputs
+from thunder.extend.regions import form_regions, in_place_stores, region_inputs
 from thunder_inductor import claims
 
 __all__ = ["fuse"]
@@ -21,7 +23,8 @@ __all__ = ["fuse"]
 def fuse(executor, trace):
     from thunder_inductor.compile import region_fusion
 
-    regions = form_regions(list(trace.bound_symbols), trace.output, view_prims=claims.NOT_WORTH_ALONE)
+    trace, stores = in_place_stores(trace, claims.storable)
+    regions = form_regions(list(trace.bound_symbols), trace.output, view_prims=claims.NOT_WORTH_ALONE, stores=stores)
     return fuse_regions(trace, regions, partial(_region_bsym, executor, region_fusion))
 
 

@@ -126,11 +126,11 @@ class Sets:
             self.parent[rb] = ra
 
 
-def memory_sets(bsyms, input_memory=None) -> Sets:
+def memory_sets(bsyms, input_memory=None, allocates=None) -> Sets:
     """Names that may share memory end up in one set: a view shares its input's, an ``out=`` result its
     destination's, an input the ones ``input_memory`` (the trace's) pairs it with. Ops that surely allocate their
-    result (elementwise ops, matmuls, backward kernels) join nothing; any other op may return a view of any tensor
-    argument."""
+    result (elementwise ops, matmuls, backward kernels, and those ``allocates`` accepts) join nothing; any other op
+    may return a view of any tensor argument."""
     memory = Sets()
     for name, other in (input_memory or {}).items():
         memory.union(other, name)
@@ -139,7 +139,7 @@ def memory_sets(bsyms, input_memory=None) -> Sets:
         if "out" in b.kwargs:
             for o in outs:
                 memory.union(b.kwargs["out"].name, o.name)
-        elif outs and not _allocates(b):
+        elif outs and not _allocates(b) and not (allocates is not None and allocates(b)):
             for a in b.flat_proxy_args:
                 if isinstance(a, TensorProxy):
                     for o in outs:

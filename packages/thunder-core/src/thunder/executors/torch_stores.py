@@ -138,7 +138,8 @@ def _producers_and_readers(bsyms) -> tuple[dict[str, int], dict[str, list[int]]]
     return producer_of, readers
 
 
-def store_updates_in_place(trace):
+def store_updates_in_place(trace, dests=None):
+    """(See the module.) ``dests``: the names of the inputs whose updates are lowered (None: every input's)."""
     bsyms = list(trace.bound_symbols)
     producer_of, readers = _producers_and_readers(bsyms)
     writes: dict[str, int] = {}
@@ -156,6 +157,8 @@ def store_updates_in_place(trace):
         if not _is_copy(copy):
             continue
         x, dest = copy.args[0], copy.kwargs["out"]
+        if dests is not None and dest.name not in dests:
+            continue
         if writes.get(dest.name) != 1 or (dest.requires_grad and copy.kwargs.get("grad_enabled", True)):
             continue
         p = producer_of.get(x.name)

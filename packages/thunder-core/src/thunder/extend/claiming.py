@@ -164,7 +164,8 @@ def fuse_regions(trace, regions, region_bsym):
             # by name: a value rematerialization recomputes twice into one trace is defined twice, output once
             outputs = list({o.name: o for b in members for o in b.flat_proxy_outs
                             if o.name in returned or any(k not in member_set for k in consumers.get(o.name, ()))}.values())
-            prims = [b.replace(sym=claimed_prim(b)) for b in members]
+            # an in-place store a region took (``regions.in_place_stores``) is the torch executor's call already
+            prims = [b if claimed_prim(b) is None else b.replace(sym=claimed_prim(b)) for b in members]
             new.bound_symbols.append(region_bsym(r, prims, outputs))
     return new
 
