@@ -1056,3 +1056,53 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite
     # == cannot tell -0.0 from 0.0; eager's last entry is -0.0
     assert thunder_grad.signbit().tolist() == eager_grad.signbit().tolist()
 
+
+# ops whose gradient rule adds into a zero buffer in place (scatter_add_, index_add_, index_put_ accumulating)
+_STORING_GRADIENTS = {
+    "max.values": lambda v: v.max(1).values,
+    "min": lambda v: v.min(-1)[0],
+    "amax": lambda v: v.amax(1),
+    "gather": lambda v: v.gather(1, torch.tensor([[1, 0, 1]])),
+    "index_select": lambda v: v.index_select(1, torch.tensor([0, 0, 2])),
+    "index_tensor": lambda v: v[:, torch.tensor([0, 2, 2])],
+    "take_along_dim": lambda v: torch.take_along_dim(v, torch.tensor([[2, 1]]), 1),
+    "getitem_int": lambda v: v[:, 1],
+}
+
+
+@pytest.mark.parametrize("op", list(_STORING_GRADIENTS))
+@pytest.mark.parametrize("used", [0, 1])
+def test_a_gradient_stored_into_a_buffer_survives_an_unused_outputs_zero(op, used):
+    # fuzz seed 434795: the view v's cotangent is added to the buffer max's rule scatters into. With v unused the
+    # backward specialized for its zero took the store (no outputs) for no cotangent, so "zero + buffer" was a
+    # zero and max's gradient was lost (std's alone remained)
+    fn = _STORING_GRADIENTS[op]
+
+    def f(x):
+        v = x[None, 1:]
+        return v, v.std(-1).sum() - fn(v).sum()
+
+    grads = []
+    for g in (f, thunder.jit(f)):
+        (x,) = _leaves((4,))
+        g(x)[used].sum().backward()
+        grads.append(x.grad)
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+def test_an_unused_outputs_zero_drops_the_store_of_its_gradient_and_its_buffer():
+    # the zero a store adds leaves its zero buffer zero: the store, the buffer and its index are not computed
+    def f(x):
+        v = x[None, 1:]
+        return v.max(1).values, v.std(-1) * 2
+
+    (x,) = _leaves((4,))
+    (xe,) = _clone_leaves([x])
+    _, b = thunder.jit(f)(x)
+    b.sum().backward()
+    f(xe)[1].sum().backward()
+    torch.testing.assert_close(x.grad, xe.grad)
+    ((run, zeros),) = b.grad_fn._forward_cls.compiled.specialized.values()
+    (trace,) = (t for k, t in b.grad_fn._forward_cls.compiled.specialized_traces.items() if k is not None)
+    assert not zeros and "scatter_add_" not in str(trace) and "unsqueeze" not in str(trace)
+

@@ -81,7 +81,8 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
         out_buffer = b.kwargs.get("out")
         operands = {name(a) for a in tree_flatten((b.args, {k: v for k, v in b.kwargs.items() if k != "out"}))[0]
                     if isinstance(a, Proxy)}
-        outs = {o.name for o in b.flat_proxy_outs}
+        outs = _defined_or_written(b, name)
+        nonzero = operands & (cotangents - zero)  # before a store's target becomes a cotangent's value
         if operands & cotangents:
             cotangents |= outs
         if not operands & zero:
@@ -89,7 +90,7 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
                 b = b.replace(kwargs={k: v for k, v in b.kwargs.items() if k != "out"})
             kept.append(b)
             continue
-        if not operands & (cotangents - zero):
+        if not nonzero:
             zero |= outs  # every cotangent term is zero: so is the result
             made_zero |= outs
             continue
@@ -107,6 +108,19 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
     if {name(p) for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)} & made_zero:
         return None  # a gradient that is all zero terms: returned as the zeros it computes, as before
     return _specialized(backward_trace, kept, rename, returned, zero_names)
+
+
+def _defined_or_written(b, name) -> set[str]:
+    """Names whose value ``b`` sets: its outputs, its ``out=`` buffer, and the target of a store without outputs
+    (``scatter_add_(buf, ...)``, max's gradient): a buffer a cotangent is added into is a cotangent's value from
+    there on, and a zero where everything added was zero."""
+    outs = {o.name for o in b.flat_proxy_outs}
+    out_buffer = b.kwargs.get("out")
+    if isinstance(out_buffer, Proxy):
+        outs.add(name(out_buffer))
+    if not outs and b.args and isinstance(b.args[0], Proxy):
+        outs.add(name(b.args[0]))
+    return outs
 
 
 def _sum_with_zero(b, zero, name):
@@ -153,12 +167,14 @@ def _sum_read_only(b, zero, name, written, returned):
 
 def _specialized(backward_trace, kept, rename, returned, zero_names):
     from thunder.extend import swap_proxies
+    from thunder.transforms.dce import dce
 
     new = from_trace(backward_trace)
     new.bound_symbols = [swap_proxies(b, rename) for b in kept]
     if rename:
         leaves, spec = tree_flatten(backward_trace.output)
         new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
+    new = dce(new)  # the index or zero buffer of a dropped store (max's gradient) is no longer read
     read = {a.name for b in new.bound_symbols for a in b.flat_proxy_args} | returned
     return del_last_used(new), frozenset(n for n in zero_names if n in read)
 
