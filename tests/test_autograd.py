@@ -1106,3 +1106,52 @@ def test_an_unused_outputs_zero_drops_the_store_of_its_gradient_and_its_buffer()
     (trace,) = (t for k, t in b.grad_fn._forward_cls.compiled.specialized_traces.items() if k is not None)
     assert not zeros and "scatter_add_" not in str(trace) and "unsqueeze" not in str(trace)
 
+
+def _saved_then_updated_chunk(x, y):
+    a, b = x.chunk(2)  # x's gradient is cat([a's, b's]): the zero of a's mixes with b's
+    c = torch.maximum(a, y) * 2
+    y.add_(1)
+    return c, b * 2
+
+
+def _saved_then_updated(x, y):
+    c = torch.maximum(x[:2], y) * 2
+    y.add_(1)
+    return c, x * 2  # x's gradient is a sum returned
+
+
+def _saved_then_updated_across_a_split(x, y):
+    c = torch.maximum(x[:2], y) * 0.5
+    y.add_(1)
+    y[y > 0].sum()  # a split: c is handed to the last segment, which returns it as it is
+    return c, x.sin()
+
+
+def _saved_then_updated_used_after_a_split(x, y):
+    c = torch.maximum(x[:2], y) * 0.5
+    y.add_(1)
+    y[y > 0].sum()  # a split: the last segment's backward gives c no gradient when the loss does not use c * 2
+    return c * 2, x.sin()
+
+
+@pytest.mark.parametrize("f", [_saved_then_updated_chunk, _saved_then_updated, _saved_then_updated_across_a_split,
+                               _saved_then_updated_used_after_a_split])
+def test_a_saved_tensor_updated_only_on_an_unused_outputs_path_raises_only_when_the_backward_reaches_it(f):
+    # fuzz seed 433980: maximum saved y, updated later; the loss does not use maximum's output, so eager's backward
+    # never reaches its node. Thunder's backward specialized for that output's zero cotangent kept eager's error
+    # where the zero was summed into a gradient it returns, or into a buffer it writes again (out=), or mixed into
+    # a cat with the used cotangent. Across a split, the engine ran the first segment's node although the last one
+    # gave it no gradient (the zero PyTorch materialized for it reached the error)
+    outcomes = []
+    for g in (f, thunder.jit(f)):
+        x = torch.tensor([1.0, -2.0, 3.0, 0.5], requires_grad=True)
+        y = torch.tensor([0.5, 4.0])
+        out = g(x, y)
+        out[1].sum().backward(retain_graph=True)
+        grad = x.grad.clone()
+        with pytest.raises(RuntimeError) as info:  # the other output now: eager's error
+            out[0].sum().backward()
+        outcomes.append((grad, str(info.value)))
+    torch.testing.assert_close(outcomes[1][0], outcomes[0][0])
+    assert outcomes[1][1] == outcomes[0][1]
+

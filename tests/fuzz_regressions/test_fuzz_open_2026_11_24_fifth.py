@@ -14,8 +14,8 @@ def test_fuzz_434795_gradient_of_max_values_across_a_split():
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 433980: thunder's backward raises eager's version error where eager's "
-                   "backward runs")
 def test_fuzz_433980_backward_raises_where_eager_runs():
+    # maximum's saved t0 is updated later and the loss does not use its output: the backward specialized for that
+    # zero cotangent kept eager's error (tests/test_autograd.py::test_a_saved_tensor_updated_only_on_an_unused_...)
     outcome = run_program(generate(433980, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -52,7 +52,7 @@ class _Compiled:
                                    if isinstance(p, TensorProxy) and p.name in outputs)
         # how to make the zero cotangent of an output the loss does not use (of the shape the forward recorded,
         # where the outputs' shapes are symbolic); with one differentiable output the backward runs only when that
-        # output's cotangent exists
+        # output's cotangent exists (backward_of skips a node run without any)
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
         self.zero_cotangents, self.static_shapes, self.cotangents_used = None, True, ()
@@ -124,10 +124,9 @@ class ThunderAutogradFunction(torch.autograd.Function):
                 saved[i] = saved[i].detach()
         else:
             _save_for_hooks(ctx, saved_tensors, saved_others)
-        if compiled.zero_cotangents is not None:
-            ctx.set_materialize_grads(False)
-            if not compiled.static_shapes:
-                ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+        ctx.materialize_grads = False  # see _node_function
+        if compiled.zero_cotangents is not None and not compiled.static_shapes:
+            ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
         if compiled.dirty:
             ctx.mark_dirty(*[args[i] for i in compiled.dirty])
         if compiled.nondifferentiable_outputs:
@@ -178,6 +177,10 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
     the positions ``unused`` of the outputs without a cotangent, None where every one has one) in place of
     ``run(saved, *cotangents)``."""
     cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+    if all(c is None for c in cotangents):
+        # the engine runs a node that no gradient reached (a node after it took one of its outputs and gives it
+        # none: a segment's output handed on as it is); eager's graph has no such path and runs none of its nodes
+        return (None,) * compiled.nargs
     unused = None
     if compiled.zero_cotangents is not None and None in cotangents:
         unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
@@ -229,7 +232,7 @@ def _backward_creating_graph(ctx, *cotangents, backward=None):
     when None)."""
     with torch.no_grad():
         grads = (backward or _backward)(ctx, *cotangents)
-    if not any(ctx.needs_input_grad):
+    if not any(ctx.needs_input_grad) or all(g is None for g in grads):
         return grads
     error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
 
@@ -323,13 +326,18 @@ def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
 def _node_function(compiled: _Compiled, n_saved_tensors: int) -> type:
     """The entry's subclass of ThunderAutogradFunction. For the common node (nothing to detach, mark or
     materialize) its forward is generated: the saved tensors unpacked by name and their versions read one by one,
-    not through a loop and a map, a few tenths of a microsecond of each call of a small program."""
+    not through a loop and a map, a few tenths of a microsecond of each call of a small program.
+
+    No node materializes the gradients of its outputs (``set_materialize_grads(False)``): the engine also runs a
+    node none of whose outputs got a gradient (a later node took an output and gave it none), which the backward
+    then skips, as eager's graph never reaches it."""
     namespace = {"compiled": compiled}
     if compiled.plain:
         args = ", ".join(f"a{i}" for i in range(compiled.nargs))
         saved = "".join(f"s{i}, " for i in range(n_saved_tensors))
         source = (
             f"def forward(ctx, {args}):\n"
+            f"    ctx.materialize_grads = False\n"
             f"    flat_out, ({saved}), saved_others = run({args})\n"
             f"    if saved_tensor_hooks(False) is None:\n"
             f"        ctx.saved = [{saved}*saved_others]\n"
