@@ -1155,3 +1155,42 @@ def test_a_saved_tensor_updated_only_on_an_unused_outputs_path_raises_only_when_
     torch.testing.assert_close(outcomes[1][0], outcomes[0][0])
     assert outcomes[1][1] == outcomes[0][1]
 
+
+class _CountingIdentity(torch.autograd.Function):
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        _CountingIdentity.calls += 1
+        return g
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, w: (w * x.argmax()).sum(),
+    lambda x, w: (x, (w * 2).sum()),
+    lambda x, w: (w * x.shape[0]).sum(),
+    lambda x, w: (torch.where(x > 0, w, 0.0).sum()),
+], ids=["argmax", "handed_on", "size", "mask"])
+def test_an_input_the_backward_never_differentiates_is_no_edge_of_the_node(f):
+    # eager's graph has no edge from the loss to what made x: its node never runs and x.grad stays None. Thunder's
+    # node took x as an input: the engine ran the node that made x with a zero it materialized
+    seen = []
+    for g in (f, thunder.jit(f)):
+        _CountingIdentity.calls = 0
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        w = torch.tensor([0.5, 4.0, 1.0], requires_grad=True)
+        made = _CountingIdentity.apply(x)
+        out = g(made, w)
+        if isinstance(out, tuple):
+            assert out[0] is made
+            out = out[1]
+        out.backward()
+        seen.append((_CountingIdentity.calls, x.grad, w.grad))
+    assert seen[1][0] == seen[0][0] == 0
+    assert seen[1][1] is None and seen[0][1] is None
+    torch.testing.assert_close(seen[1][2], seen[0][2])
+

@@ -426,7 +426,8 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
     # directly. The prologue has checked that no functorch transform is active (a call under one compiles anew and
     # is refused above), under which Function.apply would refuse the node and the C++ call fail an assertion.
-    node_apply = super(torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply
+    node_apply = _without_edges_to(never_differentiated(backward_trace, split, dirty), super(
+        torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply)
 
     if not compiled.differentiable_outputs and not passthrough:
         # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
@@ -471,6 +472,30 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
         return result
 
     return leaving_grad_mode, compiled
+
+
+def never_differentiated(backward_trace, split, dirty=()) -> tuple:
+    """Positions of the inputs that may require grad whose gradient the backward never computes (an input read by
+    a comparison only, handed on as it is, or only its size): eager's graph has no edge to what made them."""
+    out = backward_trace.output
+    grads = out if isinstance(out, (tuple, list)) else (out,)
+    return tuple(i for i, g in zip(split.differentiable_inputs, grads) if g is None and i not in dirty)
+
+
+def _without_edges_to(positions, node_apply):
+    """``node_apply`` taking the tensors at ``positions`` detached: the engine would run the node that made one (a
+    segment's, a custom Function's) with a gradient it materializes, where eager's graph never reaches it."""
+    if not positions:
+        return node_apply
+
+    def apply(*args):
+        args = list(args)
+        for i in positions:
+            if args[i].requires_grad:
+                args[i] = args[i].detach()
+        return node_apply(*args)
+
+    return apply
 
 
 def returned_views(split) -> tuple:
