@@ -803,6 +803,29 @@ def test_an_input_reaching_a_used_output_through_a_zero_derivative_op_gets_zeros
         torch.testing.assert_close(x.grad, xe.grad)
 
 
+@pytest.mark.parametrize("zero_derivative", [torch.floor, torch.ceil, torch.round, torch.trunc, torch.sign])
+@pytest.mark.parametrize("use", ["mul", "div", "div_through_a_view"])
+def test_a_saved_tensor_updated_behind_a_zero_derivative_op_raises_eagers_error(zero_derivative, use):
+    # fuzz seed 420225: eager's engine reaches the node that saved y (its gradient flows on into floor's, which is
+    # zero) and raises on y's version; thunder's backward dropped the error with the dead path to floor's zero
+    def f(x, y):
+        z = zero_derivative(x)
+        v = z * y if use == "mul" else y / z
+        if use == "div_through_a_view":
+            y.unsqueeze(0).mul_(2)
+        else:
+            y.add_(1)
+        return (v.abs() + 1) ** 2
+
+    messages = []
+    for fn in (f, thunder.jit(f)):
+        x = torch.tensor([1.5, -2.5, 3.2], requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            fn(x, torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+
+
 def test_an_input_reaching_a_used_output_of_a_later_segment_through_floor_gets_zeros():
     # fuzz seed 265869: the split at unique hands t1 * t0 (unused after) and floor's result over; the loss reaches
     # t1 only through floor
