@@ -53,18 +53,44 @@ def _segmented_output_and_its_slice(x):
     return a, a[n:2]
 
 
+# one of several views (eager refuses to update it while it requires grad: fuzz seeds 420012, 420129, 461246)
+def _an_unbind_output_of_a_temporary(x):
+    return (x * 2).unbind(0)[1]
+
+
+def _a_split_of_the_input(x):
+    return x.split(2)[0], x.sum()
+
+
+def _a_view_of_a_chunk_of_the_input(x):
+    return x.t().chunk(2, 1)[1][1:]
+
+
+# results eager's backward does not save (fuzz seed 461219: thunder's div saved its result)
+def _a_quotient(x):
+    return x / (x + 1)
+
+
+def _an_erfinv(x):
+    return (x * 0.1).erfinv()
+
+
 PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_temporary, _an_output_and_its_slice,
             _an_output_and_its_transpose, _a_slice_of_the_input, _the_input_reshaped_and_a_product,
-            _segmented_view_of_a_temporary, _segmented_output_and_its_slice]
+            _segmented_view_of_a_temporary, _segmented_output_and_its_slice, _an_unbind_output_of_a_temporary,
+            _a_split_of_the_input, _a_view_of_a_chunk_of_the_input, _a_quotient, _an_erfinv]
 
 
 # Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it
 # (", which is output 0 of ExpBackward0,"); thunder's node cannot name it yet. Compared without that clause where
-# thunder's message lacks it; everything else in the message (sizes, versions) must be eager's.
+# thunder's message lacks it; everything else in the message (sizes, versions) must be eager's. One of several views
+# is made by unbind outside the node: eager's message names the op that made it (SplitBackward0).
 _MADE_BY = re.compile(r", which is output \d+ of [^,]+,")
+_SEVERAL = re.compile(r"^Output \d+ of \w+ is a view")
 
 
 def _same_message(actual: str, expected: str) -> bool:
+    actual, expected = (_SEVERAL.sub("Output N of a node is a view", m) for m in (actual, expected))
     return actual == expected or (not _MADE_BY.search(actual) and actual == _MADE_BY.sub("", expected))
 
 

@@ -417,6 +417,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     passthrough = passthrough_outputs(split)
     views = returned_views(split) if not dirty else ((), ())
+    several = views_of_several(split)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs,
                          single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
@@ -444,20 +445,24 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
-    elif compiled.single:  # one value: the node returns it as it is, no Python frame
+    elif compiled.single and not several:  # one value: the node returns it as it is, no Python frame
         computation = node_apply
-    elif not passthrough and not shared_views and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+    elif not (passthrough or shared_views or several) and spec.kind is tuple and all(
+            c.kind == "leaf" for c in spec.children):
         computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-    elif not passthrough and not shared_views:
+    elif not (passthrough or shared_views or several):
         def computation(*args):
             return tree_unflatten(node_apply(*args), spec)
     else:
         def computation(*args):
-            flat = list(node_apply(*args))
+            out = node_apply(*args)
+            flat = [out] if compiled.single else list(out)
             for k, i in passthrough:
                 flat[k] = args[i]
             for k in shared_views:
                 flat[k] = view_made_outside(flat[k], flat, args)
+            for k in several:
+                flat[k] = one_of_several_views(flat[k])
             return tree_unflatten(flat, spec)
 
     grad_mode_after = _grad_mode_left(split.forward)
@@ -530,6 +535,39 @@ def returned_views(split) -> tuple:
         elif roots.count(r) == 1:
             lone.append(k)
     return frozenset(lone), tuple(shared)
+
+
+def views_of_several(split) -> tuple:
+    """Positions of the outputs of ``split``'s forward that are one of the views an op returning several views made
+    (``unbind``, ``split``, ``chunk``), or a view of one: eager refuses to update those in place while they require
+    grad ("Output 0 of UnbindBackward0 is a view and is being modified inplace"), the caller's updates included.
+    A reshape, a view or a copy by the layout, ends the chain (a copy may be updated)."""
+    from thunder.transforms.functionalize import is_view
+
+    made, view_of = set(), {}
+    for b in split.forward.bound_symbols:
+        if is_view(b) and b.args and isinstance(b.args[0], TensorProxy):
+            outs = [o.name for o in b.flat_proxy_outs]
+            view_of.update((o, b.args[0].name) for o in outs)
+            if isinstance(b.output, (tuple, list)):
+                made.update(outs)
+
+    def one_of_several(name):
+        while name is not None and name not in made:
+            name = view_of.get(name)
+        return name is not None
+
+    inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}
+    return tuple(k for k, p in enumerate(split.forward.output[0])
+                 if isinstance(p, TensorProxy) and p.name not in inputs and one_of_several(p.name))
+
+
+def one_of_several_views(t):
+    """``t`` as one of several views of itself (the same memory and layout): updating it in place while it requires
+    grad raises eager's error for the outputs of ``unbind``."""
+    if not isinstance(t, torch.Tensor) or not t.requires_grad:
+        return t
+    return t.unsqueeze(0).unbind(0)[0]
 
 
 def lone_views_detached(flat_out, args, positions):
