@@ -147,3 +147,39 @@ def test_a_returned_view_of_a_tensor_the_node_saved_still_fails_the_backward_lik
             out.sum().backward()
         errors.append(str(raised.value))
     assert _same_message(errors[1], errors[0])
+
+
+# the result of one op returned and multiplied in place by the caller before the backward: eager's backward fails
+# where the op's node saved its result (exp, softmax, prod...), and runs where it saved its inputs (div, erfinv)
+_F = torch.nn.functional
+RESULTS = {
+    "exp": torch.exp, "relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+    "sqrt": lambda x: x.abs().sqrt(), "rsqrt": lambda x: x.abs().rsqrt(), "reciprocal": torch.reciprocal,
+    "softmax": lambda x: x.softmax(-1), "log_softmax": lambda x: x.log_softmax(-1),
+    "logsumexp": lambda x: x.logsumexp(-1), "norm": lambda x: x.norm(), "prod": lambda x: x.prod(-1),
+    "prod_all": lambda x: x.prod(), "cumprod": lambda x: x.cumprod(-1), "amax": lambda x: x.amax(-1),
+    "pow_tensor": lambda x: x.abs().pow(x), "div": lambda x: x / (x.abs() + 1), "erfinv": lambda x: (x * 0.1).erfinv(),
+    "elu": _F.elu, "gelu": _F.gelu, "silu": _F.silu, "normalize": lambda x: _F.normalize(x, dim=-1),
+    "layer_norm": lambda x: _F.layer_norm(x, (3,)), "matmul": lambda x: x @ x.t(),
+}
+
+
+@pytest.mark.parametrize("op", list(RESULTS))
+def test_a_result_updated_by_the_caller_fails_the_backward_where_eagers_does(op):
+    # fuzz seeds 461219 (div saved its result in thunder only) and 420000..420399 with the caller's update
+    outcomes = []
+    for fn in (RESULTS[op], thunder.jit(RESULTS[op])):
+        x = torch.tensor([[0.3, -1.2, 2.0], [0.5, 0.7, -0.4]], requires_grad=True)
+        out = fn(x)
+        out.mul_(2)
+        try:
+            out.sum().backward()
+            outcomes.append(("ran", x.grad))
+        except RuntimeError as e:
+            outcomes.append(("raised", str(e)))
+    (eager, expected), (kind, actual) = outcomes
+    assert kind == eager
+    if kind == "raised":
+        assert _same_message(actual, expected), (actual, expected)
+    else:
+        torch.testing.assert_close(actual, expected)

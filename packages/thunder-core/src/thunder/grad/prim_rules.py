@@ -406,14 +406,14 @@ def _prod_grad(a, dims):
     out = prims.prod(a, dims)
 
     def backward(g):
-        # product of the other elements: out / a where a != 0; with a zero, the product of the rest
-        # is computed without dividing (one zero) or is zero (several)
+        # product of the other elements: out / a where a != 0 (the result read, as eager's backward saves it); with
+        # a zero, the product of the rest is computed without dividing (one zero) or is zero (several)
         zero = prims.eq(a, 0.0)
         safe = prims.where(zero, 1.0, a)
         prod_nonzero = _unreduce(prims.prod(safe, dims), a, dims)
         zeros = _unreduce(prims.sum(prims.convert_element_type(zero, a.dtype), dims), a, dims)
         others = prims.where(zero, prims.where(prims.eq(zeros, 1.0), prod_nonzero, 0.0),
-                             prims.where(prims.eq(zeros, 0.0), prims.div(prod_nonzero, safe), 0.0))
+                             prims.where(prims.eq(zeros, 0.0), prims.div(_unreduce(out, a, dims), safe), 0.0))
         return prims.mul(_unreduce(g, a, dims), others), None
 
     return out, backward
