@@ -427,7 +427,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
     # directly. The prologue has checked that no functorch transform is active (a call under one compiles anew and
     # is refused above), under which Function.apply would refuse the node and the C++ call fail an assertion.
-    node_apply = _without_edges_to(never_differentiated(backward_trace, split, dirty), super(
+    node_apply = _without_edges_to(_never_differentiated(backward_trace, split, dirty), super(
         torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply)
 
     if not compiled.differentiable_outputs and not passthrough:
@@ -479,7 +479,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     return leaving_grad_mode, compiled
 
 
-def never_differentiated(backward_trace, split, dirty=()) -> tuple:
+def _never_differentiated(backward_trace, split, dirty=()) -> tuple:
     """Positions of the inputs that may require grad whose gradient the backward never computes (an input read by
     a comparison only, handed on as it is, or only its size): eager's graph has no edge to what made them."""
     out = backward_trace.output
