@@ -75,10 +75,16 @@ def _an_erfinv(x):
     return (x * 0.1).erfinv()
 
 
+# the trace cannot tell whether a reshape copies: here it does (fuzz seed 472572), so the view is one of a temporary
+def _a_view_of_a_reshape_that_copies(x):
+    return x.t().reshape(-1).view(-1), x.sign()[0]
+
+
 PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_temporary, _an_output_and_its_slice,
             _an_output_and_its_transpose, _a_slice_of_the_input, _the_input_reshaped_and_a_product,
             _segmented_view_of_a_temporary, _segmented_output_and_its_slice, _an_unbind_output_of_a_temporary,
-            _a_split_of_the_input, _a_view_of_a_chunk_of_the_input, _a_quotient, _an_erfinv]
+            _a_split_of_the_input, _a_view_of_a_chunk_of_the_input, _a_quotient, _an_erfinv,
+            _a_view_of_a_reshape_that_copies]
 
 
 # Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it

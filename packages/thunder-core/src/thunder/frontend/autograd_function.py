@@ -68,7 +68,8 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty
+                          or self.shared_views)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -117,6 +118,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
         if compiled.lone_views:
             flat_out = tuple(t.detach() if k in compiled.lone_views else t for k, t in enumerate(flat_out))
+        if compiled.shared_views:  # a reshape that copied (the trace could not tell) views memory nothing else holds
+            flat_out = lone_views_detached(flat_out, args, compiled.shared_views)
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
