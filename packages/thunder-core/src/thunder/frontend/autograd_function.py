@@ -484,7 +484,13 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
 
 def _never_differentiated(backward_trace, split, dirty=()) -> tuple:
     """Positions of the inputs that may require grad whose gradient the backward never computes (an input read by
-    a comparison only, handed on as it is, or only its size): eager's graph has no edge to what made them."""
+    a comparison only, handed on as it is, or only its size): eager's graph has no edge to what made them. None
+    where the backward has effects of its own (FSDP's gradient writes, collectives): it must run although it gives
+    the unsharded parameters no gradient."""
+    from thunder.transforms.del_last_used import DEL
+
+    if any("side_effect" in b.sym.tags and b.sym.id != DEL.id for b in backward_trace.bound_symbols):
+        return ()
     out = backward_trace.output
     grads = out if isinstance(out, (tuple, list)) else (out,)
     return tuple(i for i, g in zip(split.differentiable_inputs, grads) if g is None and i not in dirty)
@@ -579,7 +585,8 @@ def lone_views_detached(flat_out, args, positions):
     as eager's view of a temporary, and the update is recorded on the node's output (eager records it on the view:
     the same gradient, as nothing else sees that memory)."""
     bases = [t._base if isinstance(t, torch.Tensor) and t._is_view() else t for t in flat_out]
-    holders = {id(a) for a in args if isinstance(a, torch.Tensor)}
+    # an input's memory, also where it came detached (an input the backward never differentiates)
+    holders = {a.untyped_storage()._cdata for a in args if isinstance(a, torch.Tensor)}
     seen: dict[int, int] = {}
     for b in bases:
         if isinstance(b, torch.Tensor):
@@ -587,7 +594,8 @@ def lone_views_detached(flat_out, args, positions):
     flat_out = list(flat_out)
     for k in positions:
         t, base = flat_out[k], bases[k]
-        if isinstance(t, torch.Tensor) and base is not t and id(base) not in holders and seen[id(base)] == 1:
+        if (isinstance(t, torch.Tensor) and base is not t and base.untyped_storage()._cdata not in holders
+                and seen[id(base)] == 1):
             flat_out[k] = t.detach()
     return tuple(flat_out)  # a node's outputs: a tuple (a list would be one opaque value)
 
