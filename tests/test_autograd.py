@@ -875,6 +875,29 @@ def test_an_input_reaching_a_used_output_through_a_zero_derivative_op_gets_zeros
         torch.testing.assert_close(x.grad, xe.grad)
 
 
+@pytest.mark.parametrize("zero_derivative", [torch.floor, torch.ceil, torch.round, torch.trunc, torch.sign])
+@pytest.mark.parametrize("use", ["mul", "div", "div_through_a_view"])
+def test_a_saved_tensor_updated_behind_a_zero_derivative_op_raises_eagers_error(zero_derivative, use):
+    # fuzz seed 420225: eager's engine reaches the node that saved y (its gradient flows on into floor's, which is
+    # zero) and raises on y's version; thunder's backward dropped the error with the dead path to floor's zero
+    def f(x, y):
+        z = zero_derivative(x)
+        v = z * y if use == "mul" else y / z
+        if use == "div_through_a_view":
+            y.unsqueeze(0).mul_(2)
+        else:
+            y.add_(1)
+        return (v.abs() + 1) ** 2
+
+    messages = []
+    for fn in (f, thunder.jit(f)):
+        x = torch.tensor([1.5, -2.5, 3.2], requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            fn(x, torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+
+
 def test_an_input_reaching_a_used_output_of_a_later_segment_through_floor_gets_zeros():
     # fuzz seed 265869: the split at unique hands t1 * t0 (unused after) and floor's result over; the loss reaches
     # t1 only through floor
@@ -1128,6 +1151,143 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_the_gradient_finite
     # == cannot tell -0.0 from 0.0; eager's last entry is -0.0
     assert thunder_grad.signbit().tolist() == eager_grad.signbit().tolist()
 
+
+# ops whose gradient rule adds into a zero buffer in place (scatter_add_, index_add_, index_put_ accumulating)
+_STORING_GRADIENTS = {
+    "max.values": lambda v: v.max(1).values,
+    "min": lambda v: v.min(-1)[0],
+    "amax": lambda v: v.amax(1),
+    "gather": lambda v: v.gather(1, torch.tensor([[1, 0, 1]])),
+    "index_select": lambda v: v.index_select(1, torch.tensor([0, 0, 2])),
+    "index_tensor": lambda v: v[:, torch.tensor([0, 2, 2])],
+    "take_along_dim": lambda v: torch.take_along_dim(v, torch.tensor([[2, 1]]), 1),
+    "getitem_int": lambda v: v[:, 1],
+}
+
+
+@pytest.mark.parametrize("op", list(_STORING_GRADIENTS))
+@pytest.mark.parametrize("used", [0, 1])
+def test_a_gradient_stored_into_a_buffer_survives_an_unused_outputs_zero(op, used):
+    # fuzz seed 434795: the view v's cotangent is added to the buffer max's rule scatters into. With v unused the
+    # backward specialized for its zero took the store (no outputs) for no cotangent, so "zero + buffer" was a
+    # zero and max's gradient was lost (std's alone remained)
+    fn = _STORING_GRADIENTS[op]
+
+    def f(x):
+        v = x[None, 1:]
+        return v, v.std(-1).sum() - fn(v).sum()
+
+    grads = []
+    for g in (f, thunder.jit(f)):
+        (x,) = _leaves((4,))
+        g(x)[used].sum().backward()
+        grads.append(x.grad)
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+def test_an_unused_outputs_zero_drops_the_store_of_its_gradient_and_its_buffer():
+    # the zero a store adds leaves its zero buffer zero: the store, the buffer and its index are not computed
+    def f(x):
+        v = x[None, 1:]
+        return v.max(1).values, v.std(-1) * 2
+
+    (x,) = _leaves((4,))
+    (xe,) = _clone_leaves([x])
+    _, b = thunder.jit(f)(x)
+    b.sum().backward()
+    f(xe)[1].sum().backward()
+    torch.testing.assert_close(x.grad, xe.grad)
+    ((run, zeros),) = b.grad_fn._forward_cls.compiled.specialized.values()
+    (trace,) = (t for k, t in b.grad_fn._forward_cls.compiled.specialized_traces.items() if k is not None)
+    assert not zeros and "scatter_add_" not in str(trace) and "unsqueeze" not in str(trace)
+
+
+def _saved_then_updated_chunk(x, y):
+    a, b = x.chunk(2)  # x's gradient is cat([a's, b's]): the zero of a's mixes with b's
+    c = torch.maximum(a, y) * 2
+    y.add_(1)
+    return c, b * 2
+
+
+def _saved_then_updated(x, y):
+    c = torch.maximum(x[:2], y) * 2
+    y.add_(1)
+    return c, x * 2  # x's gradient is a sum returned
+
+
+def _saved_then_updated_across_a_split(x, y):
+    c = torch.maximum(x[:2], y) * 0.5
+    y.add_(1)
+    y[y > 0].sum()  # a split: c is handed to the last segment, which returns it as it is
+    return c, x.sin()
+
+
+def _saved_then_updated_used_after_a_split(x, y):
+    c = torch.maximum(x[:2], y) * 0.5
+    y.add_(1)
+    y[y > 0].sum()  # a split: the last segment's backward gives c no gradient when the loss does not use c * 2
+    return c * 2, x.sin()
+
+
+@pytest.mark.parametrize("f", [_saved_then_updated_chunk, _saved_then_updated, _saved_then_updated_across_a_split,
+                               _saved_then_updated_used_after_a_split])
+def test_a_saved_tensor_updated_only_on_an_unused_outputs_path_raises_only_when_the_backward_reaches_it(f):
+    # fuzz seed 433980: maximum saved y, updated later; the loss does not use maximum's output, so eager's backward
+    # never reaches its node. Thunder's backward specialized for that output's zero cotangent kept eager's error
+    # where the zero was summed into a gradient it returns, or into a buffer it writes again (out=), or mixed into
+    # a cat with the used cotangent. Across a split, the engine ran the first segment's node although the last one
+    # gave it no gradient (the zero PyTorch materialized for it reached the error)
+    outcomes = []
+    for g in (f, thunder.jit(f)):
+        x = torch.tensor([1.0, -2.0, 3.0, 0.5], requires_grad=True)
+        y = torch.tensor([0.5, 4.0])
+        out = g(x, y)
+        out[1].sum().backward(retain_graph=True)
+        grad = x.grad.clone()
+        with pytest.raises(RuntimeError) as info:  # the other output now: eager's error
+            out[0].sum().backward()
+        outcomes.append((grad, str(info.value)))
+    torch.testing.assert_close(outcomes[1][0], outcomes[0][0])
+    assert outcomes[1][1] == outcomes[0][1]
+
+
+class _CountingIdentity(torch.autograd.Function):
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        _CountingIdentity.calls += 1
+        return g
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, w: (w * x.argmax()).sum(),
+    lambda x, w: (x, (w * 2).sum()),
+    lambda x, w: (w * x.shape[0]).sum(),
+    lambda x, w: (torch.where(x > 0, w, 0.0).sum()),
+], ids=["argmax", "handed_on", "size", "mask"])
+def test_an_input_the_backward_never_differentiates_is_no_edge_of_the_node(f):
+    # eager's graph has no edge from the loss to what made x: its node never runs and x.grad stays None. Thunder's
+    # node took x as an input: the engine ran the node that made x with a zero it materialized
+    seen = []
+    for g in (f, thunder.jit(f)):
+        _CountingIdentity.calls = 0
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        w = torch.tensor([0.5, 4.0, 1.0], requires_grad=True)
+        made = _CountingIdentity.apply(x)
+        out = g(made, w)
+        if isinstance(out, tuple):
+            assert out[0] is made
+            out = out[1]
+        out.backward()
+        seen.append((_CountingIdentity.calls, x.grad, w.grad))
+    assert seen[1][0] == seen[0][0] == 0
+    assert seen[1][1] is None and seen[0][1] is None
+    torch.testing.assert_close(seen[1][2], seen[0][2])
 
 
 BACKWARD_INSIDE = {

@@ -7,7 +7,17 @@ from thunder.testing.fuzz.compare import first_difference
 from thunder.testing.fuzz.generator import generate, run_eager_locals
 from thunder.testing.fuzz.program import Call, Program, TensorInput, default_calls
 from thunder.testing.fuzz.regression import regression_test_source
-from thunder.testing.fuzz.runner import DATA_REFUSAL, EAGER_RAISES, MATCH, _as_accurate, normalize, run_program
+from thunder.testing.fuzz.runner import (
+    DATA_REFUSAL,
+    EAGER_RAISES,
+    MATCH,
+    MISMATCH,
+    _as_accurate,
+    _compare_output_updates,
+    _normalize_node_names,
+    normalize,
+    run_program,
+)
 from thunder.testing.fuzz.shrink import shrink
 
 
@@ -95,6 +105,29 @@ def test_outcomes_match_eager_raises_and_data_dependent_refusal():
     assert run_program(_program(["v0 = torch.histogram(t0.flatten(), bins=3)"], ["v0"]), "constant values").cls \
         == DATA_REFUSAL
     assert run_program(_program(["v0 = torch.nonzero(t0)"], ["v0"]), "constant values").cls == MATCH  # size read
+
+
+def test_the_callers_update_of_an_output_is_compared_without_the_node_eager_names():
+    # the second call multiplies the first output requiring grad by 2 in place before the backward
+    assert any(c.updates_output for c in default_calls(3)) and default_calls(3, checks_inputs=False)[1].updates_output
+    grad = [TensorInput("t0", ("A", "B"), "float32", requires_grad=True)]
+    calls = [Call(0, 0, 0), Call(0, 1, 0, updates_output=True)]
+    saved = _program(["v0 = t0.exp()"], ["v0"]).replace(tensors=grad)  # exp saves its result: eager's backward fails
+    several = _program(["v0 = t0.unbind(0)[1]"], ["v0"]).replace(tensors=grad)  # eager refuses the update
+    quotient = _program(["v0 = t0 / (t0 * t0 + 1)"], ["v0"]).replace(tensors=grad)  # eager saves the inputs only
+    for program in (saved, several, quotient):
+        assert run_program(program, "constant values", calls=calls).cls == MATCH
+    x = torch.ones(2, 3, requires_grad=True)
+    assert _compare_output_updates((x.unbind(0)[1],), (x.split(1)[1],)) is None  # both refused, as one message
+    refused_only_by_eager = _compare_output_updates((x.unbind(0)[1],), ((x * 1)[1],))
+    assert refused_only_by_eager.cls == MISMATCH and "the caller's update" in refused_only_by_eager.detail
+    eager = "[torch.FloatTensor [3]], which is output 0 of ExpBackward0, is at version 1"
+    assert _normalize_node_names(eager) == _normalize_node_names("[torch.FloatTensor [3]] is at version 1")
+    assert _normalize_node_names("Output 0 of SplitBackward0 is a view and") == \
+        _normalize_node_names("Output 1 of UnbindBackward0 is a view and")
+    assert _normalize_node_names(eager) != _normalize_node_names(eager.replace("version 1", "version 2"))
+    through_a_view = eager.replace("ExpBackward0", "torch::autograd::CopySlices")
+    assert _normalize_node_names(through_a_view) == _normalize_node_names(eager)
 
 
 def test_shrinking_keeps_the_kind_and_drops_what_does_not_matter():

@@ -598,8 +598,9 @@ def _derivative_not_implemented_meta(g, a, op_name):
 
 # the gradient of ``a`` through an op whose derivative eager does not implement (``_unique2``), given the op's output
 # cotangent ``g``: the backward that reaches it raises eager's NotImplementedError when it runs; tracing the backward
-# is fine (a backward that never reaches the op, as eager's, never runs it)
-make_prim("derivative_not_implemented", _derivative_not_implemented_meta)
+# is fine (a backward that never reaches the op, as eager's, never runs it). A side effect: eager's engine runs the
+# op's node also where no gradient of an input depends on its result (a zero-derivative op before it, ``sign``)
+make_prim("derivative_not_implemented", _derivative_not_implemented_meta, tags=("side_effect",))
 
 
 def _raise_in_backward_meta(g, message, entry_version=0):
@@ -608,8 +609,9 @@ def _raise_in_backward_meta(g, message, entry_version=0):
 
 # the cotangent of an op's output where eager's backward fails on reaching that op (a tensor it saved was updated
 # in place afterwards, transforms/saved_versions.py): running it raises eager's RuntimeError, whose version numbers
-# count from ``entry_version``, the version of the input the tensor belongs to when the call began
-make_prim("raise_in_backward", _raise_in_backward_meta)
+# count from ``entry_version``, the version of the input the tensor belongs to when the call began. A side effect,
+# kept where no gradient depends on its result: eager's engine reaches the op's node all the same
+make_prim("raise_in_backward", _raise_in_backward_meta, tags=("side_effect",))
 
 
 def _tensor_version_meta(a):

@@ -62,16 +62,18 @@ def without_zero_cotangents(backward_trace, zero_names: frozenset, cotangent_nam
     found = _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangent_names | zero_names,
                                  producer, readers, returned)
     if found is None:
-        return _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned)
+        return _without_zero_sums(bsyms, backward_trace, zero_names, cotangent_names | zero_names, producer,
+                                  readers, returned)
     return found
 
 
 def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer, readers, returned):
     zero, made_zero, cotangents = set(zero_names), set(), set(cotangents)
-    # tensors written in place (out= buffers, targets of stores): a sum read as its operand must be neither
-    written = {b.kwargs["out"].name for b in bsyms if isinstance(b.kwargs.get("out"), Proxy)} | {
-        b.args[0].name for b in bsyms if not b.flat_proxy_outs and b.args and isinstance(b.args[0], Proxy)}
+    # targets of stores without outputs: a sum read as its operand must be none of them (its out= buffers are
+    # not written: an op writing into a value read as another allocates its result instead)
+    stored = {b.args[0].name for b in bsyms if not b.flat_proxy_outs and b.args and isinstance(b.args[0], Proxy)}
     rename: dict[str, Proxy] = {}
+    read_as = set()  # names of the values sums are read as
     kept = []
 
     def name(p):
@@ -79,25 +81,30 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
 
     for b in bsyms:
         out_buffer = b.kwargs.get("out")
+        if isinstance(out_buffer, Proxy) and (name(out_buffer) in made_zero or out_buffer.name in rename
+                                              or out_buffer.name in read_as):
+            # its buffer was never made, or is another value now (a cotangent given to the backward, say)
+            b = b.replace(kwargs={k: v for k, v in b.kwargs.items() if k != "out"})
+            out_buffer = None
         operands = {name(a) for a in tree_flatten((b.args, {k: v for k, v in b.kwargs.items() if k != "out"}))[0]
                     if isinstance(a, Proxy)}
-        outs = {o.name for o in b.flat_proxy_outs}
+        outs = _defined_or_written(b, name)
+        nonzero = operands & (cotangents - zero)  # before a store's target becomes a cotangent's value
         if operands & cotangents:
             cotangents |= outs
         if not operands & zero:
-            if isinstance(out_buffer, Proxy) and name(out_buffer) in made_zero:  # its buffer was never made
-                b = b.replace(kwargs={k: v for k, v in b.kwargs.items() if k != "out"})
             kept.append(b)
             continue
-        if not operands & (cotangents - zero):
+        if not nonzero:
             zero |= outs  # every cotangent term is zero: so is the result
             made_zero |= outs
             continue
         other = _droppable_sum(b, zero, name, producer, readers, returned)
         if other is None and operands & made_zero:
-            other = _sum_read_only(b, zero, name, written, returned)
+            other = _sum_read_only(b, zero, name, stored, returned)
         if other is not None:
-            rename[b.flat_proxy_outs[0].name] = rename.get(other.name, other)  # a sum removed before: its operand
+            rename[b.flat_proxy_outs[0].name] = target = rename.get(other.name, other)  # a sum removed: its operand
+            read_as.add(target.name)
             continue
         if operands & made_zero:
             return None  # a zero this backward no longer computes would have to be made
@@ -107,6 +114,19 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
     if {name(p) for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)} & made_zero:
         return None  # a gradient that is all zero terms: returned as the zeros it computes, as before
     return _specialized(backward_trace, kept, rename, returned, zero_names)
+
+
+def _defined_or_written(b, name) -> set[str]:
+    """Names whose value ``b`` sets: its outputs, its ``out=`` buffer, and the target of a store without outputs
+    (``scatter_add_(buf, ...)``, max's gradient): a buffer a cotangent is added into is a cotangent's value from
+    there on, and a zero where everything added was zero."""
+    outs = {o.name for o in b.flat_proxy_outs}
+    out_buffer = b.kwargs.get("out")
+    if isinstance(out_buffer, Proxy):
+        outs.add(name(out_buffer))
+    if not outs and b.args and isinstance(b.args[0], Proxy):
+        outs.add(name(b.args[0]))
+    return outs
 
 
 def _sum_with_zero(b, zero, name):
@@ -123,14 +143,14 @@ def _sum_with_zero(b, zero, name):
 def _droppable_sum(b, zero, name, producer, readers, returned):
     """``t`` of ``g = torch.add(zero, t)`` where ``g`` can be read as ``t``, else None: no alpha, out= only into
     ``t``, ``t`` a new tensor the backward computed (an elementwise op, a matmul, a backward kernel) read by that add
-    only, of the sum's shape and dtype, and the sum not returned (no gradient returned becomes an alias of another
-    or of a saved tensor)."""
+    only and not returned (no gradient returned becomes an alias of another or of a saved tensor), of the sum's
+    shape and dtype."""
     found = _sum_with_zero(b, zero, name)
     if found is None:
         return None
     out, other = found
     plain = not b.kwargs or (set(b.kwargs) == {"out"} and getattr(b.kwargs["out"], "name", None) == other.name)
-    if (plain and out.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
+    if (plain and other.name not in returned and readers.get(other.name) == 1 + ("out" in b.kwargs)
             and _new_or_its_reshape(other, producer, readers, returned) and _same_layout(out, other)):
         return other
     return None
@@ -156,38 +176,44 @@ def _new_or_its_reshape(t, producer, readers, returned) -> bool:
             and _new_or_its_reshape(base, producer, readers, returned))
 
 
-def _sum_read_only(b, zero, name, written, returned):
-    """``t`` of ``g = torch.add(zero, t)`` where ``zero`` is a zero this backward no longer computes and ``g`` and
-    ``t`` are only read from here on (never written in place, ``g`` not returned): ``g`` is read as ``t``, as
-    eager's engine passes ``t`` on (``t`` may be a cotangent argument)."""
+def _sum_read_only(b, zero, name, stored, returned):
+    """``t`` of ``g = torch.add(zero, t)`` where ``zero`` is a zero this backward no longer computes, ``g`` is not
+    returned and neither is the target of a store: ``g`` is read as ``t``, as eager's engine passes ``t`` on (``t``
+    may be a cotangent argument; the ops writing into ``g`` or ``t`` through ``out=`` allocate their results
+    instead)."""
     found = _sum_with_zero(b, zero, name)
     if found is None:
         return None
     out, other = found
-    if out.name in returned or out.name in written:
-        return None
-    if set(b.kwargs) - {"out"} or other.name in written - {getattr(b.kwargs.get("out"), "name", None)}:
+    if out.name in returned or out.name in stored or other.name in stored or set(b.kwargs) - {"out"}:
         return None
     return other if _same_layout(out, other) else None
 
 
 def _specialized(backward_trace, kept, rename, returned, zero_names):
     from thunder.extend import swap_proxies
+    from thunder.transforms.dce import dce
 
     new = from_trace(backward_trace)
     new.bound_symbols = [swap_proxies(b, rename) for b in kept]
     if rename:
         leaves, spec = tree_flatten(backward_trace.output)
         new.output = tree_unflatten([rename.get(x.name, x) if isinstance(x, Proxy) else x for x in leaves], spec)
+    new = dce(new)  # the index or zero buffer of a dropped store (max's gradient) is no longer read
     read = {a.name for b in new.bound_symbols for a in b.flat_proxy_args} | returned
     return del_last_used(new), frozenset(n for n in zero_names if n in read)
 
 
-def _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, returned):
-    """Only the sums ``g = torch.add(zero, t)`` with a zero cotangent dropped (``_droppable_sum``)."""
+def _without_zero_sums(bsyms, backward_trace, zero_names, cotangents, producer, readers, returned):
+    """Only the sums ``g = torch.add(zero, t)`` with a zero cotangent dropped (``_droppable_sum``), and eager's
+    errors raised on reaching an op (``raise_in_backward``) that only the zeros reach: eager never reaches it."""
     rename: dict[str, Proxy] = {}
     kept = []
+    zero = _zero_terms(bsyms, zero_names, cotangents)
     for b in bsyms:
+        if b.sym.name == "raise_in_backward" and b.args[0].name in zero:
+            rename[b.flat_proxy_outs[0].name] = rename.get(b.args[0].name, b.args[0])
+            continue
         other = _droppable_sum(b, zero_names, lambda p: p.name, producer, readers, returned)
         if other is not None:
             rename[b.flat_proxy_outs[0].name] = rename.get(other.name, other)  # a sum removed before: its operand
@@ -196,3 +222,18 @@ def _without_zero_sums(bsyms, backward_trace, zero_names, producer, readers, ret
     if not rename:
         return None, zero_names
     return _specialized(backward_trace, kept, rename, returned, zero_names)
+
+
+def _zero_terms(bsyms, zero_names, cotangents) -> set[str]:
+    """Names of the values of ``bsyms`` computed from the zeros ``zero_names`` and no other cotangent: zeros."""
+    zero, cotangents = set(zero_names), set(cotangents)
+    for b in bsyms:
+        operands = {a.name for a in tree_flatten((b.args, {k: v for k, v in b.kwargs.items() if k != "out"}))[0]
+                    if isinstance(a, Proxy)}
+        outs = _defined_or_written(b, lambda p: p.name)
+        nonzero = operands & (cotangents - zero)
+        if operands & cotangents:
+            cotangents |= outs
+        if operands & zero and not nonzero:
+            zero |= outs
+    return zero

@@ -52,7 +52,7 @@ class _Compiled:
                                    if isinstance(p, TensorProxy) and p.name in outputs)
         # how to make the zero cotangent of an output the loss does not use (of the shape the forward recorded,
         # where the outputs' shapes are symbolic); with one differentiable output the backward runs only when that
-        # output's cotangent exists
+        # output's cotangent exists (backward_of skips a node run without any)
         flat = split.forward.output[0]
         outs = [flat[i] for i in differentiable_outputs]
         self.zero_cotangents, self.static_shapes, self.cotangents_used = None, True, ()
@@ -68,7 +68,8 @@ class _Compiled:
         self.differentiable_outputs = tuple(differentiable_outputs)
         self.nondifferentiable_outputs = tuple(i for i in range(n_outputs) if i not in set(differentiable_outputs))
         # the common node: no saved output to detach, no zero cotangents to make, no output to mark (one test per call)
-        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty)
+        self.plain = not (self.saved_outputs or self.zero_cotangents or self.nondifferentiable_outputs or dirty
+                          or self.shared_views)
         # the node returns its one output as it is, not in a tuple (where the caller wants the value itself)
         self.single = single
         self.backward_trace, self.n_saved = backward_trace, len(split.saved)
@@ -117,6 +118,8 @@ class ThunderAutogradFunction(torch.autograd.Function):
         flat_out, saved_tensors, saved_others = compiled.forward(*args)
         if compiled.lone_views:
             flat_out = tuple(t.detach() if k in compiled.lone_views else t for k, t in enumerate(flat_out))
+        if compiled.shared_views:  # a reshape that copied (the trace could not tell) views memory nothing else holds
+            flat_out = lone_views_detached(flat_out, args, compiled.shared_views)
         if _saved_tensor_hooks(False) is None:
             ctx.versions = list(map(_version, saved_tensors))
             ctx.saved = saved = [*saved_tensors, *saved_others]
@@ -124,10 +127,9 @@ class ThunderAutogradFunction(torch.autograd.Function):
                 saved[i] = saved[i].detach()
         else:
             _save_for_hooks(ctx, saved_tensors, saved_others)
-        if compiled.zero_cotangents is not None:
-            ctx.set_materialize_grads(False)
-            if not compiled.static_shapes:
-                ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
+        ctx.materialize_grads = False  # see _node_function
+        if compiled.zero_cotangents is not None and not compiled.static_shapes:
+            ctx.out_shapes = [flat_out[i].shape for i in compiled.differentiable_outputs]
         if compiled.dirty:
             ctx.mark_dirty(*[args[i] for i in compiled.dirty])
         if compiled.nondifferentiable_outputs:
@@ -178,6 +180,10 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
     the positions ``unused`` of the outputs without a cotangent, None where every one has one) in place of
     ``run(saved, *cotangents)``."""
     cotangents = [cotangents[i] for i in compiled.differentiable_outputs]
+    if all(c is None for c in cotangents):
+        # the engine runs a node that no gradient reached (a node after it took one of its outputs and gives it
+        # none: a segment's output handed on as it is); eager's graph has no such path and runs none of its nodes
+        return (None,) * compiled.nargs
     unused = None
     if compiled.zero_cotangents is not None and None in cotangents:
         unused = frozenset(k for k, c in enumerate(cotangents) if c is None)  # outputs the loss does not use
@@ -230,7 +236,7 @@ def _backward_creating_graph(ctx, *cotangents, backward=None):
     when None)."""
     with torch.no_grad():
         grads = (backward or _backward)(ctx, *cotangents)
-    if not any(ctx.needs_input_grad):
+    if not any(ctx.needs_input_grad) or all(g is None for g in grads):
         return grads
     error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
 
@@ -324,13 +330,18 @@ def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
 def _node_function(compiled: _Compiled, n_saved_tensors: int) -> type:
     """The entry's subclass of ThunderAutogradFunction. For the common node (nothing to detach, mark or
     materialize) its forward is generated: the saved tensors unpacked by name and their versions read one by one,
-    not through a loop and a map, a few tenths of a microsecond of each call of a small program."""
+    not through a loop and a map, a few tenths of a microsecond of each call of a small program.
+
+    No node materializes the gradients of its outputs (``set_materialize_grads(False)``): the engine also runs a
+    node none of whose outputs got a gradient (a later node took an output and gave it none), which the backward
+    then skips, as eager's graph never reaches it."""
     namespace = {"compiled": compiled}
     if compiled.plain:
         args = ", ".join(f"a{i}" for i in range(compiled.nargs))
         saved = "".join(f"s{i}, " for i in range(n_saved_tensors))
         source = (
             f"def forward(ctx, {args}):\n"
+            f"    ctx.materialize_grads = False\n"
             f"    flat_out, ({saved}), saved_others = run({args})\n"
             f"    if saved_tensor_hooks(False) is None:\n"
             f"        ctx.saved = [{saved}*saved_others]\n"
@@ -410,6 +421,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     passthrough = passthrough_outputs(split)
     views = returned_views(split) if not dirty else ((), ())
+    several = views_of_several(split)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs,
                          single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
@@ -419,7 +431,8 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
     # directly. The prologue has checked that no functorch transform is active (a call under one compiles anew and
     # is refused above), under which Function.apply would refuse the node and the C++ call fail an assertion.
-    node_apply = super(torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply
+    node_apply = _without_edges_to(_never_differentiated(backward_trace, split, dirty), super(
+        torch.autograd.Function, _node_function(compiled, len(split.forward.output[1]))).apply)
 
     if not compiled.differentiable_outputs and not passthrough:
         # no output gradients can flow from (an optimizer step): the node would never run a backward, so the
@@ -436,20 +449,24 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
                 for k, i in passthrough:
                     flat[k] = args[i]
             return tree_unflatten(flat, spec)
-    elif compiled.single:  # one value: the node returns it as it is, no Python frame
+    elif compiled.single and not several:  # one value: the node returns it as it is, no Python frame
         computation = node_apply
-    elif not passthrough and not shared_views and spec.kind is tuple and all(c.kind == "leaf" for c in spec.children):
+    elif not (passthrough or shared_views or several) and spec.kind is tuple and all(
+            c.kind == "leaf" for c in spec.children):
         computation = node_apply  # a flat tuple (a segment's outputs, frontend/segments.py): no tree to rebuild
-    elif not passthrough and not shared_views:
+    elif not (passthrough or shared_views or several):
         def computation(*args):
             return tree_unflatten(node_apply(*args), spec)
     else:
         def computation(*args):
-            flat = list(node_apply(*args))
+            out = node_apply(*args)
+            flat = [out] if compiled.single else list(out)
             for k, i in passthrough:
                 flat[k] = args[i]
             for k in shared_views:
                 flat[k] = view_made_outside(flat[k], flat, args)
+            for k in several:
+                flat[k] = one_of_several_views(flat[k])
             return tree_unflatten(flat, spec)
 
     grad_mode_after = _grad_mode_left(split.forward)
@@ -464,6 +481,36 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
         return result
 
     return leaving_grad_mode, compiled
+
+
+def _never_differentiated(backward_trace, split, dirty=()) -> tuple:
+    """Positions of the inputs that may require grad whose gradient the backward never computes (an input read by
+    a comparison only, handed on as it is, or only its size): eager's graph has no edge to what made them. None
+    where the backward has effects of its own (FSDP's gradient writes, collectives): it must run although it gives
+    the unsharded parameters no gradient."""
+    from thunder.transforms.del_last_used import DEL
+
+    if any("side_effect" in b.sym.tags and b.sym.id != DEL.id for b in backward_trace.bound_symbols):
+        return ()
+    out = backward_trace.output
+    grads = out if isinstance(out, (tuple, list)) else (out,)
+    return tuple(i for i, g in zip(split.differentiable_inputs, grads) if g is None and i not in dirty)
+
+
+def _without_edges_to(positions, node_apply):
+    """``node_apply`` taking the tensors at ``positions`` detached: the engine would run the node that made one (a
+    segment's, a custom Function's) with a gradient it materializes, where eager's graph never reaches it."""
+    if not positions:
+        return node_apply
+
+    def apply(*args):
+        args = list(args)
+        for i in positions:
+            if args[i].requires_grad:
+                args[i] = args[i].detach()
+        return node_apply(*args)
+
+    return apply
 
 
 def returned_views(split) -> tuple:
@@ -500,13 +547,47 @@ def returned_views(split) -> tuple:
     return frozenset(lone), tuple(shared)
 
 
+def views_of_several(split) -> tuple:
+    """Positions of the outputs of ``split``'s forward that are one of the views an op returning several views made
+    (``unbind``, ``split``, ``chunk``), or a view of one: eager refuses to update those in place while they require
+    grad ("Output 0 of UnbindBackward0 is a view and is being modified inplace"), the caller's updates included.
+    A reshape, a view or a copy by the layout, ends the chain (a copy may be updated)."""
+    from thunder.transforms.functionalize import is_view
+
+    made, view_of = set(), {}
+    for b in split.forward.bound_symbols:
+        if is_view(b) and b.args and isinstance(b.args[0], TensorProxy):
+            outs = [o.name for o in b.flat_proxy_outs]
+            view_of.update((o, b.args[0].name) for o in outs)
+            if isinstance(b.output, (tuple, list)):
+                made.update(outs)
+
+    def one_of_several(name):
+        while name is not None and name not in made:
+            name = view_of.get(name)
+        return name is not None
+
+    inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}
+    return tuple(k for k, p in enumerate(split.forward.output[0])
+                 if isinstance(p, TensorProxy) and p.name not in inputs and one_of_several(p.name))
+
+
+def one_of_several_views(t):
+    """``t`` as one of several views of itself (the same memory and layout): updating it in place while it requires
+    grad raises eager's error for the outputs of ``unbind``."""
+    if not isinstance(t, torch.Tensor) or not t.requires_grad:
+        return t
+    return t.unsqueeze(0).unbind(0)[0]
+
+
 def lone_views_detached(flat_out, args, positions):
     """The node's outputs with each view (at ``positions``) of memory that neither an input nor another output
     holds made a plain alias (its memory and version counter, no view relation): the caller may update it in place
     as eager's view of a temporary, and the update is recorded on the node's output (eager records it on the view:
     the same gradient, as nothing else sees that memory)."""
     bases = [t._base if isinstance(t, torch.Tensor) and t._is_view() else t for t in flat_out]
-    holders = {id(a) for a in args if isinstance(a, torch.Tensor)}
+    # an input's memory, also where it came detached (an input the backward never differentiates)
+    holders = {a.untyped_storage()._cdata for a in args if isinstance(a, torch.Tensor)}
     seen: dict[int, int] = {}
     for b in bases:
         if isinstance(b, torch.Tensor):
@@ -514,7 +595,8 @@ def lone_views_detached(flat_out, args, positions):
     flat_out = list(flat_out)
     for k in positions:
         t, base = flat_out[k], bases[k]
-        if isinstance(t, torch.Tensor) and base is not t and id(base) not in holders and seen[id(base)] == 1:
+        if (isinstance(t, torch.Tensor) and base is not t and base.untyped_storage()._cdata not in holders
+                and seen[id(base)] == 1):
             flat_out[k] = t.detach()
     return tuple(flat_out)  # a node's outputs: a tuple (a list would be one opaque value)
 

@@ -50,9 +50,17 @@ def sum_to_shape(g: TensorProxy, shape) -> TensorProxy:
 
 
 # ---------------------------------------------------------------------------------------------
-# Elementwise unary: d out / d a, from the input ``a`` and the output ``out``
+# Elementwise unary: d out / d a, from the input ``a`` and the output ``out`` (``out`` only where eager's formula reads
+# its result: the tensors a backward saves are eager's, whose versions a caller's in-place update changes)
 # ---------------------------------------------------------------------------------------------
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _erfinv_derivative(a):
+    # from erfinv(a) computed again, as eager's (which saves a, not the result)
+    e = prims.erfinv(a)
+    return prims.mul(prims.exp(prims.mul(e, e)), math.sqrt(math.pi) / 2.0)
+
 
 _UNARY_DERIVATIVES = {
     "neg": lambda a, out: -1.0,
@@ -79,7 +87,7 @@ _UNARY_DERIVATIVES = {
     "rsqrt": lambda a, out: prims.mul(prims.mul(out, prims.mul(out, out)), -0.5),
     "erf": lambda a, out: prims.mul(prims.exp(prims.neg(prims.mul(a, a))), 2.0 / math.sqrt(math.pi)),
     "erfc": lambda a, out: prims.mul(prims.exp(prims.neg(prims.mul(a, a))), -2.0 / math.sqrt(math.pi)),
-    "erfinv": lambda a, out: prims.mul(prims.exp(prims.mul(out, out)), math.sqrt(math.pi) / 2.0),
+    "erfinv": lambda a, out: _erfinv_derivative(a),
     "lgamma": lambda a, out: prims.digamma(a),
     "reciprocal": lambda a, out: prims.neg(prims.mul(out, out)),
     "abs": lambda a, out: prims.sign(a),
@@ -147,8 +155,10 @@ def _binary_rule(prim, grads):
 _binary_rule(prims.add, lambda g, a, b, out: (lambda: g, lambda: g))
 _binary_rule(prims.sub, lambda g, a, b, out: (lambda: g, lambda: prims.neg(g)))
 _binary_rule(prims.mul, lambda g, a, b, out: (lambda: prims.mul(g, b), lambda: prims.mul(g, a)))
+# the divisor's from a and b, not the result, as eager's (which saves the inputs): a caller updating the result in
+# place before the backward does not make the backward fail
 _binary_rule(prims.div, lambda g, a, b, out: (lambda: prims.div(g, b),
-                                              lambda: prims.neg(prims.div(prims.mul(g, out), b))))
+                                              lambda: prims.neg(prims.mul(g, prims.div(prims.div(a, b), b)))))
 
 
 def _atan2_grads(g, a, b, out):
@@ -396,14 +406,14 @@ def _prod_grad(a, dims):
     out = prims.prod(a, dims)
 
     def backward(g):
-        # product of the other elements: out / a where a != 0; with a zero, the product of the rest
-        # is computed without dividing (one zero) or is zero (several)
+        # product of the other elements: out / a where a != 0 (the result read, as eager's backward saves it); with
+        # a zero, the product of the rest is computed without dividing (one zero) or is zero (several)
         zero = prims.eq(a, 0.0)
         safe = prims.where(zero, 1.0, a)
         prod_nonzero = _unreduce(prims.prod(safe, dims), a, dims)
         zeros = _unreduce(prims.sum(prims.convert_element_type(zero, a.dtype), dims), a, dims)
         others = prims.where(zero, prims.where(prims.eq(zeros, 1.0), prod_nonzero, 0.0),
-                             prims.where(prims.eq(zeros, 0.0), prims.div(prod_nonzero, safe), 0.0))
+                             prims.where(prims.eq(zeros, 0.0), prims.div(_unreduce(out, a, dims), safe), 0.0))
         return prims.mul(_unreduce(g, a, dims), others), None
 
     return out, backward

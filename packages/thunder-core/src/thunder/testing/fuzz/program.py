@@ -35,6 +35,9 @@ class Call:
     variant: int  # index into Program.variants: the sizes and numbers of this call
     values: int  # seed of the tensor values
     state: int  # index into GLOBAL_STATES
+    # the caller multiplies the first output that requires grad by 2 in place before the backward (eager's graph
+    # then checks the versions of what it saved, and refuses some views)
+    updates_output: bool = False
 
 
 @dataclasses.dataclass
@@ -73,12 +76,13 @@ class Program:
 
 
 def default_calls(variants: int, checks_inputs: bool = True) -> list:
-    """The calls each program gets: new values, new numbers, new sizes, then changed outside state.
+    """The calls each program gets: new values (the caller then updates an output in place before the backward),
+    new numbers, new sizes, then changed outside state.
 
     Without input checks (cache="same input") every call must match the first, so only the values change."""
     if not checks_inputs:
-        return [Call(0, 0, 0), Call(0, 1, 0)]
-    calls = [Call(0, 0, 0), Call(0, 1, 0)]
+        return [Call(0, 0, 0), Call(0, 1, 0, updates_output=True)]
+    calls = [Call(0, 0, 0), Call(0, 1, 0, updates_output=True)]
     calls += [Call(v, 1 + v, 0) for v in range(1, variants)]
     calls += [Call(0, 10, 1), Call(variants - 1, 11, 1)]
     return calls
