@@ -42,13 +42,6 @@ def _grads_like_eager(fn, jfn, args, loss=lambda out: (out * out).sum()):
     return actual
 
 
-@pytest.fixture(autouse=True)
-def one_node_per_call(monkeypatch):
-    # the one node is off by default (segment_node.ONE_NODE_PER_CALL: wrong gradients found by the fuzzer); these
-    # tests check its mechanism with it on (the regression test below turns it off again)
-    monkeypatch.setattr(segment_node, "ONE_NODE_PER_CALL", True)
-
-
 def test_a_call_records_one_autograd_node_whose_inputs_are_the_call_inputs():
     jfn = thunder.jit(experts)
     x, w, idx = _inputs()
@@ -216,12 +209,21 @@ def test_one_cotangent_tensor_given_for_two_outputs_counts_twice():
     torch.testing.assert_close(grads[1], grads[0])
 
 
-_WRONG_WITH_ONE_NODE = [434987, 436063, 436086, 436868, 438602]
+# Programs returning views of their inputs or passing inputs through: a view a segment makes of an input that
+# requires grad (with grad mode off, as inside a node) requires grad too, without history. The call's node took it
+# for one of its own inputs and gave it the gradient its maker's backward must hand on to the input (found by the
+# fuzzer; right with a node per segment).
+_FUZZ_SEEDS = [434987, 436063, 436086, 436868, 438602]
 
 
-@pytest.mark.parametrize("seed", _WRONG_WITH_ONE_NODE)
-def test_programs_whose_gradients_the_one_node_got_wrong_match_eager(seed, monkeypatch):
-    monkeypatch.setattr(segment_node, "ONE_NODE_PER_CALL", False)  # the default
+@pytest.fixture(params=[True, False], ids=["one node", "a node per segment"])
+def one_node(request, monkeypatch):
+    monkeypatch.setattr(segment_node, "ONE_NODE_PER_CALL", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("seed", _FUZZ_SEEDS)
+def test_fuzz_programs_returning_views_of_inputs_match_eager(seed, one_node):
     from thunder.testing.fuzz.generator import generate
     from thunder.testing.fuzz.runner import AGREEMENT, run_program
 
@@ -229,12 +231,189 @@ def test_programs_whose_gradients_the_one_node_got_wrong_match_eager(seed, monke
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="one node per call gets these gradients wrong (fuzz seeds above); the cause is "
-                   "not found yet, so segment_node.ONE_NODE_PER_CALL is off")
-@pytest.mark.parametrize("seed", _WRONG_WITH_ONE_NODE[:2])
-def test_the_one_node_gets_those_gradients_right(seed):
-    from thunder.testing.fuzz.generator import generate
-    from thunder.testing.fuzz.runner import AGREEMENT, run_program
+def _split(x):
+    return int((x > 0).sum())  # a value read from tensor data: the program runs as segments
 
-    outcome = run_program(generate(seed, grad_fraction=0.25), cache="constant values")
-    assert outcome.cls in AGREEMENT, outcome.detail
+
+def _select_returned(x, y):
+    v = x[1]
+    n = _split(x)
+    return v * n, v, x
+
+
+def _slice_used_after_the_split(x, y):
+    v = x[:, 1:]
+    n = _split(v)
+    return v.exp() + n, v
+
+
+def _reshape_that_is_a_view(x, y):
+    v = x.reshape(-1)
+    v.unique()
+    return v * 2, v
+
+
+def _reshape_that_copies(x, y):
+    v = x.t().reshape(-1)
+    v.unique()
+    return v * 2, v
+
+
+def _chunks_and_a_mask(x, y):
+    a, b = x.chunk(2, 0)
+    m = x[x > 0]
+    return a, b + m.sum(), m
+
+
+def _expanded_and_transposed(x, y):
+    v = x.unsqueeze(0).expand(2, *x.shape)
+    n = _split(x)
+    return v[:, :n], v.sum() * n, x.t()
+
+
+def _views_of_views(x, y):
+    v = x.t()[0]
+    n = _split(v)
+    return v[:n], v, x[0]
+
+
+def _view_made_under_no_grad(x, y):
+    with torch.no_grad():
+        v = x[0]
+    n = _split(x)
+    return v * 2, v, x * n
+
+
+def _view_of_a_detached_input(x, y):
+    v = x.detach()[0]
+    n = _split(x)
+    return v * 2 + x[0], v
+
+
+def _inputs_passed_through(x, y):
+    n = _split(x)
+    return x, y, (x * n).sum(), y[:n]
+
+
+def _a_view_of_an_input_given_to_a_later_read(x, y):
+    v = y[1:]
+    n = _split(v)
+    w = x[n % 4]
+    k = _split(w)
+    return w * v[:1] * k, v, w
+
+
+VIEW_PROGRAMS = [_select_returned, _slice_used_after_the_split, _reshape_that_is_a_view, _reshape_that_copies,
+                 _chunks_and_a_mask, _expanded_and_transposed, _views_of_views, _view_made_under_no_grad,
+                 _view_of_a_detached_input, _inputs_passed_through, _a_view_of_an_input_given_to_a_later_read]
+
+
+def _view_inputs(seed, leaf):
+    """(x, y) requiring grad, and the leaves their gradients go to (themselves, or the tensors they were made
+    from: an input with history)."""
+    g = torch.Generator().manual_seed(seed)
+    leaves = [torch.randn(4, 4, generator=g).requires_grad_(), torch.randn(4, generator=g).requires_grad_()]
+    return (leaves if leaf else [t * 1 for t in leaves]), leaves
+
+
+def _weighted_loss(outputs, seed=7):
+    g = torch.Generator().manual_seed(seed)
+    return sum((o * torch.randn(o.shape, generator=g)).sum() for o in outputs if o.requires_grad)
+
+
+def _aliases(outputs, args):
+    """For each output, the index of the input whose memory it uses (None: its own)."""
+    ptrs = [a.untyped_storage().data_ptr() for a in args]
+    return [ptrs.index(p) if (p := o.untyped_storage().data_ptr()) in ptrs else None for o in outputs]
+
+
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf inputs", "inputs with history"])
+@pytest.mark.parametrize("fn", VIEW_PROGRAMS, ids=lambda f: f.__name__.strip("_"))
+def test_views_of_inputs_and_inputs_returned_get_eagers_gradients(fn, leaf, one_node):
+    jfn = thunder.jit(fn)
+    for seed in range(2):  # the second call: new data, a cache hit or a new continuation
+        results = []
+        for f in (fn, jfn):
+            args, leaves = _view_inputs(seed, leaf)
+            out = f(*args)
+            _weighted_loss(out).backward()
+            results.append((out, [o.requires_grad for o in out], _aliases(out, args), [t.grad for t in leaves]))
+        (actual, *facts), (expected, *eager_facts) = results[1], results[0]
+        torch.testing.assert_close(actual, expected)
+        assert facts[:2] == eager_facts[:2]  # requires_grad of each output, the input memory it views
+        torch.testing.assert_close(facts[2], eager_facts[2])
+    if one_node and fn is not _views_of_views:  # the call's node made them (there: none but views of inputs)
+        assert "ThunderSegmentsFunctionBackward" in {type(o.grad_fn).__name__ for o in jfn(*_view_inputs(0, leaf)[0])}
+
+
+@pytest.mark.parametrize("fn", [_select_returned, _views_of_views, _inputs_passed_through],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_returned_view_of_an_input_updated_in_place_after_the_call(fn, one_node):
+    # an input with history: eager records the update on the input (CopySlices), and the gradient sees it
+    def update_then_loss(out):
+        out[1].mul_(3)
+        return _weighted_loss(out)
+
+    grads = []
+    for f in (fn, thunder.jit(fn)):
+        args, leaves = _view_inputs(0, leaf=False)
+        out = f(*args)
+        update_then_loss(out).backward()
+        grads.append(([o.detach() for o in out], [a.detach() for a in args], [t.grad for t in leaves]))
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("fn", [_select_returned, _views_of_views], ids=lambda f: f.__name__.strip("_"))
+def test_a_returned_view_of_a_leaf_updated_in_place_raises_eagers_error(fn, one_node):
+    for f in (fn, thunder.jit(fn)):
+        out = f(*_view_inputs(0, leaf=True)[0])
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            out[1].add_(1)
+
+
+@pytest.mark.parametrize("fn", [_select_returned, _a_view_of_an_input_given_to_a_later_read],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_views_of_inputs_with_retain_graph_and_a_second_backward(fn, one_node):
+    grads = []
+    for f in (fn, thunder.jit(fn)):
+        args, leaves = _view_inputs(0, leaf=False)
+        out = f(*args)
+        loss = _weighted_loss(out)
+        loss.backward(retain_graph=True)
+        loss.backward()
+        grads.append([t.grad for t in leaves])
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            loss.backward()
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("fn", VIEW_PROGRAMS, ids=lambda f: f.__name__.strip("_"))
+def test_views_of_inputs_called_under_no_grad(fn, one_node):
+    outs = []
+    for f in (fn, thunder.jit(fn)):
+        args, _ = _view_inputs(0, leaf=True)
+        with torch.no_grad():
+            out = f(*args)
+        outs.append((out, [o.requires_grad for o in out], _aliases(out, args)))
+    torch.testing.assert_close(outs[1][0], outs[0][0])
+    assert outs[1][1:] == outs[0][1:]
+
+
+@pytest.mark.parametrize("fn", [_slice_used_after_the_split, _a_view_of_an_input_given_to_a_later_read],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_views_of_inputs_under_saved_tensor_hooks(fn, one_node):
+    grads, packed = [], []
+    for f in (fn, thunder.jit(fn)):
+        packed.append(0)
+
+        def pack(t):
+            packed[-1] += 1
+            return t
+
+        args, leaves = _view_inputs(0, leaf=False)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = f(*args)
+        _weighted_loss(out).backward()
+        grads.append([t.grad for t in leaves])
+    torch.testing.assert_close(grads[1], grads[0])
+    assert packed[0] and packed[1]  # the hooks saw the tensors saved for the backward

@@ -35,10 +35,9 @@ _saved_tensor_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _set_grad_enabled = torch._C._set_grad_enabled
 
 
-# Off: the fuzzer's final 10k run of 2026-11-24 found gradients the one node gets wrong where a segment per node
-# gets eager's (seeds 434987, 436063, 436086, 436868, 438602; tests/test_segment_node.py). Until that is found, each
-# segment is its own node (correct, and slower on MoE routing: the weight gradients are not summed into one buffer).
-ONE_NODE_PER_CALL = False
+# False: each segment its own node (slower on MoE routing: the weight gradients are not summed into one buffer), for
+# comparing the two (tests/test_segment_node.py runs its programs both ways)
+ONE_NODE_PER_CALL = True
 
 
 def one_node_possible() -> bool:
@@ -50,10 +49,11 @@ def one_node_possible() -> bool:
 class SegmentTape:
     """The segments one call ran with a backward to run, in order, each with what its forward saved."""
 
-    __slots__ = ("steps", "input_names", "output_names", "pending")
+    __slots__ = ("steps", "ran", "input_names", "output_names", "pending")
 
     def __init__(self):
         self.steps: list = []  # (segment, SavedForBackward)
+        self.ran: list = []  # every segment run, with a backward or not
         self.input_names: list[str] = []
         self.output_names: list[str] = []
         self.pending = None  # the outputs the node's forward returns, held only until it does
@@ -61,6 +61,7 @@ class SegmentTape:
     def run(self, segment, args):
         """The flat outputs of ``segment`` on ``args``, its forward run as inside a node (grad mode off)."""
         _set_grad_enabled(False)
+        self.ran.append(segment)
         node = segment.node
         if node is None:
             return segment.run(*args)
@@ -73,12 +74,15 @@ class SegmentTape:
         """``flat`` (the program's flat outputs, ``names`` theirs), the differentiable ones replaced by the outputs
         of the call's node; ``env``: name -> value of everything the call ran."""
         made = {n for segment, _ in self.steps for n in segment.grad_names}
+        # the node's inputs: the values from outside the call that require grad. Not every tensor that requires grad
+        # here: a view of such an input made by a segment (with grad mode off) requires grad too, with no history,
+        # and taken for an input it would take the gradient its maker's backward must hand on (fuzz seed 436086)
+        inside = set().union(*(segment.made_names for segment in self.ran))
         inputs = {}
         for segment, _ in self.steps:
             for n in segment.grad_arg_names:
                 value = env[n]
-                # only values from outside require grad: whatever the segments made was made with grad mode off
-                if value.requires_grad:
+                if n not in inside and value.requires_grad:
                     inputs[n] = value
         positions, outputs, seen = [], [], {}
         for k, (value, name) in enumerate(zip(flat, names)):

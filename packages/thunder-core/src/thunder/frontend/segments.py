@@ -48,7 +48,7 @@ class _Segment:
 
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "convert", "children", "epilogue", "path",
                  "traces", "backward_traces", "saved", "grad_mode", "carrying_grad", "size_dims", "node", "flat_names",
-                 "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left")
+                 "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left", "made_names")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
@@ -61,9 +61,11 @@ class _Segment:
         self.size_dims = {}  # argument position -> the dimension of the tensor given there that is the argument
         # for one node of the whole call (frontend/segment_node.py): what its autograd node runs (None without one),
         # the names of its flat outputs, of those with a gradient, of its inputs taking one; the tree of the
-        # outputs, the outputs that are inputs as they are; the grad mode it leaves in effect (None: the one it got)
+        # outputs, the outputs that are inputs as they are; the grad mode it leaves in effect (None: the one it got);
+        # the names of the outputs it makes (not its inputs handed on)
         self.node, self.flat_names, self.grad_names, self.grad_arg_names = None, [], frozenset(), []
         self.arg_set, self.spec, self.passthrough, self.mode_left = frozenset(arg_names), None, (), None
+        self.made_names = frozenset()
 
 
 class _Path:
@@ -442,6 +444,8 @@ def _describe_for_one_node(segment: _Segment, trace, split, node) -> None:
     segment.mode_left = modes[-1] if modes else None
     flat = split.forward.output[0] if split is not None else tree_flatten(trace.output)[0]
     segment.flat_names = [getattr(p, "name", None) for p in flat]
+    args = {p.name for p in trace.args if isinstance(p, Proxy)}
+    segment.made_names = frozenset(n for n in segment.flat_names if n is not None and n not in args)
     if node is None:
         return
     segment.node = node
