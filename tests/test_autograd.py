@@ -1302,3 +1302,28 @@ def test_a_backward_inside_the_jitted_function_is_refused_by_name(name):
     # eager's engine ran on the proxies and raised that the input was not used in the graph
     with pytest.raises(UnsupportedError, match="inside a jitted function is not supported.*outputs, outside it"):
         thunder.jit(BACKWARD_INSIDE[name])(torch.randn(3, requires_grad=True))
+
+
+def _infinite_derivative_unused(t):
+    unused = torch.mm(t, t.t()).var(1, keepdim=True)  # one element: the derivative is inf * 0
+    return t + 1, unused
+
+
+def _infinite_derivative_unused_across_a_split(t):
+    unused = torch.mm(t, t.t()).var(1, keepdim=True)
+    shifted = t + 1
+    result = shifted + 1 if shifted.sum() > 0 else shifted - 1  # a read: the call is split here
+    return result, unused
+
+
+@pytest.mark.parametrize("fn", [_infinite_derivative_unused, _infinite_derivative_unused_across_a_split])
+def test_an_unused_output_with_an_infinite_derivative_leaves_no_nan_in_the_gradient(fn):
+    # eager's engine never runs the nodes only the unused output reaches; thunder's zero cotangent times inf was NaN
+    grads = []
+    for f in (fn, thunder.jit(fn)):
+        t = torch.ones(1, 1, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # var's degrees of freedom
+            f(t)[0].sum().backward()
+        grads.append(t.grad)
+    torch.testing.assert_close(grads[1], grads[0])

@@ -16,10 +16,16 @@ def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller()
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seeds 433913 and 437400 (grad fraction 1.0, found by s6-i20's slices with "
-                   "one node per call on, the same with it off): an output's values after the caller updates it in "
-                   "place (433913, call 1), an input's gradient (437400); cause not found yet")
-@pytest.mark.parametrize("seed", [433913, 437400])
-def test_fuzz_open_at_grad_fraction_one(seed):
-    outcome = run_program(generate(seed, grad_fraction=1.0), cache="constant values")
+@pytest.mark.xfail(strict=True, reason="seed 433913 (grad fraction 1.0, found by s6-i20's slices with one node per "
+                   "call on, the same with it off): an output's values after the caller updates it in place (call 1); "
+                   "cause not found yet")
+def test_fuzz_433913_output_updated_by_the_caller():
+    outcome = run_program(generate(433913, grad_fraction=1.0), cache="constant values")
+    assert outcome.cls in AGREEMENT, outcome.detail
+
+
+def test_fuzz_437400_an_unused_outputs_infinite_derivative_gives_no_nan():
+    # var over one element is unused by the loss: its backward's 0 * inf reached t1's gradient as NaN, because the
+    # sum feeding the returned gradient was judged with its out= buffer dropped (its readers counted with it)
+    outcome = run_program(generate(437400, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail

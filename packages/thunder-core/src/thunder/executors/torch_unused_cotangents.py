@@ -80,6 +80,7 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
         return rename.get(p.name, p).name
 
     for b in bsyms:
+        as_written = b  # its readers were counted with its out= buffer
         out_buffer = b.kwargs.get("out")
         if isinstance(out_buffer, Proxy) and (name(out_buffer) in made_zero or out_buffer.name in rename
                                               or out_buffer.name in read_as):
@@ -99,7 +100,7 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
             zero |= outs  # every cotangent term is zero: so is the result
             made_zero |= outs
             continue
-        other = _droppable_sum(b, zero, name, producer, readers, returned)
+        other = _droppable_sum(as_written, zero, name, producer, readers, returned)
         if other is None and operands & made_zero:
             other = _sum_read_only(b, zero, name, stored, returned)
         if other is not None:
