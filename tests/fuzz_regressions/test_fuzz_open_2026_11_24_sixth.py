@@ -17,8 +17,9 @@ def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller()
 
 
 @pytest.mark.xfail(strict=True, reason="seed 433913 (grad fraction 1.0, found by s6-i20's slices with one node per "
-                   "call on, the same with it off): an output's values after the caller updates it in place (call 1); "
-                   "cause not found yet")
+                   "call on, the same with it off): at call 1 (a new continuation after `v3[v3 > 0] = 0`), v7 = v2 - v5 "
+                   "reads v5 = torch.tensor(v3.shape) as the value v1 = torch.tensor(t0.shape) has after its in-place "
+                   "updates (the two equal constants merged?); not found further")
 def test_fuzz_433913_output_updated_by_the_caller():
     outcome = run_program(generate(433913, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
