@@ -11,8 +11,9 @@ from thunder.testing.fuzz.runner import AGREEMENT, run_program
                    "`v0.chunk(2, 0)[-1]`) stay the node's own views, which PyTorch refuses to update ('Output 0 of "
                    "ThunderAutogradFunction is a view'), where eager lets the caller update the first "
                    "(docs/inplace.md, Views)")
-def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller():
-    outcome = run_program(generate(462671, grad_fraction=0.25), cache="constant values")
+@pytest.mark.parametrize("seed", [462671, 501944, 503681, 508485])  # the last three: the close's 10k run
+def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller(seed):
+    outcome = run_program(generate(seed, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
@@ -29,4 +30,13 @@ def test_fuzz_437400_an_unused_outputs_infinite_derivative_gives_no_nan():
     # var over one element is unused by the loss: its backward's 0 * inf reached t1's gradient as NaN, because the
     # sum feeding the returned gradient was judged with its out= buffer dropped (its readers counted with it)
     outcome = run_program(generate(437400, grad_fraction=1.0), cache="constant values")
+    assert outcome.cls in AGREEMENT, outcome.detail
+
+
+
+@pytest.mark.xfail(strict=True, reason="seed 500968 (the close's 10k run): chunk(...)[-1].mT.reshape(-1) copies, so "
+                   "eager's output is a new tensor the caller may update; thunder follows the chain of views through "
+                   "the copying reshape and returns it as one of several views, whose update PyTorch refuses")
+def test_fuzz_500968_a_chunks_view_reshaped_by_a_copy_is_the_callers_to_update():
+    outcome = run_program(generate(500968, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -205,11 +205,14 @@ def _compare_grads(eager_out, thunder_out, eager_args, thunder_args, seed, refer
                    names_nodes=True) -> Outcome | None:
     """``reference``: makes the float64 gradients (``_reference_grads``), asked only where a gradient differs.
     ``names_nodes``: False where the messages of eager's errors are compared without the nodes they name."""
-    eager_loss, thunder_loss = _loss(eager_out, seed), _loss(thunder_out, seed)
-    if eager_loss is None:
-        return None
-    _, eager_error = _attempt(lambda: eager_loss.backward(), ())
-    _, thunder_error = _attempt(lambda: thunder_loss.backward(), ())
+    # the loss reads every output: after the caller's update of one of several views (split's), eager raises there
+    eager_loss, eager_error = _attempt(_loss, (eager_out, seed))
+    thunder_loss, thunder_error = _attempt(_loss, (thunder_out, seed))
+    if eager_error is None and thunder_error is None:
+        if eager_loss is None:
+            return None
+        _, eager_error = _attempt(lambda: eager_loss.backward(), ())
+        _, thunder_error = _attempt(lambda: thunder_loss.backward(), ())
     if thunder_error is not None and eager_error is None:
         return _classify_thunder_error(thunder_error, "backward: ")
     if eager_error is not None:
