@@ -59,8 +59,9 @@ class Proxy:
         return f"<{type(self).__name__} {self.name}: {self.type_string()}>"
 
 
-_VALUE_NEEDING = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
-                  "tolist": ".tolist()", "text": "the text (str, repr, an f-string)"}
+# reads of a tensor's value (the program is split there, frontend/value_reads.py) -> how messages name them
+VALUE_READ_DESCRIPTIONS = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
+                           "tolist": ".tolist()", "text": "the text (str, repr, an f-string)"}
 
 
 def _value_needed(name):
@@ -72,7 +73,7 @@ def _value_needed(name):
             from thunder.core.errors import UnsupportedError, user_location_suffix
 
             raise UnsupportedError(
-                f"{_VALUE_NEEDING[name]} of a tensor needs its value{user_location_suffix()}, which a sub-program "
+                f"{VALUE_READ_DESCRIPTIONS[name]} of a tensor needs its value{user_location_suffix()}, which a sub-program "
                 "(a torch.cond branch, a checkpointed or while_loop region, a nested function transform) cannot read "
                 "while it is traced: the program can only be split at the top level; move the read out of the "
                 "region or keep it a tensor (torch.where)"
@@ -84,7 +85,7 @@ def _value_needed(name):
 
 
 def _method(name):
-    if name in _VALUE_NEEDING:
+    if name in VALUE_READ_DESCRIPTIONS:
         return _value_needed(name)
 
     def method(self, *args, **kwargs):

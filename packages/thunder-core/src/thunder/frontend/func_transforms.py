@@ -186,19 +186,13 @@ def _depends_on(bsyms, sources: set, target) -> bool:
 
 
 def _caller_suffix() -> str:
-    """' (at file:line: source)' of the user's call of the transformed function (the innermost frame outside torch
-    and the standard library)."""
-    import sysconfig
+    """' (at file:line: source)' of the user's call of the transformed function (the trace's user location: the
+    innermost frame outside installed packages and the standard library)."""
+    from thunder.core.trace import get_tracectx
 
-    import torch
-
-    from thunder.interpreter import interpreted_frames
-
-    library = (torch.__file__.rsplit("/", 1)[0], sysconfig.get_paths()["stdlib"])
-    for loc in reversed(interpreted_frames()):
-        if loc is not None and not loc.filename.startswith(library):
-            return f" (at {loc})"
-    return user_location_suffix()
+    trace = get_tracectx()
+    loc = trace.user_location() if trace is not None else None
+    return f" (at {loc})" if loc is not None else user_location_suffix()
 
 
 def _name(func) -> str:

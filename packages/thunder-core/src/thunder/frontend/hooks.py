@@ -315,7 +315,7 @@ def _refused_backward(what):
 # a backward inside the traced program: eager's engine would run on proxies (and raise that they are not in a graph)
 _BY_NAME.update({("torch.autograd", "grad"): _refused_backward("torch.autograd.grad"),
                  ("torch.autograd", "backward"): _refused_backward("torch.autograd.backward")})
-tensor_methods["backward"] = lambda self, *args, **kwargs: _refused_backward("Tensor.backward()")()
+tensor_methods["backward"] = _refused_backward("Tensor.backward()")
 
 
 def _manual_seed(seed):

@@ -16,7 +16,7 @@ import torch
 
 from thunder.core import prims
 from thunder.core.errors import ReadInsideRegionError, UnsupportedError, user_location_suffix
-from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
+from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
@@ -45,8 +45,6 @@ CONVERSIONS = {
     "number": lambda n: n,
     "size": int,
 }
-_DESCRIPTIONS = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()", "__index__": "an index",
-                 "tolist": ".tolist()", "text": "the text (str, repr, an f-string)"}
 
 
 def freeze(value):
@@ -140,7 +138,7 @@ class ValueReader:
 
     # what the program calls -----------------------------------------------------------------------------------
     def read_tensor(self, proxy: TensorProxy, kind: str):
-        return self._read(proxy, kind, f"{_DESCRIPTIONS[kind]} of a tensor")
+        return self._read(proxy, kind, f"{VALUE_READ_DESCRIPTIONS[kind]} of a tensor")
 
     def read_number(self, proxy: NumberProxy, what: str):
         return self._read(proxy, "number", f"{what} of {proxy.name}")
