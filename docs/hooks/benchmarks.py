@@ -29,7 +29,7 @@ def newest(benchmark: str, variant: str = "") -> tuple[Path, dict]:
 def newest_recorded(benchmark: str, variant: str, recorded=lambda d: d["date"]) -> tuple[Path, dict]:
     """The ``<benchmark>-<date>[-<tag>]<variant>.json`` run whose recorded date (a UTC timestamp, ``recorded(run)``)
     is the latest: re-runs of one day are told apart by a tag (the lane that ran them), and the newest wins."""
-    pattern = re.compile(rf"^{re.escape(benchmark)}-\d{{4}}-\d\d-\d\d(-[\w.]+)?{re.escape(variant)}\.json$")
+    pattern = re.compile(rf"^{re.escape(benchmark)}-\d{{4}}-\d\d-\d\d(-[\w.-]+)?{re.escape(variant)}\.json$")
     runs = [(json.loads(p.read_text()), p) for p in RESULTS.iterdir() if pattern.match(p.name)]
     if not runs:
         raise FileNotFoundError(f"no {benchmark}-<date>[-<tag>]{variant}.json in {RESULTS}")
