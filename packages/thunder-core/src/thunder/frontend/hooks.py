@@ -34,9 +34,11 @@ from thunder.distributed.outside_effects import (
     traced_unsharded,
 )
 from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
+from thunder.frontend.native_state import refuse_native_call, stateful_object
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
 from thunder.frontend.side_effects import (
+    CHANGING_METHODS,
     MUTATING_METHODS,
     READING_MUTATIONS,
     SideEffects,
@@ -184,8 +186,7 @@ _MATH_ON_NUMBERS = {
         "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
         "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "floor", "ceil", "trunc", "fmod", "atan2",
         "isfinite", "isnan", "isinf")},
-    abs: "abs",
-}
+}  # abs(n) is NumberProxy.__abs__ (the interpreter interprets a Python __abs__ of other objects)
 
 
 def _math_on_numbers(fn):
@@ -449,6 +450,8 @@ _TYPE_READERS = {isinstance, _isinstance, type, callable}
 _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasattr}
 
 
+_UNBOUND_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType)  # ``list.append`` taken from the class
+
 class JitHooks(Hooks):
     def __init__(self, fn, sharp_edges=None, symbolic: bool = False, checkpoint=None):
         if not _JITTED_CALLS:
@@ -471,6 +474,8 @@ class JitHooks(Hooks):
         self.aliases: dict[str, TensorProxy] = {}  # proxy name -> the earlier proxy of the same tensor
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
+        # id -> object, for outside objects keeping state in native code (a random generator, a deque, a generator)
+        self.outside_stateful: dict[int, object] = {}
         self.side_effects = SideEffects()
         self.autocast = AutocastRegions()  # torch.autocast regions entered by the program
         self.layouts = Layouts()  # strides of the tensors whose strides are known, where the program asks
@@ -621,6 +626,7 @@ class JitHooks(Hooks):
             return value
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
+        self._note_stateful(value)
         if isinstance(value, torch.Tensor):
             unsharded = traced_unsharded(value)
             if unsharded is not None:  # a sharded parameter of the FSDP2 unit being traced: its gathered value
@@ -842,6 +848,7 @@ class JitHooks(Hooks):
             self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
 
     def on_native_call(self, fn, wargs, wkwargs):
+        refuse_native_call(fn, wargs, self.outside_stateful)
         if fn is len and len(wargs) == 1 and wargs[0].provenance.is_outside:
             self.on_length(wargs[0])  # ``if len(state) == 0``
         hashable = _hashable(fn)
@@ -1014,23 +1021,52 @@ class JitHooks(Hooks):
 
         return deferred
 
+    def _note_stateful(self, value) -> None:
+        """An outside object whose native methods would change hidden state, or a bound method of one
+        (``random.random``): its native calls are refused (frontend/native_state.py)."""
+        if type(value) in (types.BuiltinMethodType, types.MethodWrapperType):
+            value = value.__self__
+        if value is not None and not isinstance(value, types.ModuleType) and stateful_object(value) is not None:
+            self.outside_stateful[id(value)] = value
+
     def _mutating_method(self, fn):
-        """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside."""
-        obj = getattr(fn, "__self__", None)
+        """``lst.append`` (a bound builtin method) of a list/dict/set that came from outside, or ``list.append``
+        called with the list first."""
+        if type(fn) in (types.BuiltinMethodType, types.MethodWrapperType):
+            return self._container_call(fn.__self__, fn.__name__)
+        owner = getattr(fn, "__objclass__", None)
+        if type(fn) not in _UNBOUND_METHODS or fn.__name__ not in CHANGING_METHODS.get(owner, ()):
+            return None
+
+        def unbound(obj, *args, **kwargs):
+            call = self._container_call(obj, fn.__name__) if type(obj) is owner else None
+            return fn(obj, *args, **kwargs) if call is None else call(*args, **kwargs)
+
+        return unbound
+
+    def _container_call(self, obj, name: str):
         tp = type(obj)
-        if tp not in MUTATING_METHODS or type(fn) not in (types.BuiltinMethodType, types.MethodWrapperType):
+        if tp not in MUTATING_METHODS:
             return None
         provenance = self.outside_containers.get(id(obj))
         if provenance is None or provenance[0] is not obj:
             return None
-        name = fn.__name__
         where = source_location()
         refuse_value_returning_mutation(tp, name, f" (at {where})" if where else "")
         if name in READING_MUTATIONS.get(tp, ()):
             return lambda *args: self._reading_mutation(obj, provenance[1], name, args)
         if name not in MUTATING_METHODS[tp]:
             return None
-        return lambda *args: self.side_effects.call_method(obj, provenance[1], name, args, source_location())
+
+        def call(*args, **kwargs):
+            if kwargs and not (tp is dict and name == "update"):
+                return getattr(obj, name)(*args, **kwargs)  # CPython's TypeError: no other takes keywords
+            result = self.side_effects.call_method(obj, provenance[1], name, args, source_location())
+            if kwargs:  # ``d.update(other, k=v)`` is ``d.update(other)`` then ``d.update({"k": v})``
+                self.side_effects.call_method(obj, provenance[1], name, (kwargs,), source_location())
+            return result
+
+        return call
 
     def _reading_mutation(self, obj, provenance, name: str, args: tuple):
         """``lst.pop(i)``, ``d.pop(k, default)``, ``d.setdefault(k, default)`` on an outside container: what it

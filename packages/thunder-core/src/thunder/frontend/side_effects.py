@@ -14,7 +14,7 @@ import warnings
 from thunder.core.errors import UnsupportedError
 from thunder.interpreter import Provenance
 
-__all__ = ["Write", "SideEffects", "MUTATING_METHODS", "READING_MUTATIONS"]
+__all__ = ["Write", "SideEffects", "MUTATING_METHODS", "READING_MUTATIONS", "CHANGING_METHODS"]
 
 _MISSING = object()
 
@@ -31,6 +31,9 @@ MUTATING_METHODS = {
 READING_MUTATIONS = {list: ("pop",), dict: ("pop", "setdefault")}
 # Methods whose effect or result depends on contents the prologue does not check: refused.
 _VALUE_RETURNING = {list: ("sort",), dict: ("popitem",), set: ("pop", "remove")}
+# every method above, by type: those the jit replays, reads first or refuses
+CHANGING_METHODS = {tp: frozenset((*names, *READING_MUTATIONS.get(tp, ()), *_VALUE_RETURNING.get(tp, ())))
+                    for tp, names in MUTATING_METHODS.items()}
 
 
 class Write:

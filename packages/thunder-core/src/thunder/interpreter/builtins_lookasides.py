@@ -1,23 +1,31 @@
 """Internal lookasides for builtins that would otherwise lose provenance or need the frame.
 
-Keyed by the builtin object; bound builtin methods (``d.items``) are matched through their
-unbound descriptor (``dict.items``) with the wrapped receiver prepended.
+Keyed by the builtin object; bound builtin methods (``d.items``, ``d.__setitem__``) are matched through their
+unbound descriptor (``dict.items``, ``dict.__setitem__``) with the wrapped receiver prepended.
+
+The callable forms of statements (``operator.setitem(d, k, v)``, ``object.__setattr__(o, n, v)``,
+``operator.iadd(lst, more)``) run as the statement would, so hooks see their reads and writes.
 """
 
 from __future__ import annotations
 
 import builtins
 import itertools
+import operator
 import sys
 import types
 
 from .attributes import delete_attr, load_attr, store_attr
 from .calls import call_value, native_call
 from .class_bodies import build_class
-from .consumers import CONSUMERS
+from .consumers import CONSUMERS, elements
 from .derivation import ViewSource, derive_item
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
+from .operators import OPARG_OF_OPERATOR, binary_op, del_item, get_item, set_item
+from .protocols import PROTOCOL_LOOKASIDES
 from .provenance import Provenance
+from .text import TEXT_LOOKASIDES
+from .typeutil import lookup_type
 from .wrapped import WrappedValue, computed, constant
 
 __all__ = ["find_internal_lookaside"]
@@ -327,6 +335,94 @@ def _dir(rt, wargs, wkwargs):
     return computed(sorted(_frame_locals(rt)))
 
 
+def _statement(fn, statement, arity: int):
+    """``operator.setitem(d, k, v)`` is ``d[k] = v``. A slot's descriptor (``dict.__setitem__``) only when it is
+    what the receiver's type uses: called on a subclass that overrides it, it bypasses the override on purpose,
+    and runs natively."""
+    slot = type(fn) is types.WrapperDescriptorType
+
+    def impl(rt, wargs, wkwargs):
+        if wkwargs or len(wargs) != arity or (slot and lookup_type(type(wargs[0].value), fn.__name__) is not fn):
+            return _native(fn, wargs, wkwargs)
+        if fn.__name__.endswith("attr__") and type(wargs[1].value) is not str:
+            return _native(fn, wargs, wkwargs)  # CPython's own TypeError
+        result = statement(rt, *wargs)
+        return result if isinstance(result, WrappedValue) else computed(None)
+
+    return impl
+
+
+def _store_attr(rt, wobj, wname, wvalue):
+    store_attr(rt, wobj, wname.value, wvalue)
+
+
+def _delete_attr(rt, wobj, wname):
+    delete_attr(rt, wobj, wname.value)
+
+
+def _operator(oparg: int):
+    return lambda rt, wl, wr: binary_op(rt, oparg, wl, wr)
+
+
+_STATEMENTS = {
+    operator.getitem: (get_item, 2),
+    operator.setitem: (set_item, 3),
+    operator.delitem: (del_item, 2),
+    **{fn: (_operator(oparg), 2) for fn, oparg in OPARG_OF_OPERATOR.items()},
+    list.__setitem__: (set_item, 3),
+    dict.__setitem__: (set_item, 3),
+    list.__delitem__: (del_item, 2),
+    dict.__delitem__: (del_item, 2),
+    object.__setattr__: (_store_attr, 3),
+    object.__delattr__: (_delete_attr, 2),
+}
+
+def _getter(read):
+    """``operator.attrgetter("a.b")(o)`` / ``itemgetter(k)(d)``: the reads, with their provenance."""
+
+    def impl(rt, wgetter, wargs, wkwargs):
+        if wkwargs or len(wargs) != 1:
+            return _native(wgetter.value, wargs, wkwargs)
+        _, keys = wgetter.value.__reduce__()  # the names or keys it was made with
+        results = [read(rt, wargs[0], key) for key in keys]
+        return results[0] if len(results) == 1 else computed(tuple(w.value for w in results), items=tuple(results))
+
+    return impl
+
+
+def _read_attrs(rt, wobj, dotted):
+    if type(dotted) is not str:
+        return computed(operator.attrgetter(dotted)(wobj.value))  # CPython's own TypeError
+    for name in dotted.split("."):
+        wobj = load_attr(rt, wobj, name)
+    return wobj
+
+
+def _read_item(rt, wobj, key):
+    return get_item(rt, wobj, constant(key))
+
+
+def _reduce_ex(rt, wargs, wkwargs):
+    """``object.__reduce_ex__(o, protocol)``, which ``copy.copy`` and ``copy.deepcopy`` call: its state is
+    ``o.__dict__`` itself, read with its provenance so the copy's attributes are checked reads of ``o``'s."""
+    result = _native(object.__reduce_ex__, wargs, wkwargs)
+    if wkwargs or len(wargs) != 2 or not isinstance(result.value, tuple) or len(result.value) < 3:
+        return result
+    wobj = wargs[0]
+    state = result.value[2]
+    if state is None or state is not getattr(wobj.value, "__dict__", None):
+        return result  # a Python __getstate__/__reduce__ made it, or slots: natively as before
+    wstate = load_attr(rt, wobj, "__dict__")
+    for wkey in elements(rt, wstate):  # each value read (checked) here: the copy holds them, read natively later
+        get_item(rt, wstate, wkey)
+    items = [computed(v) for v in result.value]
+    items[2] = wstate
+    return computed(result.value, items=tuple(items))
+
+
+# callables looked up by their type, the callable itself becoming the first argument
+_BY_TYPE = {operator.attrgetter: _getter(_read_attrs), operator.itemgetter: _getter(_read_item)}
+
 _TABLE = {
     locals: _locals,
     globals: _globals,
@@ -351,36 +447,52 @@ _TABLE = {
     dict.items: _dict_view("items", dict.items),
     dict.get: _dict_get,
     super: _super,
+    object.__reduce_ex__: _reduce_ex,
     sys.exc_info: _exc_info,
     builtins.__build_class__: build_class,
 }
 _TABLE.update(CONSUMERS)
+_TABLE.update(TEXT_LOOKASIDES)
+_TABLE.update(PROTOCOL_LOOKASIDES)
+_TABLE.update({fn: _statement(fn, statement, arity) for fn, (statement, arity) in _STATEMENTS.items()})
 if hasattr(sys, "exception"):
     _TABLE[sys.exception] = _exception
 
-_KEY_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, type)
+_KEY_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+              types.MethodWrapperType, type)
 
 
 def find_internal_lookaside(wfn: WrappedValue):
     """Returns (impl, wrapped receiver or None) for builtins handled internally, else None."""
     fn = wfn.value
     tp = type(fn)
+    by_type = _BY_TYPE.get(tp)
+    if by_type is not None:
+        return (lambda rt, wargs, wkwargs: by_type(rt, wfn, wargs, wkwargs)), None
     if tp not in _KEY_TYPES:
         return None
     impl = _TABLE.get(fn)
     if impl is not None:
         return impl, None
-    if tp is types.BuiltinFunctionType:  # a bound builtin method, e.g. d.items
+    if tp in (types.BuiltinFunctionType, types.MethodWrapperType):  # a bound method, e.g. d.items, o.__setattr__
         receiver = getattr(fn, "__self__", None)
         if receiver is None or isinstance(receiver, types.ModuleType):
             return None
-        descr = type(receiver).__dict__.get(fn.__name__) if type(receiver) is dict else None
-        impl = _TABLE.get(descr) if descr is not None else None
+        descr = lookup_type(type(receiver), fn.__name__)
+        impl = _TABLE.get(descr) if descr is not None and _hashable(descr) else None
         if impl is not None:
             wreceiver = wfn.bound_self if wfn.bound_self is not None and wfn.bound_self.value is receiver \
                 else computed(receiver)
             return impl, wreceiver
     return None
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 # ProvenanceIterator must stay importable from here for callers that check iterator types.

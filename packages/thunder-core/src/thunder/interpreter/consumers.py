@@ -10,16 +10,18 @@ through the interpreter's own iteration, then the builtin runs on them.
 
 from __future__ import annotations
 
+import functools
 import types
 
 from .calls import call_value, native_call
 from .derivation import ViewSource
 from .generators import InterpretedGenerator
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped
+from .operators import compare_op
 from .typeutil import lookup_type
 from .wrapped import computed
 
-__all__ = ["CONSUMERS"]
+__all__ = ["CONSUMERS", "elements"]
 
 _ITERATORS = (ProvenanceIterator, InterpretedGenerator)
 
@@ -29,7 +31,7 @@ def _reads_matter(w) -> bool:
     return is_tracked(w) or tp in _ITERATORS or type(lookup_type(tp, "__iter__")) is types.FunctionType
 
 
-def _elements(rt, w) -> list:
+def elements(rt, w) -> list:
     it = get_iter(rt, w)
     out = []
     while True:
@@ -49,7 +51,7 @@ def _container(fn):
     def impl(rt, wargs, wkwargs):
         if wkwargs or len(wargs) != 1 or not _reads_matter(wargs[0]):
             return native_call(fn, wargs, wkwargs)
-        ws = _elements(rt, wargs[0])
+        ws = elements(rt, wargs[0])
         if fn is list:
             return computed(_values(ws), items=ws)
         if fn is tuple:
@@ -67,7 +69,7 @@ def _dict(rt, wargs, wkwargs):
         w = computed(dict.items(w.value), items=ViewSource("items", w))
     elif isinstance(w.value, dict):
         return native_call(dict, wargs, wkwargs)  # a subclass may read its entries its own way
-    pairs = _elements(rt, w)
+    pairs = elements(rt, w)
     result = dict(_values(pairs))
     items = {}
     for pair in pairs:  # an element built by the interpreter remembers its key and value wrappers
@@ -79,32 +81,114 @@ def _dict(rt, wargs, wkwargs):
 def _sort_key(rt, wkey):
     """The key function, interpreted (natively it would read its own outside values unchecked)."""
     if wkey is None or wkey.value is None:
-        return lambda w: w.value
-    return lambda w: call_value(wkey, [w], {}).value
+        return lambda w: w
+    return lambda w: call_value(wkey, [w], {})
+
+
+def _python_order(ws) -> bool:
+    """Some value orders itself with Python code (``__lt__``), which native sorting would call unseen."""
+    return any(type(lookup_type(type(w.value), name)) is types.FunctionType for w in ws for name in ("__lt__", "__gt__"))
+
+
+class _Ordered:
+    """A sort key compared through the interpreter: ``sorted`` compares with ``<`` only."""
+
+    __slots__ = ("rt", "w")
+
+    def __init__(self, rt, w):
+        self.rt, self.w = rt, w
+
+    def __lt__(self, other):
+        return bool(compare_op(self.rt, "<", self.w, other.w).value)
 
 
 def _sorted(rt, wargs, wkwargs):
     if len(wargs) != 1 or set(wkwargs) - {"key", "reverse"} or not _reads_matter(wargs[0]):
         return native_call(sorted, wargs, wkwargs)
-    ws = _elements(rt, wargs[0])
+    ws = elements(rt, wargs[0])
     key = _sort_key(rt, wkwargs.get("key"))
-    keys = [key(w) for w in ws]
+    wkeys = [key(w) for w in ws]
+    keys = [_Ordered(rt, w) for w in wkeys] if _python_order(wkeys) else _values(wkeys)
     reverse = wkwargs["reverse"].value if "reverse" in wkwargs else False
     order = sorted(range(len(ws)), key=keys.__getitem__, reverse=reverse)  # stable, as sorted() is
     return computed([ws[i].value for i in order], items=[ws[i] for i in order])
 
 
+def _list_sort(rt, wargs, wkwargs):
+    """``lst.sort(key=...)`` of a list the program made: the key and the comparisons interpreted, as for sorted
+    (an outside list's sort is refused by the jit's hooks: its effect is not replayed)."""
+    if len(wargs) != 1 or set(wkwargs) - {"key", "reverse"} or type(wargs[0].value) is not list:
+        return native_call(list.sort, wargs, wkwargs)
+    wlist = wargs[0]
+    ordered = _sorted(rt, [wlist], wkwargs)
+    wlist.value[:] = ordered.value
+    if isinstance(wlist.items, list):
+        wlist.items[:] = ordered.items
+    return computed(None)
+
+
+_NO_VALUE = object()
+
+
+def _reduce(rt, wargs, wkwargs):
+    """``functools.reduce(fn, iterable[, initial])``: the function and the elements read through the interpreter."""
+    if wkwargs or len(wargs) not in (2, 3):
+        return native_call(functools.reduce, wargs, wkwargs)
+    wfn = wargs[0]
+    it = get_iter(rt, wargs[1])
+    acc = wargs[2] if len(wargs) == 3 else _NO_VALUE
+    while True:  # element by element, as CPython interleaves reading and calling
+        try:
+            w = next_wrapped(rt, it)
+        except StopIteration:
+            break
+        acc = w if acc is _NO_VALUE else call_value(wfn, [acc, w], {})
+    if acc is _NO_VALUE:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    return acc
+
+
 def _reduction(fn):
-    """sum, min, max, any, all of a container or view: a generator is consumed natively as before (its body
-    is interpreted either way, and these may stop early or raise midway)."""
+    """sum, any, all of a container or view: a generator is consumed natively as before (its body is interpreted
+    either way, and these may stop early or raise midway)."""
 
     def impl(rt, wargs, wkwargs):
         if not wargs or not _reads_matter(wargs[0]) or type(wargs[0].value) in _ITERATORS:
             return native_call(fn, wargs, wkwargs)
-        if fn in (min, max) and (len(wargs) != 1 or "key" in wkwargs):
-            return native_call(fn, wargs, wkwargs)  # several arguments, or a key function (run natively)
-        ws = _elements(rt, wargs[0])
+        ws = elements(rt, wargs[0])
         return native_call(fn, [computed(_values(ws)), *wargs[1:]], wkwargs)
+
+    return impl
+
+
+def _extreme(fn, op: str):
+    """min and max: with a key function or values ordered by Python code, the key and the comparisons are
+    interpreted and the element itself (with its provenance) is the result, as CPython picks the first extreme."""
+    reduction = _reduction(fn)
+
+    def impl(rt, wargs, wkwargs):
+        if not wargs or set(wkwargs) - {"key", "default"} or (len(wargs) > 1 and "default" in wkwargs):
+            return native_call(fn, wargs, wkwargs)
+        if len(wargs) == 1:
+            if "key" not in wkwargs and not _reads_matter(wargs[0]):
+                return native_call(fn, wargs, wkwargs)
+            ws = elements(rt, wargs[0])
+        else:
+            ws = list(wargs)
+        key = _sort_key(rt, wkwargs.get("key"))
+        wkeys = [key(w) for w in ws]
+        if "key" not in wkwargs and not _python_order(wkeys):
+            return reduction(rt, [computed(_values(ws), items=ws)], wkwargs) if len(wargs) == 1 \
+                else native_call(fn, wargs, wkwargs)
+        if not ws:
+            if "default" in wkwargs:
+                return wkwargs["default"]
+            return native_call(fn, [computed(())], {})  # CPython's own ValueError
+        best = 0
+        for i in range(1, len(ws)):
+            if compare_op(rt, op, wkeys[i], wkeys[best]).value:
+                best = i
+        return ws[best]
 
     return impl
 
@@ -112,5 +196,6 @@ def _reduction(fn):
 CONSUMERS = {
     list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
     dict: _dict, sorted: _sorted,
-    sum: _reduction(sum), min: _reduction(min), max: _reduction(max), any: _reduction(any), all: _reduction(all),
+    sum: _reduction(sum), min: _extreme(min, "<"), max: _extreme(max, ">"), any: _reduction(any), all: _reduction(all),
+    list.sort: _list_sort, functools.reduce: _reduce,
 }

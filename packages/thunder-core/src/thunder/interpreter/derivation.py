@@ -22,7 +22,8 @@ class ViewSource:
 
 def _remember_receiver(w: WrappedValue, wobj: WrappedValue) -> WrappedValue:
     value = w.value
-    if type(value) in (types.MethodType, types.BuiltinMethodType) and getattr(value, "__self__", None) is wobj.value:
+    if type(value) in (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType) \
+            and getattr(value, "__self__", None) is wobj.value:
         w.bound_self = wobj
     return w
 

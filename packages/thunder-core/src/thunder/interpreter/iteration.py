@@ -104,7 +104,8 @@ def get_iter(rt, w: WrappedValue) -> WrappedValue:
             return wrapped_iterator(_sequence_elements(rt, w), type(iter(value)))
         if method in _KEYED_ITERS and w.provenance.is_outside:
             return wrapped_iterator(_keys_in_order(rt, w), type(iter(value)))
-    return computed(iter(value))
+    it = iter(value)
+    return w if it is value else computed(it)  # an iterator is its own: one from outside stays outside
 
 
 def next_wrapped(rt, wit: WrappedValue) -> WrappedValue:
@@ -122,4 +123,5 @@ def next_wrapped(rt, wit: WrappedValue) -> WrappedValue:
         return call_value(special_method(rt, tp, "__next__", method), [wit], {})
     if method is NOTFOUND:
         raise TypeError(f"'{tp.__name__}' object is not an iterator")
+    rt.hooks.on_native_call(next, [wit], {})  # an iterator from outside advances in native code
     return computed(next(it))

@@ -15,6 +15,7 @@ from .opcodes_common import (
     send_value,
     unary_positive,
 )
+from .protocols import truth
 from .wrapped import computed
 
 HANDLERS = dict(COMMON_HANDLERS)
@@ -33,14 +34,14 @@ def _load_method(rt, frame, instr):
 
 
 def _jump_if_true_or_pop(rt, frame, instr):
-    if frame.stack[-1].value:
+    if truth(rt, frame.stack[-1]):
         frame.jump_to_offset(instr.argval)
     else:
         frame.stack.pop()
 
 
 def _jump_if_false_or_pop(rt, frame, instr):
-    if not frame.stack[-1].value:
+    if not truth(rt, frame.stack[-1]):
         frame.jump_to_offset(instr.argval)
     else:
         frame.stack.pop()

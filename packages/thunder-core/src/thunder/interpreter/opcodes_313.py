@@ -27,7 +27,9 @@ from .opcodes_312 import (
 )
 from .opcodes_common import for_iter_next
 from .operators import compare_op
+from .protocols import truth
 from .provenance import Provenance
+from .text import text_of
 from .wrapped import computed
 
 HANDLERS = dict(HANDLERS_312)
@@ -201,7 +203,7 @@ def _set_function_attribute(rt, frame, instr):
 
 def _to_bool(rt, frame, instr):
     w = frame.stack.pop()
-    frame.stack.append(w if type(w.value) is bool else computed(bool(w.value)))
+    frame.stack.append(w if type(w.value) is bool else computed(truth(rt, w)))
 
 
 def _compare_op(rt, frame, instr):
@@ -233,9 +235,11 @@ def _end_for(rt, frame, instr):
 
 
 def _convert_value(rt, frame, instr):
-    value = frame.stack.pop().value
-    conversion = (None, str, repr, ascii)[instr.arg]
-    frame.stack.append(computed(conversion(value)))
+    w = frame.stack.pop()
+    if instr.arg == 3:
+        frame.stack.append(computed(ascii(w.value)))
+    else:
+        frame.stack.append(text_of(rt, w, "str" if instr.arg == 1 else "repr"))
 
 
 def _format_simple(rt, frame, instr):
@@ -243,13 +247,12 @@ def _format_simple(rt, frame, instr):
     if type(w.value) is str:
         frame.stack.append(w)
     else:
-        frame.stack.append(computed(format(w.value, "")))
+        frame.stack.append(text_of(rt, w, "format"))
 
 
 def _format_with_spec(rt, frame, instr):
     spec = frame.stack.pop().value
-    value = frame.stack.pop().value
-    frame.stack.append(computed(format(value, spec)))
+    frame.stack.append(text_of(rt, frame.stack.pop(), "format", spec))
 
 
 def _enter_executor(rt, frame, instr):

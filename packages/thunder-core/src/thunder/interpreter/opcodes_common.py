@@ -21,7 +21,9 @@ from .exception_groups import check_except_star_type, exception_group_match, pre
 from .iteration import get_iter, is_tracked, next_wrapped
 from .loop import GENERATOR, RETURN, YIELD
 from .operators import binary_op, compare_op, contains_op, del_item, get_item, set_item, unary_op
+from .protocols import truth
 from .provenance import Provenance
+from .text import text_of
 from .typeutil import NOTFOUND, function_str, lookup_type
 from .wrapped import WrappedValue, computed, constant
 
@@ -642,7 +644,7 @@ def unary_positive(rt, w):
 
 @handler("UNARY_NOT")
 def _unary_not(rt, frame, instr):
-    frame.stack.append(computed(not frame.stack.pop().value))
+    frame.stack.append(computed(not truth(rt, frame.stack.pop())))
 
 
 @handler("IS_OP")
@@ -676,16 +678,16 @@ def _jump(rt, frame, instr):
 
 def _pop_jump(predicate):
     def jump_if(rt, frame, instr):
-        if predicate(frame.stack.pop().value):
+        if predicate(rt, frame.stack.pop()):
             frame.jump_to_offset(instr.argval)
 
     return jump_if
 
 
-_jump_if_true = _pop_jump(lambda v: bool(v))
-_jump_if_false = _pop_jump(lambda v: not v)
-_jump_if_none = _pop_jump(lambda v: v is None)
-_jump_if_not_none = _pop_jump(lambda v: v is not None)
+_jump_if_true = _pop_jump(lambda rt, w: truth(rt, w))
+_jump_if_false = _pop_jump(lambda rt, w: not truth(rt, w))
+_jump_if_none = _pop_jump(lambda rt, w: w.value is None)
+_jump_if_not_none = _pop_jump(lambda rt, w: w.value is not None)
 
 
 @handler("GET_ITER")
@@ -827,18 +829,16 @@ def _match_attr(rt, wsubject, cls, name, seen):
 def _format_value(rt, frame, instr):
     flags = instr.arg
     spec = frame.stack.pop().value if flags & 0x04 else ""
-    value = frame.stack.pop().value
+    w = frame.stack.pop()
     conversion = flags & 0x03
-    if conversion == 1:
-        value = str(value)
-    elif conversion == 2:
-        value = repr(value)
-    elif conversion == 3:
-        value = ascii(value)
-    if type(value) is str and not spec:
-        frame.stack.append(computed(value))
+    if conversion == 3:
+        w = computed(ascii(w.value))
+    elif conversion:
+        w = text_of(rt, w, "str" if conversion == 1 else "repr")
+    if type(w.value) is str and not spec:
+        frame.stack.append(computed(w.value))
     else:
-        frame.stack.append(computed(format(value, spec)))
+        frame.stack.append(text_of(rt, w, "format", spec))
 
 
 @handler("BUILD_STRING")

@@ -14,10 +14,11 @@ import types
 from .calls import bind_method, call_value
 from .class_lookups import special_method
 from .derivation import derive_item
+from .protocols import index_of
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed
 
-__all__ = ["binary_op", "compare_op", "unary_op", "contains_op", "get_item", "set_item", "del_item"]
+__all__ = ["binary_op", "compare_op", "unary_op", "contains_op", "get_item", "set_item", "del_item", "OPARG_OF_OPERATOR"]
 
 # BINARY_OP oparg -> (symbol, method, reflected method, in-place method, native operator).
 _BINARY = [
@@ -36,9 +37,13 @@ _BINARY = [
     ("^", "xor", operator.xor, operator.ixor),
 ]
 BINARY_OPS = {}
+OPARG_OF_OPERATOR = {}  # operator.add -> the oparg of ``+``, operator.iadd -> of ``+=``: the same operation
 for _i, (_sym, _name, _native, _inative) in enumerate(_BINARY):
     BINARY_OPS[_i] = (_sym, f"__{_name}__", f"__r{_name}__", None, _native)
     BINARY_OPS[_i + 13] = (_sym + "=", f"__{_name}__", f"__r{_name}__", f"__i{_name}__", _inative)
+    OPARG_OF_OPERATOR[_native], OPARG_OF_OPERATOR[_inative] = _i, _i + 13
+
+_SEQUENCES = (list, tuple, str, bytes, range)
 
 _COMPARE = {
     "<": ("__lt__", "__gt__", operator.lt),
@@ -75,6 +80,10 @@ def binary_op(rt, oparg: int, wl: WrappedValue, wr: WrappedValue) -> WrappedValu
     symbol, name, rname, iname, native = BINARY_OPS[oparg]
     left, right = wl.value, wr.value
     lt, rt_ = type(left), type(right)
+    if lt is str and name == "__mod__":
+        from .text import percent_format  # text reads items through this module
+
+        return percent_format(rt, wl, wr)
     imethod = lookup_type(lt, iname) if iname else NOTFOUND
     lmethod = lookup_type(lt, name)
     rmethod = lookup_type(rt_, rname) if rt_ is not lt else NOTFOUND
@@ -170,6 +179,8 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
     container, key = wcontainer.value, wkey.value
     if isinstance(container, dict):
         key = rt.hooks.dict_key(key)
+    elif type(key) not in (int, slice) and isinstance(container, _SEQUENCES):
+        key = index_of(rt, wkey)  # an index with a Python __index__, read through the interpreter
     if not isinstance(container, type):
         method = lookup_type(type(container), "__getitem__")
         if type(method) is types.FunctionType:
