@@ -85,9 +85,15 @@ def _sort_key(rt, wkey):
     return lambda w: call_value(wkey, [w], {})
 
 
-def _python_order(ws) -> bool:
-    """Some value orders itself with Python code (``__lt__``), which native sorting would call unseen."""
-    return any(type(lookup_type(type(w.value), name)) is types.FunctionType for w in ws for name in ("__lt__", "__gt__"))
+def _python_order(rt, ws) -> bool:
+    """Some value orders itself with Python code the interpreter interprets (``__lt__``), which native sorting
+    would call unseen (thunder's own proxies order themselves natively, recording what they read)."""
+    for w in ws:
+        for name in ("__lt__", "__gt__"):
+            method = lookup_type(type(w.value), name)
+            if type(method) is types.FunctionType and rt.hooks.should_interpret(method):
+                return True
+    return False
 
 
 class _Ordered:
@@ -108,7 +114,7 @@ def _sorted(rt, wargs, wkwargs):
     ws = elements(rt, wargs[0])
     key = _sort_key(rt, wkwargs.get("key"))
     wkeys = [key(w) for w in ws]
-    keys = [_Ordered(rt, w) for w in wkeys] if _python_order(wkeys) else _values(wkeys)
+    keys = [_Ordered(rt, w) for w in wkeys] if _python_order(rt, wkeys) else _values(wkeys)
     reverse = wkwargs["reverse"].value if "reverse" in wkwargs else False
     order = sorted(range(len(ws)), key=keys.__getitem__, reverse=reverse)  # stable, as sorted() is
     return computed([ws[i].value for i in order], items=[ws[i] for i in order])
@@ -177,7 +183,7 @@ def _extreme(fn, op: str):
             ws = list(wargs)
         key = _sort_key(rt, wkwargs.get("key"))
         wkeys = [key(w) for w in ws]
-        if "key" not in wkwargs and not _python_order(wkeys):
+        if "key" not in wkwargs and not _python_order(rt, wkeys):
             return reduction(rt, [computed(_values(ws), items=ws)], wkwargs) if len(wargs) == 1 \
                 else native_call(fn, wargs, wkwargs)
         if not ws:
