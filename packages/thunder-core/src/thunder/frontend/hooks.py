@@ -56,6 +56,7 @@ from thunder.interpreter import (
 )
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator
+from thunder.interpreter.typeutil import hashable as _hashable
 from thunder.transforms.constant_indices import ConstantIndices
 from thunder.transforms.layouts import Layouts
 
@@ -262,14 +263,6 @@ class _InferenceModeRegion:
         if self.mode:
             prims.set_grad_enabled(self.grad_before)
         return False
-
-
-def _hashable(fn) -> bool:
-    try:
-        hash(fn)
-    except TypeError:
-        return False
-    return True
 
 
 def _unwrapped(fn):

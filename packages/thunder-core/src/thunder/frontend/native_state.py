@@ -25,6 +25,7 @@ import uuid
 
 from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.trace import get_tracectx
+from thunder.interpreter.typeutil import hashable as _hashable
 
 __all__ = ["stateful_object", "refuse_native_call"]
 
@@ -148,11 +149,3 @@ def _on_users_line() -> bool:
         return False
     here = trace.current_location()
     return here is not None and here == trace.user_location()
-
-
-def _hashable(fn) -> bool:
-    try:
-        hash(fn)
-    except TypeError:
-        return False
-    return True

@@ -25,6 +25,7 @@ from .operators import OPARG_OF_OPERATOR, binary_op, del_item, get_item, set_ite
 from .protocols import PROTOCOL_LOOKASIDES
 from .provenance import Provenance
 from .text import TEXT_LOOKASIDES
+from .typeutil import hashable as _hashable
 from .typeutil import lookup_type
 from .wrapped import WrappedValue, computed, constant
 
@@ -485,14 +486,6 @@ def find_internal_lookaside(wfn: WrappedValue):
                 else computed(receiver)
             return impl, wreceiver
     return None
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 # ProvenanceIterator must stay importable from here for callers that check iterator types.

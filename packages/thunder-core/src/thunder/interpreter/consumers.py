@@ -18,6 +18,7 @@ from .derivation import ViewSource
 from .generators import InterpretedGenerator
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped
 from .operators import compare_op
+from .protocols import python_dunder
 from .typeutil import lookup_type
 from .wrapped import computed
 
@@ -88,12 +89,7 @@ def _sort_key(rt, wkey):
 def _python_order(rt, ws) -> bool:
     """Some value orders itself with Python code the interpreter interprets (``__lt__``), which native sorting
     would call unseen (thunder's own proxies order themselves natively, recording what they read)."""
-    for w in ws:
-        for name in ("__lt__", "__gt__"):
-            method = lookup_type(type(w.value), name)
-            if type(method) is types.FunctionType and rt.hooks.should_interpret(method):
-                return True
-    return False
+    return any(python_dunder(rt, type(w.value), name) for w in ws for name in ("__lt__", "__gt__"))
 
 
 class _Ordered:

@@ -17,22 +17,23 @@ from .class_lookups import special_method
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed
 
-__all__ = ["truth", "index_of", "PROTOCOL_LOOKASIDES"]
+__all__ = ["truth", "index_of", "python_dunder", "call_dunder", "PROTOCOL_LOOKASIDES"]
 
 
-def _python_dunder(rt, tp, name):
+def python_dunder(rt, tp, name):
+    """The Python method ``name`` of ``tp`` when the interpreter would interpret it; else None."""
     method = lookup_type(tp, name)
     if type(method) is types.FunctionType and rt.hooks.should_interpret(method):
         return method
     return None
 
 
-def _call(rt, w, name, method, *wargs) -> WrappedValue:
+def call_dunder(rt, w, name, method, *wargs) -> WrappedValue:
     return call_value(special_method(rt, type(w.value), name, method), [w, *wargs], {})
 
 
 def _length(rt, w, method) -> int:
-    n = _call(rt, w, "__len__", method).value
+    n = call_dunder(rt, w, "__len__", method).value
     n = operator.index(n)  # CPython's TypeError for a non-integer
     if n < 0:
         raise ValueError("__len__() should return >= 0")
@@ -44,14 +45,14 @@ def truth(rt, w: WrappedValue, native=None) -> bool:
     tp = type(w.value)
     if tp in (bool, int, float, str, type(None)):
         return bool(w.value)
-    method = _python_dunder(rt, tp, "__bool__")
+    method = python_dunder(rt, tp, "__bool__")
     if method is not None:
-        result = _call(rt, w, "__bool__", method).value
+        result = call_dunder(rt, w, "__bool__", method).value
         if type(result) is not bool:
             raise TypeError(f"__bool__ should return bool, returned {type(result).__name__}")
         return result
     if lookup_type(tp, "__bool__") is NOTFOUND:
-        method = _python_dunder(rt, tp, "__len__")
+        method = python_dunder(rt, tp, "__len__")
         if method is not None:
             return _length(rt, w, method) != 0
     return native() if native is not None else bool(w.value)
@@ -59,10 +60,10 @@ def truth(rt, w: WrappedValue, native=None) -> bool:
 
 def index_of(rt, w: WrappedValue):
     """``operator.index(v)``; the value itself when its ``__index__`` is not Python code."""
-    method = _python_dunder(rt, type(w.value), "__index__")
+    method = python_dunder(rt, type(w.value), "__index__")
     if method is None:
         return w.value
-    result = _call(rt, w, "__index__", method).value
+    result = call_dunder(rt, w, "__index__", method).value
     if not isinstance(result, int):
         raise TypeError(f"__index__ returned non-int (type {type(result).__name__})")
     return result
@@ -78,7 +79,7 @@ def _one_argument(fn, impl):
 
 
 def _len(rt, w, native):
-    method = _python_dunder(rt, type(w.value), "__len__")
+    method = python_dunder(rt, type(w.value), "__len__")
     return computed(_length(rt, w, method)) if method is not None else native()
 
 
@@ -95,10 +96,10 @@ def _converter(name, result_type, *fallbacks):
             found = lookup_type(tp, dunder)
             if found is NOTFOUND:
                 continue
-            method = _python_dunder(rt, tp, dunder)
+            method = python_dunder(rt, tp, dunder)
             if method is None:
                 return native()
-            result = _call(rt, w, dunder, method).value
+            result = call_dunder(rt, w, dunder, method).value
             if not isinstance(result, int if dunder == "__index__" else result_type):
                 raise TypeError(f"{dunder} returned non-{result_type.__name__} (type {type(result).__name__})")
             return computed(result_type(result))
@@ -108,37 +109,37 @@ def _converter(name, result_type, *fallbacks):
 
 
 def _hash(rt, w, native):
-    method = _python_dunder(rt, type(w.value), "__hash__")
+    method = python_dunder(rt, type(w.value), "__hash__")
     if method is None:
         return native()
-    result = _call(rt, w, "__hash__", method).value
+    result = call_dunder(rt, w, "__hash__", method).value
     if not isinstance(result, int):
         raise TypeError("__hash__ method should return an integer")
     return computed(hash(result))  # CPython reduces it as it hashes an int (-1 becomes -2)
 
 
 def _abs(rt, w, native):
-    method = _python_dunder(rt, type(w.value), "__abs__")
-    return _call(rt, w, "__abs__", method) if method is not None else native()
+    method = python_dunder(rt, type(w.value), "__abs__")
+    return call_dunder(rt, w, "__abs__", method) if method is not None else native()
 
 
 def _index(rt, w, native):
-    method = _python_dunder(rt, type(w.value), "__index__")
+    method = python_dunder(rt, type(w.value), "__index__")
     return computed(index_of(rt, w)) if method is not None else native()
 
 
 def _round(rt, wargs, wkwargs):
     if not wargs or len(wargs) > 2 or set(wkwargs) - {"ndigits"}:
         return native_call(round, wargs, wkwargs)
-    method = _python_dunder(rt, type(wargs[0].value), "__round__")
+    method = python_dunder(rt, type(wargs[0].value), "__round__")
     if method is None:
         return native_call(round, wargs, wkwargs)
-    return _call(rt, wargs[0], "__round__", method, *wargs[1:], *wkwargs.values())
+    return call_dunder(rt, wargs[0], "__round__", method, *wargs[1:], *wkwargs.values())
 
 
 def _range(rt, wargs, wkwargs):
     """``range(n)`` of an object with a Python ``__index__``: its value, read through the interpreter."""
-    if wkwargs or not any(_python_dunder(rt, type(w.value), "__index__") for w in wargs):
+    if wkwargs or not any(python_dunder(rt, type(w.value), "__index__") for w in wargs):
         return native_call(range, wargs, wkwargs)
     return native_call(range, [computed(index_of(rt, w)) for w in wargs], {})
 

@@ -9,28 +9,19 @@ thunder's own proxies) run natively as before.
 from __future__ import annotations
 
 import operator
-import types
 
 from .calls import call_value, native_call
-from .class_lookups import special_method
 from .consumers import elements
 from .operators import get_item
+from .protocols import call_dunder, python_dunder
 from .typeutil import lookup_type
 from .wrapped import WrappedValue, computed
 
 __all__ = ["text_of", "percent_format", "TEXT_LOOKASIDES"]
 
 
-def _python_dunder(rt, tp, name):
-    method = lookup_type(tp, name)
-    if type(method) is types.FunctionType and rt.hooks.should_interpret(method):
-        return method
-    return None
-
-
 def _call_text_dunder(rt, w, name, method, *wargs) -> WrappedValue:
-    tp = type(w.value)
-    result = call_value(special_method(rt, tp, name, method), [w, *wargs], {})
+    result = call_dunder(rt, w, name, method, *wargs)
     if not isinstance(result.value, str):
         raise TypeError(f"{name} returned non-string (type {type(result.value).__name__})")
     return result
@@ -40,20 +31,20 @@ def text_of(rt, w: WrappedValue, kind: str, spec: str = "") -> WrappedValue:
     """``str(v)`` (kind "str"), ``repr(v)`` ("repr") or ``format(v, spec)`` ("format") of wrapped ``v``."""
     tp = type(w.value)
     if kind == "format":
-        method = _python_dunder(rt, tp, "__format__")
+        method = python_dunder(rt, tp, "__format__")
         if method is not None:
             return _call_text_dunder(rt, w, "__format__", method, computed(spec))
         if lookup_type(tp, "__format__") is object.__format__ and spec == "":
             return text_of(rt, w, "str")  # object.__format__(v, "") is str(v)
         return native_call(format, [w, computed(spec)], {})
     if kind == "str":
-        method = _python_dunder(rt, tp, "__str__")
+        method = python_dunder(rt, tp, "__str__")
         if method is not None:
             return _call_text_dunder(rt, w, "__str__", method)
         if lookup_type(tp, "__str__") is not object.__str__:
             return native_call(str, [w], {})
         kind = "repr"  # object.__str__ is repr
-    method = _python_dunder(rt, tp, "__repr__")
+    method = python_dunder(rt, tp, "__repr__")
     if method is not None:
         return _call_text_dunder(rt, w, "__repr__", method)
     if tp in _CONTAINERS and _holds_python_text(rt, w.value, set()):
@@ -66,7 +57,7 @@ def _holds_python_text(rt, value, seen) -> bool:
     holding itself is left to CPython, which prints it as ``[...]``."""
     tp = type(value)
     if tp not in _CONTAINERS:
-        return _python_dunder(rt, tp, "__repr__") is not None
+        return python_dunder(rt, tp, "__repr__") is not None
     if id(value) in seen:
         return False
     seen.add(id(value))
@@ -109,7 +100,7 @@ def _stand_in(rt, w):
     tp = type(value)
     if tp in _CONTAINERS:
         return _Asked(rt, w) if _holds_python_text(rt, value, set()) else value
-    if w.provenance.is_outside or any(_python_dunder(rt, tp, n) for n in ("__str__", "__repr__", "__format__")):
+    if w.provenance.is_outside or any(python_dunder(rt, tp, n) for n in ("__str__", "__repr__", "__format__")):
         return _Asked(rt, w)
     return value
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-__all__ = ["NOTFOUND", "lookup_type", "is_python_function", "function_str"]
+__all__ = ["NOTFOUND", "lookup_type", "is_python_function", "function_str", "hashable"]
 
 NOTFOUND = object()
 
@@ -35,3 +35,12 @@ def function_str(fn) -> str:
     if module is not None and module != "builtins":
         return f"{module}.{qualname}()"
     return f"{qualname}()"
+
+
+def hashable(value) -> bool:
+    """Whether ``value`` can key a table (a callable with a mutable ``__eq__`` cannot)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
