@@ -12,6 +12,7 @@ import thunder
 from .training import net
 
 _COLLECTIVE = "torch.ops._c10d_functional."
+_BACKWARD_PREFETCH = "thunder.distributed.fsdp_backward_prefetch."
 
 
 def _calls(trace) -> list[str]:
@@ -21,6 +22,8 @@ def _calls(trace) -> list[str]:
         line = str(bsym)
         if _COLLECTIVE in line:
             names.append(line.split(_COLLECTIVE)[1].split("(")[0])
+        elif _BACKWARD_PREFETCH in line:
+            names.append(line.split(_BACKWARD_PREFETCH)[1].split("(")[0])
         elif "functional.linear" in line:
             names.append("linear")
     return names
@@ -121,3 +124,46 @@ def block_called_twice(rank, world_size):
         expected.backward(), actual.backward()
         assert_same_state(compiled, eager, f"a block called twice, step {step}", {})
         eager.zero_grad(), compiled.zero_grad()
+
+
+def _collectives_run(step) -> list[str]:
+    """The functional collectives ``step()`` issued, in order (the profiler's record of the ops)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        step()
+    names = [e.name.split("::")[-1].rstrip("_") for e in sorted(prof.events(), key=lambda e: e.time_range.start)
+             if e.name.startswith("_c10d_functional::") and "wait" not in e.name]
+    return names
+
+
+def backward_prefetch(rank, world_size):
+    """ZERO3 blocks: block 1's backward trace gathers its own parameters, then issues block 0's all-gather and
+    hands it over; block 0's backward takes it (no all-gather of its own when it runs), so both all-gathers are
+    issued before block 1's reduce-scatter, as FSDP2's backward prefetch issues them; gradients and parameters
+    equal eager's."""
+    import copy
+
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
+    for step in range(3):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        loss_fn(eager, x).backward()
+        loss = loss_fn(jitted, x)
+        issued = _collectives_run(loss.backward)
+        assert issued == ["all_gather_into_tensor", "all_gather_into_tensor", "reduce_scatter_tensor",
+                          "reduce_scatter_tensor"], issued
+        assert_same_state(compiled, eager, f"with the backward prefetch, step {step}", {})
+        for opt in optimizers:
+            opt.step()
+            opt.zero_grad()
+    block0, block1 = (_calls(thunder.last_backward_traces(f)[-1]) for f in jitted._run.functions)
+    # block 1: its own all-gather (none was handed over to it) waited for, block 0's shards read and all-gathered,
+    # handed over before block 1's reduce-scatter; block 0: the all-gather handed over, waited for
+    shards = ["read_local_shard"] * 4
+    assert block1[:8] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_into_tensor",
+                          "hand_over_pending"], block1
+    assert block0[:2] == ["prefetched_or_all_gather", "wait_tensor"] and "hand_over_pending" not in block0, block0

@@ -14,7 +14,8 @@ import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives, waits_placed_late
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
-from .fsdp_prefetch import block_called_twice, evaluation_between_steps, forward_prefetch, mixed_precision_per_unit
+from .fsdp_prefetch import (backward_prefetch, block_called_twice, evaluation_between_steps, forward_prefetch,
+                            mixed_precision_per_unit)
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
 from .launch import run_distributed
 from .refusals import refusals
@@ -37,6 +38,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
+    backward_prefetch(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
@@ -51,7 +53,8 @@ def test_small_model_collectives_and_refusals():
     static_graph; engine work reached while tracing is refused; functional collectives in a jitted function are
     trace symbols with gradients, each wait just before its result is read; DDP's buckets are all-reduced in the
     backward trace, overlapping it; FSDP2 units all-gather their parameters in their forward traces (the next
-    block's prefetched) and reduce-scatter their gradients in their backward traces (more FSDP2 cases:
+    block's prefetched) and reduce-scatter their gradients in their backward traces, where ZERO3's block hands the
+    all-gather of the block before over to its backward (more FSDP2 cases:
     test_fsdp_units_around_the_traces)."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
