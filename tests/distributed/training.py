@@ -193,7 +193,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, option
             last = i == micro - 1
             losses = []
             for m, runner in ((eager, eager), (compiled, jitted)):
-                with _gradient_sync(m, wrapper, enabled=last):
+                with gradient_sync(m, wrapper, enabled=last):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", thunder.torch.opaque.OpaqueFallbackWarning)
                         loss = loss_fn(runner, batch)
@@ -211,7 +211,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, option
     _assert_compiled(jitted, wrapper, STEPS * micro, options)
 
 
-class _gradient_sync:
+class gradient_sync:
     """No gradient synchronization inside (DDP's ``no_sync()``, FSDP2's ``set_requires_gradient_sync``) unless
     ``enabled``."""
 

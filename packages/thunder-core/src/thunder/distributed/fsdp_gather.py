@@ -36,8 +36,8 @@ from thunder.frontend.hooks import interpreted_program
 from thunder.grad.registry import register_grad
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_gather_input", "forward_gathering", "gathered", "issue", "sharded_param", "sharded_param_key", "traced_unsharded", "unsharded_param",
-           "unsharded_grad", "IMPLEMENTATIONS"]
+__all__ = ["all_gather_input", "forward_gathering", "gathered", "issue", "sharded_param", "sharded_param_key",
+           "traced_unsharded", "unsharded_param", "unsharded_grad", "IMPLEMENTATIONS"]
 
 # FSDPParam of each sharded parameter a trace names, by its key (sharded_param_key)
 _SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
