@@ -12,7 +12,7 @@ import torch
 
 import thunder
 
-from .training import assert_same_state, gradient_sync, net
+from .training import BFLOAT16, assert_same_state, bf16_params_fp32_reduce, gradient_sync, net
 
 # the ops through which the engine's and thunder's collectives reach the process group -> (what it does, the size it
 # communicates (gathered, or before scattering) from its first argument's numel and the world size; None where that
@@ -35,9 +35,9 @@ _BUCKET_ORDER = "broadcast"
 _SCHEDULE = ((True,), (False, False, True), (True,), (False, True))
 
 
-def collectives_issued(step, world_size: int) -> list[tuple[str, int | None]]:
-    """(what, elements communicated) of each collective ``step()`` issued, in a fixed order (thunder's traces issue
-    the same collectives as eager's engine, some earlier, as FSDP2 prefetches them)."""
+def collectives_issued(step, world_size: int) -> list[tuple[str, str, int | None]]:
+    """(what, dtype, elements communicated) of each collective ``step()`` issued, in a fixed order (thunder's traces
+    issue the same collectives as eager's engine, some earlier, as FSDP2 prefetches them)."""
     import math
 
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
@@ -46,28 +46,32 @@ def collectives_issued(step, world_size: int) -> list[tuple[str, int | None]]:
     for e in prof.events():
         what, size = _OPS.get(e.name, (None, None))
         if what is not None:
-            issued.append((what, None if size is None else size(math.prod(e.input_shapes[0]), world_size)))
+            numel = None if size is None else size(math.prod(e.input_shapes[0]), world_size)
+            issued.append((what, e.input_dtypes[0], numel))
     return sorted(issued, key=str)
 
 
 def _wrap(wrapper, model):
     if wrapper == "ddp":
         return thunder.distributed.ddp(model)
-    return thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK")
+    mp_policy = bf16_params_fp32_reduce() if wrapper == "fsdp_bf16" else None
+    return thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK", mp_policy=mp_policy)
 
 
 def communicates_like_eager(rank, world_size):
     """Each micro-step issues the collectives eager's does: no reduction while accumulating, the accumulated
     gradients reduced in the synchronizing micro-step; under FSDP2 the root's parameters (the head) gathered once
-    per micro-step (FSDP2 keeps the root's gathered parameters for the backward), the blocks' twice (ZERO3).
-    Gradients and parameters equal eager's after every step."""
-    for wrapper in ("ddp", "fsdp"):
+    per micro-step (FSDP2 keeps the root's gathered parameters for the backward), the blocks' twice (ZERO3); with
+    bf16 parameters and fp32 reduction, the all-gathers in bf16 and the reduce-scatters in fp32. Gradients and
+    parameters equal eager's after every step."""
+    for wrapper in ("ddp", "fsdp", "fsdp_bf16"):
         model, loss_fn = net()
         eager, compiled = _wrap(wrapper, copy.deepcopy(model)), _wrap(wrapper, copy.deepcopy(model))
         jitted = thunder.jit(compiled)
         optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
         root_rows = -(-model.head.weight.shape[0] // world_size)  # the head's weight rows in one shard
         root_gather = (root_rows * 8 + root_rows) * world_size  # weight and bias, gathered
+        tolerance = BFLOAT16 if wrapper == "fsdp_bf16" else {}
         bucket_orders = [[], []]
         for step, schedule in enumerate(_SCHEDULE):
             for micro, sync in enumerate(schedule):
@@ -84,12 +88,16 @@ def communicates_like_eager(rank, world_size):
                     ops[:] = [c for c in ops if c[0] != _BUCKET_ORDER]
                 where = f"{wrapper}, step {step}, micro-step {micro} (synchronized: {sync})"
                 assert issued[1] == issued[0], f"{where}: thunder issued {issued[1]}, eager {issued[0]}"
-                reductions = [what for what, _ in issued[0] if what in _REDUCING]
+                reductions = [dtype for what, dtype, _ in issued[0] if what in _REDUCING]
                 assert bool(reductions) == sync, f"{where}: {issued[0]}"
-                if wrapper == "fsdp":
-                    gathers = [size for what, size in issued[0] if what == "all_gather"]
+                if wrapper.startswith("fsdp"):
+                    gathers = [size for what, _, size in issued[0] if what == "all_gather"]
                     assert gathers.count(root_gather) == 1 and len(gathers) == 5, f"{where}: {issued[0]}"
-            assert_same_state(compiled, eager, f"{wrapper}, after step {step}", {})
+                    if wrapper == "fsdp_bf16":
+                        dtypes = {(what, dtype) for what, dtype, _ in issued[0]}
+                        expected = {("all_gather", "c10::BFloat16")} | ({("reduce_scatter", "float")} if sync else set())
+                        assert dtypes == expected, f"{where}: {issued[0]}"
+            assert_same_state(compiled, eager, f"{wrapper}, after step {step}", tolerance)
             for opt in optimizers:
                 opt.step()
                 opt.zero_grad()
