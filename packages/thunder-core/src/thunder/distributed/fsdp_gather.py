@@ -19,7 +19,8 @@ Autograd does not differentiate the all-gather: the gradient of :func:`unsharded
 itself, handed to the shard as :func:`unsharded_grad`, where :class:`~thunder.distributed.fsdp_gradients.FSDPReduceScatter`
 finds it and writes FSDP2's reduce-scatter (in the reduce dtype, divided, into the sharded ``.grad``). The
 backward reads the gathered parameters the forward saved, as FSDP2 does with ``reshard_after_forward=False``
-(ZERO2); with ZERO3 FSDP2 would free them after the forward and gather them again.
+(ZERO2); with ZERO3 the forward does not save them and the backward gathers them again (there, and in
+:mod:`~thunder.distributed.fsdp_backward_prefetch` for the unit before).
 """
 
 from __future__ import annotations
