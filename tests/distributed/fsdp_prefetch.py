@@ -167,3 +167,32 @@ def backward_prefetch(rank, world_size):
     assert block1[:8] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_into_tensor",
                           "hand_over_pending"], block1
     assert block0[:2] == ["prefetched_or_all_gather", "wait_tensor"] and "hand_over_pending" not in block0, block0
+
+
+def backward_prefetch_not_taken(rank, world_size):
+    """Block 0's output detached: its backward never runs, so the all-gather block 1's backward hands over to it is
+    waited for when the backward ends, not left pending; gradients (block 0's none) and parameters equal eager's."""
+    import copy
+
+    from thunder.distributed import fsdp_backward_prefetch
+
+    from .training import Net, assert_same_state
+
+    class Detached(Net):
+        def forward(self, x):
+            return self.head(self.blocks[1](self.blocks[0](x).detach()))
+
+    torch.manual_seed(0)
+    model = Detached()
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    jitted = thunder.jit(compiled)
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        eager(x).pow(2).mean().backward()
+        loss = jitted(x).pow(2).mean()
+        assert _collectives_run(loss.backward).count("all_gather_into_tensor") == 2  # block 1's and block 0's
+        assert not fsdp_backward_prefetch._HANDED_OVER
+        assert_same_state(compiled, eager, f"block 0 detached, step {step}", {})
+        assert all(p.grad is None for p in compiled.blocks[0].parameters())
+    assert "hand_over_pending" in _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])

@@ -17,6 +17,7 @@ from .communication import communicates_like_eager
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
 from .fsdp_prefetch import (
     backward_prefetch,
+    backward_prefetch_not_taken,
     block_called_twice,
     evaluation_between_steps,
     forward_prefetch,
@@ -45,6 +46,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
     backward_prefetch(rank, world_size)
+    backward_prefetch_not_taken(rank, world_size)
     communicates_like_eager(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)

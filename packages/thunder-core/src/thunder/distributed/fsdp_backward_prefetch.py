@@ -65,9 +65,9 @@ def read_local_shard(key: str) -> torch.Tensor:
 
 def hand_over_pending(pending: torch.Tensor, key: str) -> None:
     _discard(key)
-    if not _HANDED_OVER:  # the first of this backward: what is left when it ends is waited for then
-        torch.autograd.Variable._execution_engine.queue_callback(_discard_all)
     _HANDED_OVER[key] = pending
+    # what this backward leaves untaken is waited for when it ends
+    torch.autograd.Variable._execution_engine.queue_callback(_discard_all)
 
 
 def prefetched_or_all_gather(a: torch.Tensor, group_size: int, group_name: str, key: str) -> torch.Tensor:
