@@ -5,6 +5,8 @@ it. FSDP2 all-gathers only the root's parameters (the head), which runs eagerly.
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 import thunder
@@ -29,6 +31,13 @@ def _calls(trace) -> list[str]:
     return names
 
 
+def _sharded_twice(model, strategy: str):
+    """Two copies of ``model``, each with one unit per block and the root: (eager, compiled, the jitted compiled)."""
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy=strategy,
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    return eager, compiled, thunder.jit(compiled)
+
+
 def forward_prefetch(rank, world_size):
     model, loss_fn = net()
     jitted = thunder.jit(thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK"))
@@ -49,14 +58,11 @@ def evaluation_between_steps(rank, world_size):
     """A forward without grad between training steps (FSDP2's hooks gather then; with ZERO2 the parameters stay
     gathered after it, so the next training forward's units use FSDP2's gathered parameters, and the one after
     gathers in its trace again): outputs, gradients and parameters equal eager's."""
-    import copy
 
     from .training import assert_same_state
 
     model, loss_fn = net()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO2",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(model, "ZERO2")
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, compiled)]
     for step in range(3):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
@@ -73,8 +79,6 @@ def evaluation_between_steps(rank, world_size):
 def mixed_precision_per_unit(rank, world_size):
     """Blocks computing in bf16 between an fp32 root: FSDP2's casts of a unit's inputs to its param_dtype and of its
     outputs to its output_dtype, done in the blocks' traces, as eager does them."""
-    import copy
-
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     from .training import BFLOAT16, assert_same_state
@@ -103,7 +107,6 @@ def mixed_precision_per_unit(rank, world_size):
 def block_called_twice(rank, world_size):
     """A block called twice in one forward: its second call gathers its parameters itself (the next block's
     all-gather is already pending), gradients of both calls reduced: equal to eager."""
-    import copy
 
     from .training import Net, assert_same_state
 
@@ -113,10 +116,7 @@ def block_called_twice(rank, world_size):
             return self.head(self.blocks[1](x))
 
     torch.manual_seed(0)
-    model = Twice()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(Twice(), "ZERO3")
     for step in range(2):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
         expected, actual = eager(x).pow(2).mean(), jitted(x).pow(2).mean()
@@ -140,14 +140,11 @@ def backward_prefetch(rank, world_size):
     hands it over; block 0's backward takes it (no all-gather of its own when it runs), so both all-gathers are
     issued before block 1's reduce-scatter, as FSDP2's backward prefetch issues them; gradients and parameters
     equal eager's."""
-    import copy
 
     from .training import assert_same_state
 
     model, loss_fn = net()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(model, "ZERO3")
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
     for step in range(3):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
@@ -172,8 +169,6 @@ def backward_prefetch(rank, world_size):
 def backward_prefetch_not_taken(rank, world_size):
     """Block 0's output detached: its backward never runs, so the all-gather block 1's backward hands over to it is
     waited for when the backward ends, not left pending; gradients (block 0's none) and parameters equal eager's."""
-    import copy
-
     from thunder.distributed import fsdp_backward_prefetch
 
     from .training import Net, assert_same_state
@@ -183,10 +178,7 @@ def backward_prefetch_not_taken(rank, world_size):
             return self.head(self.blocks[1](self.blocks[0](x).detach()))
 
     torch.manual_seed(0)
-    model = Detached()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(Detached(), "ZERO3")
     for step in range(2):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
         eager(x).pow(2).mean().backward()
