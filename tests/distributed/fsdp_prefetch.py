@@ -136,10 +136,10 @@ def _collectives_run(step) -> list[str]:
 
 
 def backward_prefetch(rank, world_size):
-    """ZERO3 blocks: block 1's backward trace gathers its own parameters, then issues block 0's all-gather and
-    hands it over; block 0's backward takes it (no all-gather of its own when it runs), so both all-gathers are
-    issued before block 1's reduce-scatter, as FSDP2's backward prefetch issues them; gradients and parameters
-    equal eager's."""
+    """ZERO3 blocks: the root's backward starts by handing block 1's all-gather over; block 1's backward trace takes
+    it, then issues block 0's all-gather and hands it over; block 0's backward takes it (no all-gather of its own
+    when it runs), so both all-gathers are issued before block 1's reduce-scatter, as FSDP2's backward prefetch
+    issues them; gradients and parameters equal eager's."""
 
     from .training import assert_same_state
 
@@ -157,9 +157,14 @@ def backward_prefetch(rank, world_size):
         for opt in optimizers:
             opt.step()
             opt.zero_grad()
+    # the root's backward (FSDP2's, natively) started by handing block 1's all-gather over, issued by a function
+    # compiled for it
+    prefetcher = jitted._run.units[1].prefetcher
+    assert thunder.compile_stats(prefetcher).calls == 3, thunder.compile_stats(prefetcher).calls
+    assert _calls(thunder.last_traces(prefetcher)[-1]) == ["all_gather_into_tensor"]
     block0, block1 = (_calls(thunder.last_backward_traces(f)[-1]) for f in jitted._run.functions)
-    # block 1: its own all-gather (none was handed over to it) waited for, block 0's shards read and all-gathered,
-    # handed over before block 1's reduce-scatter; block 0: the all-gather handed over, waited for
+    # block 1: its all-gather (handed over by the root) waited for, block 0's shards read and all-gathered, handed
+    # over before block 1's reduce-scatter; block 0: the all-gather handed over, waited for
     shards = ["read_local_shard"] * 4
     assert block1[:8] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_into_tensor",
                           "hand_over_pending"], block1

@@ -193,13 +193,31 @@ class FSDPBoundary:
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
         try:
-            return self.model(*args, **kwargs)
+            output = self.model(*args, **kwargs)
         finally:
             for unit in self.units:
                 unit.module.__dict__.pop("forward", None)
                 self.discard_pending(unit)
             for hooks in removed:
                 hooks.restore()
+        self._root_backward_prefetch(output)
+        return output
+
+    def _root_backward_prefetch(self, output) -> None:
+        """FSDP2's root unit (running natively, around compiled units) all-gathers, when its backward starts, the
+        parameters of the unit whose forward ran last before its own; its hooks do not see the compiled units, so
+        the boundary hooks the output as FSDP2 does and hands that unit's all-gather over to its backward
+        (:meth:`_FSDPUnit.prefetch_for_backward`)."""
+        from torch.distributed.fsdp import FSDPModule
+        from torch.utils._pytree import tree_leaves
+
+        last = self.forward_order[-1] if self.forward_order else None
+        if last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers():
+            return
+        tensors = [t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.requires_grad]
+        if tensors:
+            torch.autograd.graph.register_multi_grad_hook(tensors, lambda grads: last.prefetch_for_backward(),
+                                                          mode="any")
 
 
 class _ForwardHooksRemoved:
@@ -238,6 +256,7 @@ class _FSDPUnit:
         self.runs_hooks = len(module._get_fsdp_state()._modules) == 1
         self.gathering = self.plain = None
         self.reduce_scatter = None  # the gathering function's FSDPReduceScatter
+        self.prefetcher = None  # the all-gather of the parameters the root's backward hands over
         self.refused = None  # why FSDP2 does the unit's work: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
         self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
@@ -261,6 +280,18 @@ class _FSDPUnit:
             return False
         group = param_group(self.module)
         return group.reduce_grads and group.is_sharded and group._all_gather_result is None
+
+    def prefetch_for_backward(self) -> None:
+        """Issues the all-gather of this unit's parameters from their current shards (a compiled function of its own,
+        :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`) and hands it over to its backward."""
+        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, issue_all_gather, unit_key
+        from thunder.distributed.fsdp_gradients import param_group
+        from thunder.frontend.jit import ThunderFunction
+
+        if self.prefetcher is None:
+            self.prefetcher = ThunderFunction(types.MethodType(issue_all_gather, self.module), **self.jit_options)
+        group = param_group(self.module)
+        hand_over_pending(self.prefetcher(tuple(p._sharded_param_data for p in group.fsdp_params)), unit_key(group))
 
     def regathers(self) -> bool:
         """Whether this unit's backward trace gathers its parameters again (ZERO3), as compiled so far."""

@@ -11,7 +11,11 @@ the same:
   shards (:func:`local_shard`: FSDP2's ``_sharded_param_data``, which its backward would gather from), records the
   target's all-gather input and the all-gather, and hands the pending result over (:func:`hand_over`);
 - the target's backward all-gathers through :func:`all_gather_unless_prefetched`: the result handed over for it,
-  or, where none was (the first backward, a target chosen differently this call), the all-gather issued then.
+  or, where none was (a target chosen differently this call), the all-gather issued then.
+
+FSDP2's root unit around the blocks runs natively (thunder compiles the blocks): when its backward starts, the
+last block's all-gather is issued by a compiled function of its own (:func:`issue_all_gather`) and handed over
+(``thunder/distributed/boundaries.py``), as FSDP2's root prefetches it.
 
 Which unit runs its backward next is known only when the backward runs (a unit's backward trace is built when its
 forward first runs, before the units after it), so the handing over happens at run time, keyed by the target's
@@ -24,9 +28,11 @@ from __future__ import annotations
 import torch
 
 from thunder.core.proxies import TensorProxy, pyval
+from thunder.frontend.hooks import interpreted_program
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_gather_unless_prefetched", "hand_over", "local_shard", "prefetch", "unit_key", "IMPLEMENTATIONS"]
+__all__ = ["all_gather_unless_prefetched", "hand_over", "hand_over_pending", "issue_all_gather", "local_shard", "prefetch",
+           "unit_key", "IMPLEMENTATIONS"]
 
 TAGS = ("side_effect",)
 _HANDED_OVER: dict = {}  # unit key -> the pending all-gather of its parameters, issued by the unit before
@@ -91,6 +97,16 @@ IMPLEMENTATIONS = {
     hand_over: "thunder.distributed.fsdp_backward_prefetch.hand_over_pending",
     all_gather_unless_prefetched: "thunder.distributed.fsdp_backward_prefetch.prefetched_or_all_gather",
 }
+
+
+@interpreted_program
+def issue_all_gather(self, shards):
+    """The pending all-gather of ``shards``, the unit ``self``'s (compiled on its own: the root's backward, which
+    thunder does not compile, hands it over)."""
+    from thunder.distributed.fsdp_gather import issue
+    from thunder.distributed.fsdp_gradients import param_group
+
+    return issue(param_group(self), shards)
 
 
 def prefetch(target_group) -> None:
