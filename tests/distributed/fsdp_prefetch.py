@@ -193,3 +193,24 @@ def backward_prefetch_not_taken(rank, world_size):
         assert_same_state(compiled, eager, f"block 0 detached, step {step}", {})
         assert all(p.grad is None for p in compiled.blocks[0].parameters())
     assert "hand_over_pending" in _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
+
+
+def explicit_backward_prefetch(rank, world_size):
+    """FSDP2's ``set_modules_to_backward_prefetch``: block 1 told to prefetch block 0 hands block 0's all-gather over
+    in its backward trace; told to prefetch the root (whose parameters stay gathered), it prefetches none, and
+    block 0's backward gathers its own. Gradients and parameters equal eager's."""
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    for target, hands_over in ((lambda m: m.blocks[0], True), (lambda m: m, False)):
+        eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+        for m in (eager, compiled):
+            m.blocks[1].set_modules_to_backward_prefetch([target(m)])
+        for step in range(2):
+            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+            loss_fn(eager, x).backward()
+            loss_fn(jitted, x).backward()
+            assert_same_state(compiled, eager, f"backward prefetch set explicitly, step {step}", {})
+            eager.zero_grad(), compiled.zero_grad()
+        block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
+        assert ("hand_over_pending" in block1) == hands_over, block1

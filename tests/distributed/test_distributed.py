@@ -20,6 +20,7 @@ from .fsdp_prefetch import (
     backward_prefetch_not_taken,
     block_called_twice,
     evaluation_between_steps,
+    explicit_backward_prefetch,
     forward_prefetch,
     mixed_precision_per_unit,
 )
@@ -74,12 +75,14 @@ def _fsdp_units_around_the_traces(rank, world_size):
     evaluation_between_steps(rank, world_size)
     mixed_precision_per_unit(rank, world_size)
     block_called_twice(rank, world_size)
+    explicit_backward_prefetch(rank, world_size)
 
 
 @pytest.mark.slow
 def test_fsdp_units_around_the_traces():
     """FSDP2 units whose traces gather their parameters, in what goes around them: bf16 parameters with ZERO2, a
-    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward."""
+    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward, backward
+    prefetch targets set explicitly."""
     run_distributed(_fsdp_units_around_the_traces, 2, timeout=300)
 
 
