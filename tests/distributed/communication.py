@@ -32,7 +32,7 @@ _REDUCING = ("all_reduce", "reduce_scatter")
 _BUCKET_ORDER = "broadcast"
 
 # each step's micro-batches: whether its gradients are synchronized (the last of a step always is)
-_SCHEDULE = ((True,), (False, False, True), (True,), (False, True))
+_SCHEDULE = ((True,), (False, False, True), (True,))
 
 
 def collectives_issued(step, world_size: int) -> list[tuple[str, str, int | None]]:
@@ -58,13 +58,13 @@ def _wrap(wrapper, model):
     return thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK", mp_policy=mp_policy)
 
 
-def communicates_like_eager(rank, world_size):
+def communicates_like_eager(rank, world_size, wrappers=("ddp", "fsdp")):
     """Each micro-step issues the collectives eager's does: no reduction while accumulating, the accumulated
     gradients reduced in the synchronizing micro-step; under FSDP2 the root's parameters (the head) gathered once
     per micro-step (FSDP2 keeps the root's gathered parameters for the backward), the blocks' twice (ZERO3); with
     bf16 parameters and fp32 reduction, the all-gathers in bf16 and the reduce-scatters in fp32. Gradients and
-    parameters equal eager's after every step."""
-    for wrapper in ("ddp", "fsdp", "fsdp_bf16"):
+    parameters equal eager's after every step. ``wrappers``: of "ddp", "fsdp", "fsdp_bf16"."""
+    for wrapper in wrappers:
         model, loss_fn = net()
         eager, compiled = _wrap(wrapper, copy.deepcopy(model)), _wrap(wrapper, copy.deepcopy(model))
         jitted = thunder.jit(compiled)

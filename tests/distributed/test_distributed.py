@@ -76,13 +76,15 @@ def _fsdp_units_around_the_traces(rank, world_size):
     mixed_precision_per_unit(rank, world_size)
     block_called_twice(rank, world_size)
     explicit_backward_prefetch(rank, world_size)
+    communicates_like_eager(rank, world_size, ("fsdp_bf16",))
 
 
 @pytest.mark.slow
 def test_fsdp_units_around_the_traces():
     """FSDP2 units whose traces gather their parameters, in what goes around them: bf16 parameters with ZERO2, a
     forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward, backward
-    prefetch targets set explicitly."""
+    prefetch targets set explicitly, and the collectives of bf16 parameters with fp32 reduction (all-gathers in
+    bf16, reduce-scatters in fp32) against eager's."""
     run_distributed(_fsdp_units_around_the_traces, 2, timeout=300)
 
 
