@@ -216,9 +216,10 @@ def main():
         "benchmark": "distributed_step",
         "what": (f"forward + backward + AdamW step of a litgpt GPT under DDP (DDP's default buckets: 1 MiB first, then "
                  f"25 MiB; thunder_ddp_reducer: DDP's reducer reduces after the backward instead of thunder's trace "
-                 f"during it) and FSDP2 (ZERO3, one unit per block; thunder: each block's all-gather in its forward "
-                 f"trace, the next block's prefetched there, its gathered parameters kept for the backward, its "
-                 f"gradients reduce-scattered in its backward trace), "
+                 f"during it) and FSDP2 (ZERO3, one unit per block, the root's parameters kept from the forward for "
+                 f"the backward as FSDP2 keeps them; thunder: each block's all-gather in its forward trace, the next "
+                 f"block's prefetched there, gathered again in its backward trace, where the block before's is "
+                 f"prefetched, its gradients reduce-scattered there), "
                  f"{args.world_size} CPU processes on gloo, median ms on rank 0 over {args.steps} interleaved steps; "
                  f"torch threads = 1 per process; bytes: tensors handed to collectives per rank per step"),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

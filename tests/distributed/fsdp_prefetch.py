@@ -5,6 +5,8 @@ it. FSDP2 all-gathers only the root's parameters (the head), which runs eagerly.
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 import thunder
@@ -12,6 +14,7 @@ import thunder
 from .training import net
 
 _COLLECTIVE = "torch.ops._c10d_functional."
+_BACKWARD_PREFETCH = "thunder.distributed.fsdp_backward_prefetch."
 
 
 def _calls(trace) -> list[str]:
@@ -21,9 +24,18 @@ def _calls(trace) -> list[str]:
         line = str(bsym)
         if _COLLECTIVE in line:
             names.append(line.split(_COLLECTIVE)[1].split("(")[0])
+        elif _BACKWARD_PREFETCH in line:
+            names.append(line.split(_BACKWARD_PREFETCH)[1].split("(")[0])
         elif "functional.linear" in line:
             names.append("linear")
     return names
+
+
+def _sharded_twice(model, strategy: str):
+    """Two copies of ``model``, each with one unit per block and the root: (eager, compiled, the jitted compiled)."""
+    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy=strategy,
+                                                bucketing_strategy="BLOCK") for _ in range(2))
+    return eager, compiled, thunder.jit(compiled)
 
 
 def forward_prefetch(rank, world_size):
@@ -46,14 +58,11 @@ def evaluation_between_steps(rank, world_size):
     """A forward without grad between training steps (FSDP2's hooks gather then; with ZERO2 the parameters stay
     gathered after it, so the next training forward's units use FSDP2's gathered parameters, and the one after
     gathers in its trace again): outputs, gradients and parameters equal eager's."""
-    import copy
 
     from .training import assert_same_state
 
     model, loss_fn = net()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO2",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(model, "ZERO2")
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, compiled)]
     for step in range(3):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
@@ -70,8 +79,6 @@ def evaluation_between_steps(rank, world_size):
 def mixed_precision_per_unit(rank, world_size):
     """Blocks computing in bf16 between an fp32 root: FSDP2's casts of a unit's inputs to its param_dtype and of its
     outputs to its output_dtype, done in the blocks' traces, as eager does them."""
-    import copy
-
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     from .training import BFLOAT16, assert_same_state
@@ -100,7 +107,6 @@ def mixed_precision_per_unit(rank, world_size):
 def block_called_twice(rank, world_size):
     """A block called twice in one forward: its second call gathers its parameters itself (the next block's
     all-gather is already pending), gradients of both calls reduced: equal to eager."""
-    import copy
 
     from .training import Net, assert_same_state
 
@@ -110,10 +116,7 @@ def block_called_twice(rank, world_size):
             return self.head(self.blocks[1](x))
 
     torch.manual_seed(0)
-    model = Twice()
-    eager, compiled = (thunder.distributed.fsdp(copy.deepcopy(model), sharding_strategy="ZERO3",
-                                                bucketing_strategy="BLOCK") for _ in range(2))
-    jitted = thunder.jit(compiled)
+    eager, compiled, jitted = _sharded_twice(Twice(), "ZERO3")
     for step in range(2):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
         expected, actual = eager(x).pow(2).mean(), jitted(x).pow(2).mean()
@@ -121,3 +124,93 @@ def block_called_twice(rank, world_size):
         expected.backward(), actual.backward()
         assert_same_state(compiled, eager, f"a block called twice, step {step}", {})
         eager.zero_grad(), compiled.zero_grad()
+
+
+def _collectives_run(step) -> list[str]:
+    """The functional collectives ``step()`` issued, in order (the profiler's record of the ops)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        step()
+    names = [e.name.split("::")[-1].rstrip("_") for e in sorted(prof.events(), key=lambda e: e.time_range.start)
+             if e.name.startswith("_c10d_functional::") and "wait" not in e.name]
+    return names
+
+
+def backward_prefetch(rank, world_size):
+    """ZERO3 blocks: the root's backward starts by handing block 1's all-gather over; block 1's backward trace takes
+    it, then issues block 0's all-gather and hands it over; block 0's backward takes it (no all-gather of its own
+    when it runs), so both all-gathers are issued before block 1's reduce-scatter, as FSDP2's backward prefetch
+    issues them; gradients and parameters equal eager's."""
+
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
+    for step in range(3):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        loss_fn(eager, x).backward()
+        loss = loss_fn(jitted, x)
+        issued = _collectives_run(loss.backward)
+        assert issued == ["all_gather_into_tensor", "all_gather_into_tensor", "reduce_scatter_tensor",
+                          "reduce_scatter_tensor"], issued
+        assert_same_state(compiled, eager, f"with the backward prefetch, step {step}", {})
+        for opt in optimizers:
+            opt.step()
+            opt.zero_grad()
+    # the root's backward (FSDP2's, natively) started by handing block 1's all-gather over, issued by a function
+    # compiled for it
+    prefetcher = jitted._run.units[1].prefetcher
+    assert thunder.compile_stats(prefetcher).calls == 3, thunder.compile_stats(prefetcher).calls
+    assert _calls(thunder.last_traces(prefetcher)[-1]) == ["all_gather_into_tensor"]
+    block0, block1 = (_calls(thunder.last_backward_traces(f)[-1]) for f in jitted._run.functions)
+    # block 1: its all-gather (handed over by the root) waited for, block 0's shards read and all-gathered, handed
+    # over before block 1's reduce-scatter; block 0: the all-gather handed over, waited for
+    shards = ["read_local_shard"] * 4
+    assert block1[:8] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_into_tensor",
+                          "hand_over_pending"], block1
+    assert block0[:2] == ["prefetched_or_all_gather", "wait_tensor"] and "hand_over_pending" not in block0, block0
+
+
+def backward_prefetch_not_taken(rank, world_size):
+    """Block 0's output detached: its backward never runs, so the all-gather block 1's backward hands over to it is
+    waited for when the backward ends, not left pending; gradients (block 0's none) and parameters equal eager's."""
+    from thunder.distributed import fsdp_backward_prefetch
+
+    from .training import Net, assert_same_state
+
+    class Detached(Net):
+        def forward(self, x):
+            return self.head(self.blocks[1](self.blocks[0](x).detach()))
+
+    torch.manual_seed(0)
+    eager, compiled, jitted = _sharded_twice(Detached(), "ZERO3")
+    for step in range(2):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        eager(x).pow(2).mean().backward()
+        loss = jitted(x).pow(2).mean()
+        assert _collectives_run(loss.backward).count("all_gather_into_tensor") == 2  # block 1's and block 0's
+        assert not fsdp_backward_prefetch._HANDED_OVER
+        assert_same_state(compiled, eager, f"block 0 detached, step {step}", {})
+        assert all(p.grad is None for p in compiled.blocks[0].parameters())
+    assert "hand_over_pending" in _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
+
+
+def explicit_backward_prefetch(rank, world_size):
+    """FSDP2's ``set_modules_to_backward_prefetch``: block 1 told to prefetch block 0 hands block 0's all-gather over
+    in its backward trace; told to prefetch the root (whose parameters stay gathered), it prefetches none, and
+    block 0's backward gathers its own. Gradients and parameters equal eager's."""
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    for target, hands_over in ((lambda m: m.blocks[0], True), (lambda m: m, False)):
+        eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+        for m in (eager, compiled):
+            m.blocks[1].set_modules_to_backward_prefetch([target(m)])
+        for step in range(2):
+            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+            loss_fn(eager, x).backward()
+            loss_fn(jitted, x).backward()
+            assert_same_state(compiled, eager, f"backward prefetch set explicitly, step {step}", {})
+            eager.zero_grad(), compiled.zero_grad()
+        block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
+        assert ("hand_over_pending" in block1) == hands_over, block1

@@ -13,8 +13,17 @@ import torch
 import torch.distributed as dist
 
 from .collectives import collectives, inplace_collectives, waits_placed_late
+from .communication import communicates_like_eager
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
-from .fsdp_prefetch import block_called_twice, evaluation_between_steps, forward_prefetch, mixed_precision_per_unit
+from .fsdp_prefetch import (
+    backward_prefetch,
+    backward_prefetch_not_taken,
+    block_called_twice,
+    evaluation_between_steps,
+    explicit_backward_prefetch,
+    forward_prefetch,
+    mixed_precision_per_unit,
+)
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
 from .launch import run_distributed
 from .refusals import refusals
@@ -37,6 +46,9 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
+    backward_prefetch(rank, world_size)
+    backward_prefetch_not_taken(rank, world_size)
+    communicates_like_eager(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
@@ -51,7 +63,9 @@ def test_small_model_collectives_and_refusals():
     static_graph; engine work reached while tracing is refused; functional collectives in a jitted function are
     trace symbols with gradients, each wait just before its result is read; DDP's buckets are all-reduced in the
     backward trace, overlapping it; FSDP2 units all-gather their parameters in their forward traces (the next
-    block's prefetched) and reduce-scatter their gradients in their backward traces (more FSDP2 cases:
+    block's prefetched) and reduce-scatter their gradients in their backward traces, where ZERO3's block hands the
+    all-gather of the block before over to its backward; each (micro-)step, accumulating or not, issues the
+    collectives eager issues (more FSDP2 cases:
     test_fsdp_units_around_the_traces)."""
     run_distributed(_small_model_collectives_and_refusals, 2, timeout=240)
 
@@ -61,12 +75,16 @@ def _fsdp_units_around_the_traces(rank, world_size):
     evaluation_between_steps(rank, world_size)
     mixed_precision_per_unit(rank, world_size)
     block_called_twice(rank, world_size)
+    explicit_backward_prefetch(rank, world_size)
+    communicates_like_eager(rank, world_size, ("fsdp_bf16",))
 
 
 @pytest.mark.slow
 def test_fsdp_units_around_the_traces():
     """FSDP2 units whose traces gather their parameters, in what goes around them: bf16 parameters with ZERO2, a
-    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward."""
+    forward without grad between steps, bf16 blocks in an fp32 root, a block called twice in one forward, backward
+    prefetch targets set explicitly, and the collectives of bf16 parameters with fp32 reduction (all-gathers in
+    bf16, reduce-scatters in fp32) against eager's."""
     run_distributed(_fsdp_units_around_the_traces, 2, timeout=300)
 
 
@@ -91,6 +109,7 @@ def _four_process_cases(rank, world_size):
     scenarios(rank, world_size, [("litgpt_gpt", "ddp", "sgd_momentum", ()), ("hf_llama", "fsdp", "adamw", ())])
     buckets_overlap_backward(rank, world_size)  # several buckets, issued in the same order by every rank
     reduce_scatter_in_backward_trace(rank, world_size)  # shards of 2, 2 and 1 row, and 1 row and none
+    communicates_like_eager(rank, world_size)
 
 
 @pytest.mark.slow

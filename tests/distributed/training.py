@@ -155,15 +155,18 @@ def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
     if wrapper == "fsdp" and "accumulate" not in options:
         # every compiled unit waited for its parameters' all-gather (issued by it or, prefetched, by the unit before)
         # in its forward trace, and reduce-scattered its gradients in its backward trace, where ZERO3's units (not
-        # ZERO2's) all-gathered their parameters again
-        for function in functions:
+        # ZERO2's) all-gathered their parameters again (or took the all-gather the next block's backward handed over,
+        # which each block after the first issues for the block before)
+        zero3 = "zero2" not in options
+        for k, function in enumerate(functions):
             forward = str(thunder.last_traces(function)[-1])
             assert forward.count("_c10d_functional.wait_tensor(") == 1, forward
             backward = str(thunder.last_backward_traces(function)[-1])
             assert backward.count("_c10d_functional.reduce_scatter_tensor(") == 1, backward
             if "blocks_only" not in options:  # ZERO3 blocks gather their parameters again for the backward
-                regathers = backward.count("_c10d_functional.all_gather_into_tensor(")
-                assert regathers == ("zero2" not in options), backward
+                regathers = backward.count("fsdp_backward_prefetch.prefetched_or_all_gather(")
+                prefetches = backward.count("_c10d_functional.all_gather_into_tensor(")
+                assert (regathers, prefetches) == (zero3, zero3 and k > 0), backward
 
 
 # scenarios ----------------------------------------------------------------------------------------------------------
@@ -190,7 +193,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, option
             last = i == micro - 1
             losses = []
             for m, runner in ((eager, eager), (compiled, jitted)):
-                with _gradient_sync(m, wrapper, enabled=last):
+                with gradient_sync(m, wrapper, enabled=last):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", thunder.torch.opaque.OpaqueFallbackWarning)
                         loss = loss_fn(runner, batch)
@@ -208,7 +211,7 @@ def train_like_eager(rank, model_name: str, wrapper: str, optimizer: str, option
     _assert_compiled(jitted, wrapper, STEPS * micro, options)
 
 
-class _gradient_sync:
+class gradient_sync:
     """No gradient synchronization inside (DDP's ``no_sync()``, FSDP2's ``set_requires_gradient_sync``) unless
     ``enabled``."""
 

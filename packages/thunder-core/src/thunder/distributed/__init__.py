@@ -55,7 +55,8 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
     DTensor parameters) and returns it. Jit the result with ``thunder.jit``.
 
     sharding_strategy: "ZERO2" (parameters gathered in the forward stay for the backward) or "ZERO3" (freed after
-        the forward, gathered again for the backward); lightning-thunder's ``FSDPType`` members are accepted.
+        the forward, gathered again for the backward; with "BLOCK", the root's are kept, as FSDP2 keeps them by
+        default); lightning-thunder's ``FSDPType`` members are accepted.
     bucketing_strategy: "NONE" (one unit: all parameters gathered together) or "BLOCK" (each module held in an
         ``nn.ModuleList`` is its own unit, and each block's all-gather is issued while the block before it runs,
         FSDP2's explicit forward prefetch; the root holds the rest).
@@ -78,6 +79,9 @@ def fsdp(model, *, broadcast_from: int | None = None, sharding_strategy="ZERO2",
         lists = [list(lst) for lst in model.modules() if isinstance(lst, nn.ModuleList)]
         for block in (m for blocks in lists for m in blocks):
             fully_shard(block, **options)
+        if any(lists):  # the root around the blocks: FSDP2's own choice (reshard_after_forward=None), which
+            # keeps the root's parameters gathered from the forward for the backward, which would gather them first
+            options["reshard_after_forward"] = None
     fully_shard(model, **options)
     if bucketing == "BLOCK":
         for blocks in lists:

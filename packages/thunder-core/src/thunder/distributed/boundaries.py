@@ -145,6 +145,7 @@ class FSDPBoundary:
         self.units = [_FSDPUnit(u, name or "the model", jit_options, self) for name, u in innermost]
         self._unit_of = {id(unit.module): unit for unit in self.units}
         self.pending: dict = {}  # unit -> its parameters' all-gather, issued by the unit before it (prefetch)
+        self.forward_order: list = []  # the units whose traces gathered their parameters in this call, in order
 
     @property
     def functions(self) -> list:
@@ -161,6 +162,23 @@ class FSDPBoundary:
             return target if ready else None
         return None
 
+    def backward_prefetch_target(self, unit):
+        """The parameter group whose all-gather ``unit``'s backward trace issues for the backward that runs next
+        (:mod:`thunder.distributed.fsdp_backward_prefetch`), as FSDP2's backward prefetch: the first of its
+        ``set_modules_to_backward_prefetch`` targets, else the unit whose forward ran just before ``unit``'s in
+        this call. Only a unit whose backward trace gathers its parameters again (ZERO3), not ``unit`` itself."""
+        explicit = unit.module._get_fsdp_state()._states_to_backward_prefetch
+        if explicit:
+            target = self._unit_of.get(id(explicit[0]._modules[0]))
+        else:
+            before = self.forward_order[:len(self.forward_order) - 1 - self.forward_order[::-1].index(unit)]
+            target = before[-1] if before else None
+        if target is None or target is unit or not target.regathers():
+            return None
+        from thunder.distributed.fsdp_gradients import param_group
+
+        return param_group(target.module)
+
     def discard_pending(self, unit) -> None:
         """Waits for an all-gather prefetched for ``unit`` whose trace will not use it."""
         pending = self.pending.pop(unit, None)
@@ -171,16 +189,35 @@ class FSDPBoundary:
         # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides; FSDP2's forward hooks
         # of the units are taken out for the call: a unit runs them itself where its trace does not gather
         removed = [_ForwardHooksRemoved(unit.module) for unit in self.units if unit.runs_hooks]
+        self.forward_order = []
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
         try:
-            return self.model(*args, **kwargs)
+            output = self.model(*args, **kwargs)
         finally:
             for unit in self.units:
                 unit.module.__dict__.pop("forward", None)
                 self.discard_pending(unit)
             for hooks in removed:
                 hooks.restore()
+        self._root_backward_prefetch(output)
+        return output
+
+    def _root_backward_prefetch(self, output) -> None:
+        """FSDP2's root unit (running natively, around compiled units) all-gathers, when its backward starts, the
+        parameters of the unit whose forward ran last before its own; its hooks do not see the compiled units, so
+        the boundary hooks the output as FSDP2 does and hands that unit's all-gather over to its backward
+        (:meth:`_FSDPUnit.prefetch_for_backward`)."""
+        from torch.distributed.fsdp import FSDPModule
+        from torch.utils._pytree import tree_leaves
+
+        last = self.forward_order[-1] if self.forward_order else None
+        if last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers():
+            return
+        tensors = [t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.requires_grad]
+        if tensors:
+            torch.autograd.graph.register_multi_grad_hook(tensors, lambda grads: last.prefetch_for_backward(),
+                                                          mode="any")
 
 
 class _ForwardHooksRemoved:
@@ -218,6 +255,8 @@ class _FSDPUnit:
         # a unit of several modules (fully_shard([a, b])) keeps FSDP2's hooks, which span its modules
         self.runs_hooks = len(module._get_fsdp_state()._modules) == 1
         self.gathering = self.plain = None
+        self.reduce_scatter = None  # the gathering function's FSDPReduceScatter
+        self.prefetcher = None  # the all-gather of the parameters the root's backward hands over
         self.refused = None  # why FSDP2 does the unit's work: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
         self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
@@ -241,6 +280,22 @@ class _FSDPUnit:
             return False
         group = param_group(self.module)
         return group.reduce_grads and group.is_sharded and group._all_gather_result is None
+
+    def prefetch_for_backward(self) -> None:
+        """Issues the all-gather of this unit's parameters from their current shards (a compiled function of its own,
+        :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`) and hands it over to its backward."""
+        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, issue_all_gather, unit_key
+        from thunder.distributed.fsdp_gradients import param_group
+        from thunder.frontend.jit import ThunderFunction
+
+        if self.prefetcher is None:
+            self.prefetcher = ThunderFunction(types.MethodType(issue_all_gather, self.module), **self.jit_options)
+        group = param_group(self.module)
+        hand_over_pending(self.prefetcher(tuple(p._sharded_param_data for p in group.fsdp_params)), unit_key(group))
+
+    def regathers(self) -> bool:
+        """Whether this unit's backward trace gathers its parameters again (ZERO3), as compiled so far."""
+        return self.reduce_scatter is not None and bool(self.reduce_scatter.regathered)
 
     def __call__(self, *args, **kwargs):
         from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group
@@ -282,6 +337,7 @@ class _FSDPUnit:
         next_shards = None if following is None else tuple(p._sharded_param_data
                                                            for p in param_group(following.module).fsdp_params)
         pending = self.boundary.pending.pop(self, None)
+        self.boundary.forward_order.append(self)
         try:
             output, issued = self._function(gathering=True)(
                 shards, pending, None if following is None else following.module, next_shards, *args, **kwargs)
@@ -300,7 +356,8 @@ class _FSDPUnit:
 
         if gathering and self.gathering is None:
             options = dict(self.jit_options)
-            options["transforms"] = (*(options.get("transforms") or ()), FSDPReduceScatter(self.module))
+            self.reduce_scatter = FSDPReduceScatter(self.module, lambda: self.boundary.backward_prefetch_target(self))
+            options["transforms"] = (*(options.get("transforms") or ()), self.reduce_scatter)
             self.gathering = ThunderFunction(types.MethodType(forward_gathering, self.module), **options)
         if not gathering and self.plain is None:
             self.plain = ThunderFunction(types.MethodType(type(self.module).forward, self.module), **self.jit_options)

@@ -19,7 +19,8 @@ Autograd does not differentiate the all-gather: the gradient of :func:`unsharded
 itself, handed to the shard as :func:`unsharded_grad`, where :class:`~thunder.distributed.fsdp_gradients.FSDPReduceScatter`
 finds it and writes FSDP2's reduce-scatter (in the reduce dtype, divided, into the sharded ``.grad``). The
 backward reads the gathered parameters the forward saved, as FSDP2 does with ``reshard_after_forward=False``
-(ZERO2); with ZERO3 FSDP2 would free them after the forward and gather them again.
+(ZERO2); with ZERO3 the forward does not save them and the backward gathers them again (there, and in
+:mod:`~thunder.distributed.fsdp_backward_prefetch` for the unit before).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from thunder.frontend.hooks import interpreted_program
 from thunder.grad.registry import register_grad
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["forward_gathering", "gathered", "issue", "sharded_grad_key", "traced_unsharded", "unsharded_param",
-           "unsharded_grad", "IMPLEMENTATIONS"]
+__all__ = ["all_gather_input", "forward_gathering", "gathered", "issue", "sharded_param", "sharded_param_key",
+           "traced_unsharded", "unsharded_param", "unsharded_grad", "IMPLEMENTATIONS"]
 
+# FSDPParam of each sharded parameter a trace names, by its key (sharded_param_key)
+_SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 # per trace being recorded: id(sharded parameter) -> the traced unsharded parameter that stands for it
 _UNSHARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -68,9 +71,16 @@ def use_gathered(gathered: torch.Tensor, shard: torch.Tensor, key: str) -> torch
 IMPLEMENTATIONS = {unsharded_param: "thunder.distributed.fsdp_gather.use_gathered"}
 
 
-def sharded_grad_key(fsdp_param) -> str:
-    """How a trace names an FSDP2 parameter (printed; ``fsdp_gradients.write_sharded_grad`` looks it up)."""
-    return f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
+def sharded_param_key(fsdp_param) -> str:
+    """How a trace names an FSDP2 parameter (printed; :func:`sharded_param` looks it up when the trace runs)."""
+    key = f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
+    _SHARDED_PARAMS[key] = fsdp_param
+    return key
+
+
+def sharded_param(key: str):
+    """The FSDPParam a trace names ``key``."""
+    return _SHARDED_PARAMS[key]
 
 
 def traced_unsharded(value):
@@ -99,7 +109,7 @@ def gather(unit, shards, pending, next_unit, next_shards, args, kwargs):
     _UNSHARDED[get_tracectx()] = table = _UNSHARDED.get(get_tracectx(), {})
     params = gathered(group, issue(group, shards) if pending is None else pending)
     for fsdp_param, param, shard in zip(group.fsdp_params, params, shards):
-        table[id(fsdp_param.sharded_param)] = unsharded_param(param, shard, sharded_grad_key(fsdp_param))
+        table[id(fsdp_param.sharded_param)] = unsharded_param(param, shard, sharded_param_key(fsdp_param))
     issued = issue(param_group(next_unit), next_shards) if next_unit is not None else None
     policy = unit._get_fsdp_state()._mp_policy
     if policy.cast_forward_inputs and policy.param_dtype is not None:
@@ -124,20 +134,24 @@ def _cast_floats(tree, dtype):
 
 
 def issue(group, shards) -> TensorProxy:
-    """Records FSDP2's all-gather input (each padded flat shard in the parameters' dtype, concatenated) and the
-    pending all-gather of it."""
-    import thunder.torch as ltorch
+    """Records FSDP2's all-gather input of ``shards`` and the pending all-gather of it."""
     from thunder.distributed.collectives import all_gather
     from thunder.distributed.gradient_buckets import group_name
+
+    process_group = group._all_gather_process_group
+    return all_gather(all_gather_input(group, shards), process_group.size(), group_name(process_group))
+
+
+def all_gather_input(group, shards) -> TensorProxy:
+    """Records FSDP2's all-gather input: each padded flat shard in the parameters' dtype, concatenated."""
+    import thunder.torch as ltorch
 
     flat = []
     for fsdp_param, shard in zip(group.fsdp_params, shards):
         s = ltorch.detach(shard)  # the gradient reaches the shard through unsharded_param, not the collective
         dtype = fsdp_param.param_dtype
         flat.append(ltorch.to(s, dtype=dtype) if dtype is not None and to_torch_dtype(s.dtype) != dtype else s)
-    buffer = flat[0] if len(flat) == 1 else ltorch.cat(flat, 0)
-    process_group = group._all_gather_process_group
-    return all_gather(buffer, process_group.size(), group_name(process_group))
+    return flat[0] if len(flat) == 1 else ltorch.cat(flat, 0)
 
 
 def gathered(group, pending: TensorProxy) -> list:

@@ -24,21 +24,19 @@ all-gather or reduce-scatter, an all-reduce hook, a divide rule other than a pla
 
 from __future__ import annotations
 
-import weakref
-
 import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
+from thunder.distributed import gradient_buckets as buckets
+from thunder.distributed.fsdp_backward_prefetch import prefetch
 from thunder.torch.registry import torchsymbol
 from thunder.transforms.transform import Transform
 
 __all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "param_group",
            "unsupported_configuration"]
 
-# FSDPParam of each sharded parameter a trace writes, by the key the trace names it with
-_SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
 _GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it
 
@@ -104,7 +102,9 @@ def accumulate_sharded_grad(shard, key: str):
 def write_sharded_grad(shard: torch.Tensor, key: str) -> None:
     """FSDP2's write of a reduced shard: the sharded parameter's new DTensor ``.grad``, or added to the one there;
     then its post-accumulate-grad hooks."""
-    fsdp_param = _SHARDED_PARAMS[key]
+    from thunder.distributed.fsdp_gather import sharded_param
+
+    fsdp_param = sharded_param(key)
     param = fsdp_param.sharded_param
     with torch.no_grad():
         if param.grad is None:
@@ -124,8 +124,9 @@ class FSDPReduceScatter(Transform):
     segments_error = NeedsFSDPEngine
     remedy_on_segments = "FSDP2 reduce-scatters the gradients of such a program, outside the trace"
 
-    def __init__(self, unit):
+    def __init__(self, unit, backward_prefetch=lambda: None):
         self.unit = unit
+        self.backward_prefetch = backward_prefetch  # () -> the parameter group whose all-gather the backward issues
         self.regathered: dict = {}  # name -> key of the gathered parameters the forward did not save (ZERO3)
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
@@ -153,27 +154,29 @@ class FSDPReduceScatter(Transform):
     def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
         import time
 
-        from thunder.distributed import gradient_buckets as buckets
-        from thunder.distributed.fsdp_gather import sharded_grad_key
+        from thunder.distributed.fsdp_gather import sharded_param_key
 
         start = time.perf_counter_ns()
         group = param_group(self.unit)
         trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
         marked = _marked_gradients(backward)
-        missing = [p._param_fqn for p in trainable if sharded_grad_key(p) not in marked]
+        missing = [p._param_fqn for p in trainable if sharded_param_key(p) not in marked]
         if missing:
             raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
                                   "from thunder's backward (the forward does not use them)")
 
-        grads = [marked[sharded_grad_key(p)][1] for p in trainable]
+        grads = [marked[sharded_param_key(p)][1] for p in trainable]
         ready = buckets.ready_positions(backward)
         issue_after = max(ready.get(g.name, -1) for g in grads)
-        markers = {id(marked[sharded_grad_key(p)][0]) for p in trainable}
+        markers = {id(marked[sharded_param_key(p)][0]) for p in trainable}
         process_group = group._reduce_scatter_process_group
         world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
         with tracectx(new):
             _regather(new, group, marked, self.regathered)
+            target = self.backward_prefetch()
+            if target is not None:
+                prefetch(target)
             for j, bsym in [(-1, None), *enumerate(backward.bound_symbols)]:
                 if bsym is not None and id(bsym) not in markers:
                     new.bound_symbols.append(bsym)
@@ -190,16 +193,21 @@ class FSDPReduceScatter(Transform):
 
 
 def _regather(new, group, marked: dict, regathered: dict) -> None:
-    """Records the all-gather of the unit's parameters from their shards at the start of the backward, for the
-    gathered parameters the forward did not save: each defined under its argument's name, the argument (the shard,
-    see transform_trace_post_optimization) renamed."""
-    from thunder.distributed.fsdp_gather import gathered, issue, sharded_grad_key, unsharded_param
+    """Records the all-gather of the unit's parameters from their shards at the start of the backward (or the wait
+    for the one the unit's backward before handed over, :mod:`~thunder.distributed.fsdp_backward_prefetch`), for
+    the gathered parameters the forward did not save: each defined under its argument's name, the argument (the
+    shard, see transform_trace_post_optimization) renamed."""
+    from thunder.distributed.fsdp_backward_prefetch import all_gather_unless_prefetched, unit_key
+    from thunder.distributed.fsdp_gather import all_gather_input, gathered, sharded_param_key, unsharded_param
 
     if not regathered:
         return
-    keys = [sharded_grad_key(p) for p in group.fsdp_params]
+    keys = [sharded_param_key(p) for p in group.fsdp_params]
     shards = [marked[key][0].args[1] for key in keys]
-    params = dict(zip(keys, gathered(group, issue(group, shards))))
+    process_group = group._all_gather_process_group
+    pending = all_gather_unless_prefetched(all_gather_input(group, shards), process_group.size(),
+                                           buckets.group_name(process_group), unit_key(group))
+    params = dict(zip(keys, gathered(group, pending)))
     new.args = list(new.args)
     for k, arg in enumerate(new.args):
         key = regathered.get(getattr(arg, "name", None))
@@ -246,7 +254,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
     """Records the wait, the division, the cast back and each shard's write into its sharded parameter's .grad."""
     import thunder.torch as ltorch
     from thunder.distributed.collectives import wait
-    from thunder.distributed.fsdp_gather import sharded_grad_key
+    from thunder.distributed.fsdp_gather import sharded_param_key
 
     reduced = ltorch.div(wait(pending), float(group.gradient_divide_factor or world_size))
     orig_dtype = group._orig_dtype
@@ -259,9 +267,7 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
         for d in sharded_size:
             numel *= d
         shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel), sharded_size)
-        key = sharded_grad_key(fsdp_param)
-        _SHARDED_PARAMS[key] = fsdp_param
-        accumulate_sharded_grad(shard, key)
+        accumulate_sharded_grad(shard, sharded_param_key(fsdp_param))
         chunk = 1
         for d in grad.shape[1:]:
             chunk *= pyval(d)
