@@ -138,6 +138,7 @@ DIRECT = {
     "triu": "torch.triu",
     # data-dependent sizes, read before the op (torch/data_dependent.py)
     "nonzero_static": "torch.nonzero_static", "nonzero_sized": "thunder.executors.torch_impls.nonzero_sized",
+    "nonzero_counted": "thunder.executors.torch_impls.nonzero_counted",
     "unique_sized": "thunder.executors.torch_impls.unique_sized",
     "unique_consecutive_sized": "thunder.executors.torch_impls.unique_consecutive_sized",
     "bincount_sized": "thunder.executors.torch_impls.bincount_sized",

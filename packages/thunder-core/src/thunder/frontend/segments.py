@@ -27,7 +27,8 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.frontend.autograd_function import passthrough_outputs
 from thunder.frontend.segment_node import SegmentTape, one_node_possible
-from thunder.frontend.size_guards import exact_where_constrained_later, size_guard, size_read_guards, sizes_check
+from thunder.frontend.inner_sizes import span_bound_symbols, spans
+from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
 __all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "READ_SIZES_INSIDE", "SegmentedProgram"]
@@ -155,14 +156,7 @@ class SegmentedProgram:
         def compile_span(k0, k1, carrying) -> _Segment:
             """Pieces ``k0`` to ``k1`` as one segment: the sizes read at the splits between them are read inside it
             (no split) and checked there (``size_guard``)."""
-            bsyms, inner = [], []
-            for k in range(k0, k1 + 1):
-                bsyms += pieces[k][0]
-                if k < k1:
-                    size = pieces[k][1].args[0]
-                    inner.append(size)
-                    if reads[k].guard.checks:
-                        bsyms.append(size_guard.bind(size, reads[k].guard.expression, output=None))
+            bsyms, inner = span_bound_symbols(pieces, reads, k0, k1)
             marker = pieces[k1][1]
             args = used[k0] if k0 == k1 else uses(bsyms, marker.args[:1] if marker is not None else flat_output)
             seg = from_trace(prepared)
@@ -218,7 +212,7 @@ class SegmentedProgram:
             return segment
 
         carrying = set(carrying_grad)
-        for k0, k1 in _spans(pieces, reads, first):
+        for k0, k1 in spans(pieces, reads, first, READ_SIZES_INSIDE):
             before = set(carrying)
             segment = compile_span(k0, k1, carrying)
             if k1 > k0:  # the same pieces split at each read: what a call runs where a size fails its checks
@@ -303,6 +297,7 @@ class SegmentedProgram:
                 return self._run_path(inputs, args, kwargs, tape, split_at)
             except _Restart as restart:
                 restart.segment.restarts += 1
+                self.jfn.stats.size_restarts += 1
                 split_at.add(restart.segment)
                 tape = SegmentTape()
 
@@ -487,45 +482,6 @@ def _link_next(parent, child) -> None:
     guard = parent.read.guard
     check = None if guard is None or not guard.checks else (lambda values, guard=guard: guard(values[-1]))
     parent.children[parent.read.key] = [(check, None, (), child)]
-
-
-def _spans(pieces, reads, first) -> list[tuple[int, int]]:
-    """(first piece, last piece) of each segment from the ``first`` piece on: a size read the rest of the program
-    only computes with (not needed exactly, its checks an expression of it alone) joins the pieces around it, where
-    no piece up to there has an effect a restart of the call would repeat."""
-    restartable = _restartable_pieces(pieces) if READ_SIZES_INSIDE else 0
-    spans, start = [], first
-    for k in range(first, len(pieces)):
-        read = reads[k] if k < len(reads) else None
-        if k + 1 < restartable and read is not None and read.kind == "size" and read.guard is not None \
-                and (not read.guard.checks or read.guard.expression is not None):
-            continue
-        spans.append((start, k))
-        start = k + 1
-    return spans
-
-
-def _restartable_pieces(pieces) -> int:
-    """How many pieces from the first have no effect outside the call: no write into a tensor the program did not
-    make (an input), no random numbers drawn, no other side effect."""
-    made: set[str] = set()
-    for i, (bsyms, _) in enumerate(pieces):
-        for b in bsyms:
-            if _outside_effect(b, made):
-                return i
-            made.update(o.name for o in b.flat_proxy_outs)
-    return len(pieces)
-
-
-def _outside_effect(bsym, made) -> bool:
-    out = bsym.kwargs.get("out")
-    if isinstance(out, Proxy):
-        return out.name not in made
-    if bsym.sym.id == "prims.set_grad_enabled" or ("writes_no_argument" in bsym.sym.tags
-                                                    and "random" not in bsym.sym.tags):
-        return False
-    return bool({"random", "side_effect"} & set(bsym.sym.tags)) or any(_outside_effect(s, made)
-                                                                        for s in bsym.subsymbols)
 
 
 def _sizes_from_tensors(trace, env, segments, missing: list) -> list:
