@@ -190,7 +190,7 @@ class SegmentedProgram:
                 pre_names = [(p.name, q.name) for p, q in zip(pre_markers[k1].args, marker.args)]
                 read = reads[k1]
                 where = f"{read.what} at {read.location}"
-            inside = f"; {k1 - k0} sizes read inside" if k1 > k0 else ""
+            inside = f"; {k1 - k0} size{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
             seg.provenance = TraceProvenance(f"Segment {k0} of the program (up to {where}{inside})")
             more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
                                                                                  fails_in_backward=fails_in_backward)
@@ -247,19 +247,21 @@ class SegmentedProgram:
                     _link_next(parent, child)
                 segment.fallback[-1].children = segment.children
         leaf = path.segments[-1]
-        for last in (leaf, *(leaf.fallback or ())[-1:]):
-            last.epilogue = epilogue
-            last.path = shown
+        leaf.epilogue, leaf.path = epilogue, shown
+        if leaf.fallback is not None:
+            leaf.fallback[-1].epilogue = epilogue
+            leaf.fallback[-1].path = None if shown is None else _split_shown(shown, path.segments)
 
     # running -----------------------------------------------------------------------------------------------------
     def attach(self, entry):
         self.entry = entry
-        leaf = self.root
+        leaf, walked = self.root, [self.root]
         while leaf.children is not None:
             leaf = next(iter(leaf.children.values()))[0][3]
+            walked.append(leaf)
         leaf.path = (list(entry.computation_traces), list(entry.backward_traces), entry.saved_for_backward)
         if leaf.fallback is not None:
-            leaf.fallback[-1].path = leaf.path
+            leaf.fallback[-1].path = _split_shown(leaf.path, walked)
         self.shown = leaf
 
     def run(self, inputs, *args, **kwargs):
@@ -475,6 +477,21 @@ def _run_checked(segment, env, tape):
         return _run(segment, env, tape)
     except Exception as error:
         raise _Restart(segment) from error
+
+
+def _split_shown(shown, path) -> tuple:
+    """``shown`` (traces, backward traces, saved values: what ``thunder.last_traces`` and friends show) where the
+    segments of ``path`` reading sizes inside gave way to the segments split at each read."""
+    traces, backward, saved = list(shown[0]), list(shown[1]), list(shown[2])
+    for segment in path:
+        if segment.fallback is None:
+            continue
+        for shown_list, attr in ((traces, "traces"), (backward, "backward_traces"), (saved, "saved")):
+            own = list(getattr(segment, attr))
+            at = next((i for i, t in enumerate(shown_list) if own and t is own[0]), None)
+            if at is not None:
+                shown_list[at:at + len(own)] = [t for s in segment.fallback for t in getattr(s, attr)]
+    return traces, backward, tuple(saved)
 
 
 def _link_next(parent, child) -> None:
