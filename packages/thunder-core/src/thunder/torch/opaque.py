@@ -158,27 +158,26 @@ def may_return_view(fn) -> bool:
     """Whether an output of ``fn`` may share memory with an input, by its aten schema (a ``Tensor(a)`` return
     that is not an ``out=`` argument). Without a schema we cannot know, so: yes. An in-place update of such an
     output would have to reach the input, which thunder cannot see through an opaque call."""
-    packet = _aten_packet(fn)
-    if packet is None:
-        return True
-    try:
-        schemas = [getattr(packet, o)._schema for o in packet.overloads()]
-    except Exception:
-        return True
+    schemas = _schemas(fn)
     return not schemas or any(r.alias_info is not None and not r.alias_info.is_write
                               for schema in schemas for r in schema.returns)
+
+
+def _schemas(fn) -> list:
+    """The aten schemas of ``fn``'s overloads (empty where it has none we can read)."""
+    packet = _aten_packet(fn)
+    if packet is None:
+        return []
+    try:
+        return [getattr(packet, o)._schema for o in packet.overloads()]
+    except Exception:
+        return []
 
 
 def writes_no_argument(fn) -> bool:
     """Whether ``fn`` updates none of its arguments in place, by its aten schema (no ``Tensor(a!)`` argument but
     ``out=``). Without a schema we cannot know, so: no."""
-    packet = _aten_packet(fn)
-    if packet is None:
-        return False
-    try:
-        schemas = [getattr(packet, o)._schema for o in packet.overloads()]
-    except Exception:
-        return False
+    schemas = _schemas(fn)
     return bool(schemas) and not any(a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
                                      for schema in schemas for a in schema.arguments)
 

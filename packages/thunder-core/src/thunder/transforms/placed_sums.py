@@ -147,13 +147,7 @@ def merge_placed_sums(bound_symbols: list, output, make_name) -> list:
     if not changed:
         return bound_symbols
     # drop what no longer has a reader: the replaced cats and sums, then the fills only they read
-    kept = []
-    for b in reversed(result):
-        if b.sym in (prims.cat, prims.full, prims.add) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
-            read(b.flat_proxy_args, -1)
-            continue
-        kept.append(b)
-    return kept[::-1]
+    return _without_unread(result, uses, (prims.cat, prims.full, prims.add))
 
 
 def _one_position(indices) -> bool:
@@ -198,9 +192,15 @@ def merge_scattered_sums(bound_symbols: list, output) -> list:
     if not changed:
         return bound_symbols
     # drop the scatters into zeros no sum reads any more, then the fills only they read
+    return _without_unread(result, uses, (prims.index_put, prims.full))
+
+
+def _without_unread(bsyms, uses, symbols) -> list:
+    """``bsyms`` without those of ``symbols`` whose outputs nothing reads (``uses``: reads by name, updated as each
+    is dropped, so what only a dropped one read goes too)."""
     kept = []
-    for b in reversed(result):
-        if b.sym in (prims.index_put, prims.full) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
+    for b in reversed(bsyms):
+        if b.sym in symbols and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
             for p in b.flat_proxy_args:
                 uses[p.name] = uses.get(p.name, 0) - 1
             continue
