@@ -35,7 +35,8 @@ from thunder.torch.promotion import depends_on_default_dtype
 
 __all__ = [
     "OpaqueFallbackWarning", "opaque_symbol", "call_opaque", "opaque_method", "opaque_lookaside", "meta_outputs",
-    "importable_path", "is_random", "may_return_view", "writes_no_argument", "opaque_symbols", "on_new_opaque_symbol", "OPAQUE_ID_PREFIX",
+    "importable_path", "is_random", "may_return_view", "writes_no_argument", "opaque_symbols", "on_new_opaque_symbol",
+    "OPAQUE_ID_PREFIX",
 ]
 
 OPAQUE_ID_PREFIX = "ltorch.opaque."
