@@ -94,29 +94,29 @@ def measure(variant, model, batches, steps):
 def value_check_cost(variant, model, batches, steps, repeat=200):
     """Time thunder spends per call checking the values read from tensor data on a cache hit: at a split, finding the
     continuation of the value read and evaluating its guards (SegmentedProgram._child); for a size read inside a
-    segment, evaluating its checks there (size_guards.check_size). The checks of ``steps`` calls are recorded, then
+    segment, evaluating its checks there (size_guards.check_read). The checks of ``steps`` calls are recorded, then
     each is made again ``repeat`` times in a loop timed as a whole by this thread's CPU time (the timer's cost spread
     over the loop)."""
     from thunder.frontend import size_guards
     from thunder.frontend.segments import SegmentedProgram
 
-    child, check_size, lookups, guards = SegmentedProgram._child, size_guards.check_size, [], []
+    child, check_read, lookups, guards = SegmentedProgram._child, size_guards.check_read, [], []
 
     def recording_child(self, node, value, values, *a):
         lookups.append((self, (node, value, list(values), *a)))  # the values read so far, as at this split
         return child(self, node, value, values, *a)
 
-    def recording_check_size(size, expression):
+    def recording_check_read(size, expression):
         guards.append((size, expression))
-        return check_size(size, expression)
+        return check_read(size, expression)
 
-    SegmentedProgram._child, size_guards.check_size = recording_child, recording_check_size
+    SegmentedProgram._child, size_guards.check_read = recording_child, recording_check_read
     try:
         for i in range(steps):
             step(variant, batches[i % len(batches)])
             model.zero_grad(set_to_none=True)
     finally:
-        SegmentedProgram._child, size_guards.check_size = child, check_size
+        SegmentedProgram._child, size_guards.check_read = child, check_read
 
     def per_check_us(checks, run):
         if not checks:
@@ -133,8 +133,8 @@ def value_check_cost(variant, model, batches, steps, repeat=200):
 
     def check(a):
         try:
-            check_size(*a)
-        except size_guards.SizeGuardFailed:  # a size failing its checks: the call restarted on the split segments
+            check_read(*a)
+        except size_guards.ReadGuardFailed:  # a size failing its checks: the call restarted on the split segments
             pass
 
     per_split = per_check_us(lookups, lambda a: child(a[0], *a[1]))

@@ -57,7 +57,7 @@ def _like_eager(f, jf, *args):
 @pytest.mark.parametrize("name", list(SCATTERS))
 def test_an_accumulator_split_per_expert_is_updated_in_place_in_each_segment(name, split, monkeypatch):
     # split at each expert's count (what a call falls back to), or the counts read inside one segment
-    monkeypatch.setattr(segments, "READ_SIZES_INSIDE", not split)
+    monkeypatch.setattr(segments, "READ_VALUES_INSIDE", not split)
     f = _routed(SCATTERS[name])
     jf = thunder.jit(f)
     x, w = torch.randn(12, 4, requires_grad=True), torch.randn(3, 4, 4, requires_grad=True)

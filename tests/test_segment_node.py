@@ -14,7 +14,7 @@ from thunder.frontend import segment_node, segments
 def size_reads(request, monkeypatch):
     """Each test runs twice: with the sizes the loop only computes with read inside one segment, and split at each
     (what a call runs where a size fails the checks it was traced under)."""
-    monkeypatch.setattr(segments, "READ_SIZES_INSIDE", request.param == "sizes read inside")
+    monkeypatch.setattr(segments, "READ_VALUES_INSIDE", request.param == "sizes read inside")
     return request.param
 
 
@@ -58,8 +58,8 @@ def test_a_call_records_one_autograd_node_whose_inputs_are_the_call_inputs(size_
     # the node's inputs are x and w themselves: no node per segment between them
     assert {type(f).__name__ for f, _ in out.grad_fn.next_functions if f is not None} == {"AccumulateGrad"}
     count = sum(1 for t in thunder.last_traces(jfn) if "Segment " in str(t.provenance))
-    # read inside: the counts of the first experts (the last one, 1, is read at a split: a size of 1 is specialized)
-    assert count > 4 if size_reads == "split at each size" else count == 2
+    # read inside: the experts' counts (the last one, 1, checked equal to 1: a size of 1 is specialized)
+    assert count > 4 if size_reads == "split at each size" else count == 1
 
 
 @pytest.mark.parametrize("idx", [(0, 2, 1, 3), (1, 1, 3, 1), (2,), (3, 0)])

@@ -1,4 +1,4 @@
-"""Sizes read from tensor data inside one segment (frontend/inner_sizes.py): a size the program only computes with
+"""Sizes read from tensor data inside one segment (frontend/inner_reads.py): a size the program only computes with
 is not a split; the segment checks it where it is read, and a call whose size fails those checks runs again on the
 segments split at each read. Outputs, gradients and inputs as eager's (docs/values-from-tensor-data.md)."""
 
@@ -57,7 +57,7 @@ def test_an_experts_loop_runs_as_one_segment_like_eager():
     for _ in range(4):  # new routing on every call: other counts per expert, the same segment
         _step_like_eager(model, jmodel, torch.randn(32, 8))
     assert len(_segments(jmodel)) == 1, _segments(jmodel)
-    assert "5 sizes read inside" in _segments(jmodel)[0]  # the experts hit, then each one's tokens
+    assert "5 values read inside" in _segments(jmodel)[0]  # the experts hit, then each one's tokens
     assert thunder.compile_stats(jmodel).size_restarts == 0
     # nonzero's size is read from its result: no count, no .item() before it
     text = str(thunder.last_traces(jmodel)[-1])
@@ -157,3 +157,23 @@ def test_a_size_broadcast_with_itself_accepts_one():
     for n in (4, 1, 6):
         check_like_eager(rows_scaled_by_their_sum, x, torch.arange(8) < n, jfn=jfn)
     assert thunder.compile_stats(jfn).size_restarts == 0 and len(_segments(jfn)) == 1
+
+
+def branch_on_data(x):
+    y = x * 2
+    if y.sum() > 0:  # a branch on data (transformers' `if expert_idx == num_experts: continue`)
+        y = y + 1
+    return y.sin()
+
+
+def test_a_branch_on_data_is_read_inside_and_checked_equal_to_the_value_traced():
+    jfn = thunder.jit(branch_on_data)
+    signs = (1, 1, -1, 1, -1)
+    for i, sign in enumerate(signs):
+        check_like_eager(branch_on_data, (sign * torch.rand(4)).requires_grad_(), jfn=jfn)
+        if i == 0:  # the read checked where it is made
+            assert "_read_bool(size) == True" in str(thunder.last_traces(jfn)[-1])
+        # traced for True: one segment; False fails the check inside, the call runs on the split ones
+        assert len(_segments(jfn)) == (1 if sign > 0 else 2)
+    assert thunder.compile_stats(jfn).size_restarts == signs.count(-1)
+    assert thunder.compile_stats(jfn).continuations == 1

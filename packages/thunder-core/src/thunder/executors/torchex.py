@@ -249,7 +249,7 @@ def thunder_register_implementations(get_executor):
         for sym, path in implementations.items():
             register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
-    register("size_guard", "thunder.frontend.size_guards.check_size")  # a size read inside a segment
+    register("read_guard", "thunder.frontend.size_guards.check_read")  # a size read inside a segment
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")
     register("prims.derivative_not_implemented", "thunder.executors.torch_impls.derivative_not_implemented")

@@ -27,16 +27,16 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.frontend.autograd_function import passthrough_outputs
 from thunder.frontend.segment_node import SegmentTape, one_node_possible
-from thunder.frontend.inner_sizes import span_bound_symbols, spans
+from thunder.frontend.inner_reads import check_inside, span_bound_symbols, spans
 from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
-__all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "READ_SIZES_INSIDE", "SegmentedProgram"]
+__all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "READ_VALUES_INSIDE", "SegmentedProgram"]
 
 MAX_CONTINUATIONS = 16
-# Sizes read from tensor data that the rest of the program only computes with are read inside a segment (no split,
-# frontend/size_guards.py's size_guard); False: each is read at a split (what a call falls back to).
-READ_SIZES_INSIDE = True
+# Values read from tensor data that a segment can check where it reads them are read inside it (no split,
+# frontend/inner_reads.py); False: each is read at a split (what a call falls back to).
+READ_VALUES_INSIDE = True
 
 
 class ContinuationLimitWarning(UserWarning):
@@ -53,7 +53,7 @@ class _Segment:
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "convert", "children", "epilogue", "path",
                  "traces", "backward_traces", "saved", "grad_mode", "carrying_grad", "size_dims", "node", "flat_names",
                  "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left", "made_names", "inner",
-                 "inner_reads", "fallback", "runs", "restarts")
+                 "inner_checks", "fallback", "runs", "restarts")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
@@ -71,10 +71,11 @@ class _Segment:
         self.node, self.flat_names, self.grad_names, self.grad_arg_names = None, [], frozenset(), []
         self.arg_set, self.spec, self.passthrough, self.mode_left = frozenset(arg_names), None, (), None
         self.made_names = frozenset()
-        # sizes read inside it (no split, frontend/size_guards.py's size_guard): the positions of its outputs holding
-        # them, the indices of their reads; the segments split at those reads, which a call runs where one of them
-        # fails its checks (None: no size read inside); how many calls ran it, and ran the split ones instead
-        self.inner, self.inner_reads, self.fallback, self.runs, self.restarts = [], range(0), None, 0, 0
+        # values read inside it (no split, frontend/inner_reads.py): (the position of its output holding it, its
+        # conversion) and (the read's index, the check made inside) of each; the segments split at those reads, which
+        # a call runs where one of them fails its checks (None: no value read inside); how many calls ran it, and ran
+        # the split ones instead
+        self.inner, self.inner_checks, self.fallback, self.runs, self.restarts = [], [], None, 0, 0
 
 
 class _Path:
@@ -155,7 +156,7 @@ class SegmentedProgram:
 
         def compile_span(k0, k1, carrying) -> _Segment:
             """Pieces ``k0`` to ``k1`` as one segment: the sizes read at the splits between them are read inside it
-            (no split) and checked there (``size_guard``)."""
+            (no split) and checked there (``read_guard``)."""
             bsyms, inner = span_bound_symbols(pieces, reads, k0, k1)
             marker = pieces[k1][1]
             args = used[k0] if k0 == k1 else uses(bsyms, marker.args[:1] if marker is not None else flat_output)
@@ -190,7 +191,7 @@ class SegmentedProgram:
                 pre_names = [(p.name, q.name) for p, q in zip(pre_markers[k1].args, marker.args)]
                 read = reads[k1]
                 where = f"{read.what} at {read.location}"
-            inside = f"; {k1 - k0} size{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
+            inside = f"; {k1 - k0} value{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
             seg.provenance = TraceProvenance(f"Segment {k0} of the program (up to {where}{inside})")
             more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
                                                                                  fails_in_backward=fails_in_backward)
@@ -198,8 +199,9 @@ class SegmentedProgram:
             path.written |= _updated_inputs(seg) | _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
                                reads[k1] if marker is not None else None)
-            segment.inner = [out_names.index(p.name) for p in inner] if marker is not None else []
-            segment.inner_reads = range(k0, k1)
+            segment.inner = [(out_names.index(p.name), CONVERSIONS[reads[k].kind]) for k, p in zip(range(k0, k1), inner)] \
+                if marker is not None else []
+            segment.inner_checks = [(k, check_inside(reads[k])) for k in range(k0, k1)]
             # the grad mode it leaves is not the program's: the next segment is called in the program's
             segment.grad_mode = prepared.grad_enabled if k1 + 1 < len(modes) and modes[k1 + 1] != prepared.grad_enabled \
                 else None
@@ -212,7 +214,7 @@ class SegmentedProgram:
             return segment
 
         carrying = set(carrying_grad)
-        for k0, k1 in spans(pieces, reads, first, READ_SIZES_INSIDE):
+        for k0, k1 in spans(pieces, reads, first, READ_VALUES_INSIDE):
             before = set(carrying)
             segment = compile_span(k0, k1, carrying)
             if k1 > k0:  # the same pieces split at each read: what a call runs where a size fails its checks
@@ -221,8 +223,8 @@ class SegmentedProgram:
             path.segments.append(segment)
         exact_where_constrained_later(computation, reads, constraints_before_lowering)
         # a size lowering then needed exactly is read at a split: the segment reading it inside gives way to the split
-        path.segments = [s for m in path.segments
-                         for s in (m.fallback if any(reads[k].guard is None for k in m.inner_reads) else (m,))]
+        path.segments = [s for m in path.segments for s in (
+            m.fallback if any(check_inside(reads[k]) != check for k, check in m.inner_checks) else (m,))]
         for segment in path.segments:
             path.traces += segment.traces
             path.backward_traces += segment.backward_traces
@@ -316,7 +318,7 @@ class SegmentedProgram:
                 elif node.grad_mode is not None:
                     torch._C._set_grad_enabled(node.grad_mode)
                 env.update(zip(node.out_names, outs))
-                values.extend(outs[i] for i in node.inner)
+                values.extend(convert(outs[i]) for i, convert in node.inner)
                 value = node.convert(outs[0])
                 values.append(value)
                 node = _chosen(self._child(node, value, values, env, args, kwargs, visited), split_at)

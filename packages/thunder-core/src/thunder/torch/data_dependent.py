@@ -66,7 +66,7 @@ def nonzero_sized(a, size):
 @torchsymbol(name="nonzero_counted")
 def nonzero_counted(a):
     """``torch.nonzero(a)`` and its number of rows, read from the result: where a segment reads the size of
-    ``nonzero`` inside (frontend/inner_sizes.py), the kernel counts, as eager's does. Bound with the size the rest of
+    ``nonzero`` inside (frontend/inner_reads.py), the kernel counts, as eager's does. Bound with the size the rest of
     the segment names; tracing it makes a new number."""
     size = proxy_number(0)
     size.data_dependent = True
