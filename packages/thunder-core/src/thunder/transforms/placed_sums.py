@@ -165,7 +165,7 @@ def merge_scattered_sums(bound_symbols: list, output) -> list:
     one position (the gradient of ``w[expert]`` summed over an experts loop in one segment) made
     ``index_put(a, idx, g, True)``: the gradient is added into the sum so far, which the torch executor then updates
     in place (one weight-sized fill for the loop, where eager fills and adds one per expert). The values are eager's:
-    at that position ``a + (0 + g)`` is ``a + g``; only a ``-0.0`` may become ``+0.0``."""
+    at that position ``a + (0 + g)`` is ``a + g``; only a ``-0.0`` may stay ``-0.0`` where eager's is ``+0.0``."""
     if not any(b.sym is prims.index_put for b in bound_symbols):
         return bound_symbols
     uses = count_uses(bound_symbols, output)
