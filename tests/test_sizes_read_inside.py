@@ -177,3 +177,23 @@ def test_a_branch_on_data_is_read_inside_and_checked_equal_to_the_value_traced()
         assert len(_segments(jfn)) == (1 if sign > 0 else 2)
     assert thunder.compile_stats(jfn).size_restarts == signs.count(-1)
     assert thunder.compile_stats(jfn).continuations == 1
+
+
+def first_rows(x, mask):
+    n = int(mask.sum())  # an exact int: read inside, checked equal
+    return x[:n].sum(0) * 2
+
+
+def rows_listed(x, mask):
+    return [x[i].sum() for i in mask.nonzero(as_tuple=True)[0].tolist()]  # a list: read at a split
+
+
+def test_an_int_is_read_inside_and_a_list_at_a_split():
+    jfn = thunder.jit(first_rows)
+    x = torch.randn(8, 3, requires_grad=True)
+    for n in (3, 3, 5, 3):
+        check_like_eager(first_rows, x, torch.arange(8) < n, jfn=jfn)
+    assert "_read_int(size) == 3" in str(thunder.last_traces(jfn)[-1]) and len(_segments(jfn)) == 1
+    assert thunder.compile_stats(jfn).size_restarts == 1
+    jfn = check_like_eager(rows_listed, torch.randn(8, 3), torch.arange(8) < 3)
+    assert len(_segments(jfn)) == 2
