@@ -92,36 +92,56 @@ def measure(variant, model, batches, steps):
 
 
 def value_check_cost(variant, model, batches, steps, repeat=200):
-    """Time thunder spends per call and per split checking the values read from tensor data on a cache hit: finding
-    the continuation of each value read and evaluating its guards (SegmentedProgram._child). The splits of ``steps``
-    calls are recorded, then each is looked up again ``repeat`` times in a loop timed as a whole by this thread's CPU
-    time (the timer's cost spread over the loop)."""
+    """Time thunder spends per call checking the values read from tensor data on a cache hit: at a split, finding the
+    continuation of the value read and evaluating its guards (SegmentedProgram._child); for a size read inside a
+    segment, evaluating its checks there (size_guards.check_read). The checks of ``steps`` calls are recorded, then
+    each is made again ``repeat`` times in a loop timed as a whole by this thread's CPU time (the timer's cost spread
+    over the loop)."""
+    from thunder.frontend import size_guards
     from thunder.frontend.segments import SegmentedProgram
 
-    child, lookups = SegmentedProgram._child, []
+    child, check_read, lookups, guards = SegmentedProgram._child, size_guards.check_read, [], []
 
     def recording_child(self, node, value, values, *a):
         lookups.append((self, (node, value, list(values), *a)))  # the values read so far, as at this split
         return child(self, node, value, values, *a)
 
-    SegmentedProgram._child = recording_child
+    def recording_check_read(size, expression):
+        guards.append((size, expression))
+        return check_read(size, expression)
+
+    SegmentedProgram._child, size_guards.check_read = recording_child, recording_check_read
     try:
         for i in range(steps):
             step(variant, batches[i % len(batches)])
             model.zero_grad(set_to_none=True)
     finally:
-        SegmentedProgram._child = child
-    best = None
-    for _ in range(3):
-        start = time.thread_time()  # this thread's CPU time: the other jobs of a shared machine do not count
-        for program, a in lookups:
-            for _ in range(repeat):
-                child(program, *a)
-        seconds = time.thread_time() - start
-        best = seconds if best is None else min(best, seconds)
-    per_split = best / (repeat * len(lookups)) * 1e6
+        SegmentedProgram._child, size_guards.check_read = child, check_read
+
+    def per_check_us(checks, run):
+        if not checks:
+            return 0.0
+        best = None
+        for _ in range(3):
+            start = time.thread_time()  # this thread's CPU time: the other jobs of a shared machine do not count
+            for a in checks:
+                for _ in range(repeat):
+                    run(a)
+            seconds = time.thread_time() - start
+            best = seconds if best is None else min(best, seconds)
+        return best / (repeat * len(checks)) * 1e6
+
+    def check(a):
+        try:
+            check_read(*a)
+        except size_guards.ReadGuardFailed:  # a size failing its checks: the call restarted on the split segments
+            pass
+
+    per_split = per_check_us(lookups, lambda a: child(a[0], *a[1]))
+    per_guard = per_check_us(guards, check)
     return {"per_split_us": round(per_split, 2), "splits_per_call": len(lookups) / steps,
-            "per_call_us": round(per_split * len(lookups) / steps, 1)}
+            "per_size_read_inside_us": round(per_guard, 2), "sizes_read_inside_per_call": len(guards) / steps,
+            "per_call_us": round((per_split * len(lookups) + per_guard * len(guards)) / steps, 1)}
 
 
 def run_case(tokens, hidden, ffn, args):
@@ -152,6 +172,8 @@ def run_case(tokens, hidden, ffn, args):
         if variant_name == "thunder":
             result["cache_misses"] = thunder.cache_misses(variant)
             result["continuations"] = thunder.compile_stats(variant).continuations
+            # calls run again split at each size read: a size read inside a segment failed its checks
+            result["size_restarts"] = thunder.compile_stats(variant).size_restarts
             result["segments_per_call"] = sum(1 for t in thunder.last_traces(variant)
                                               if t.provenance and "Segment " in str(t.provenance))
             result["value_check_cost_new_batch"] = value_check_cost(variant, model, batches["new batch"], args.steps)

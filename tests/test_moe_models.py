@@ -14,7 +14,8 @@ pytestmark = pytest.mark.slow  # each model traces a few dozen segments: tens of
 
 def train_like_eager(model, batches, loss_fn, *, steps=3):
     """Trains ``model`` eagerly and a copy jitted, with AdamW: loss, every grad and every parameter equal after
-    each step. Returns what the jit did (cache misses, continuations, segments of the last call, seconds)."""
+    each step. Returns what the jit did (cache misses, continuations, calls run again on the split segments, segments
+    of the last call, seconds)."""
     jitted_model = copy.deepcopy(model)
     jm = thunder.jit(jitted_model)
     opt_e = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -42,7 +43,8 @@ def train_like_eager(model, batches, loss_fn, *, steps=3):
             torch.testing.assert_close(pj, pe, rtol=1e-3, atol=1e-4, msg=lambda m: f"{name}: {m}")
     segments = sum(1 for t in thunder.last_traces(jm) if t.provenance and "Segment " in str(t.provenance))
     return {"cache_misses": thunder.cache_misses(jm), "continuations": thunder.compile_stats(jm).continuations,
-            "segments": segments, "seconds": time.perf_counter() - start}
+            "size_restarts": thunder.compile_stats(jm).size_restarts, "segments": segments,
+            "seconds": time.perf_counter() - start}
 
 
 def _hf_loss(model, ids):

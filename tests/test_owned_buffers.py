@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import thunder
+from thunder.frontend import segments
 
 SCATTERS = {
     "index_add_": lambda out, rows, y: out.index_add_(0, rows, y),
@@ -52,15 +53,20 @@ def _like_eager(f, jf, *args):
     return actual
 
 
+@pytest.mark.parametrize("split", [True, False], ids=["split at each size", "sizes read inside"])
 @pytest.mark.parametrize("name", list(SCATTERS))
-def test_an_accumulator_split_per_expert_is_updated_in_place_in_each_segment(name):
+def test_an_accumulator_split_per_expert_is_updated_in_place_in_each_segment(name, split, monkeypatch):
+    # split at each expert's count (what a call falls back to), or the counts read inside one segment
+    monkeypatch.setattr(segments, "READ_VALUES_INSIDE", not split)
     f = _routed(SCATTERS[name])
     jf = thunder.jit(f)
     x, w = torch.randn(12, 4, requires_grad=True), torch.randn(3, 4, 4, requires_grad=True)
     for route in (torch.tensor([0, 1, 2, 0, 1, 2, 2, 2, 0, 1, 0, 2]), torch.tensor([2, 2, 1, 0, 0, 0, 1, 2, 2, 0, 1, 1])):
         _like_eager(f, jf, x, w, route)
         written = _segments_with(jf, IN_PLACE[name])
-        assert len(written) == 3, [str(t) for t in thunder.last_traces(jf) if t.fn_name.startswith("segment")]
+        final = [t for t in thunder.last_traces(jf) if t.fn_name.startswith("segment")]
+        updates = sum(1 for t in {t.fn_name: t for t in final}.values() for line in _code(t) if IN_PLACE[name] in line)
+        assert (len(written), updates) == ((3, 3) if split else (1, 3)), [str(t) for t in final]
         assert not [t for f_ in FUNCTIONAL for t in _segments_with(jf, f_)]
 
 

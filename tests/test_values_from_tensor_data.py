@@ -8,6 +8,7 @@ import torch
 
 import thunder
 from thunder.core.errors import UnsupportedError
+from thunder.frontend import segments as segments_module
 from thunder.frontend.segments import ContinuationLimitWarning
 
 
@@ -80,7 +81,13 @@ def test_bool_of_a_tensor_splits_and_both_branches_run_like_eager():
     assert thunder.compile_stats(jfn).continuations == 1  # the other branch, traced once, then reused
 
 
-def test_each_segment_is_an_ordinary_trace_in_last_traces():
+@pytest.fixture
+def split_at_each_read(monkeypatch):
+    """The program split at each read (what a call runs where a value read inside a segment fails its check)."""
+    monkeypatch.setattr(segments_module, "READ_VALUES_INSIDE", False)
+
+
+def test_each_segment_is_an_ordinary_trace_in_last_traces(split_at_each_read):
     def f(x):
         y = x.sin()
         n = int(y.sum() > 0)
@@ -96,7 +103,7 @@ def test_each_segment_is_an_ordinary_trace_in_last_traces():
     assert "Segment 1 of the program" in str(thunder.last_traces(jfn)[names.index("segment1")])
 
 
-def test_a_segment_takes_only_what_it_reads():
+def test_a_segment_takes_only_what_it_reads(split_at_each_read):
     # `a` is made in segment 0 and used in segment 2: segment 1 neither takes nor returns it (the runtime keeps
     # values by name), and gradients still flow from segment 2 into segment 0 through it
     def f(x):

@@ -319,7 +319,7 @@ def _broadcast_in_dim_meta(a, shape, broadcast_dimensions):
     check(len(broadcast_dimensions) == a.ndim,
           lambda: f"prims.broadcast_in_dim: {a.ndim} dims need {a.ndim} broadcast_dimensions, got {broadcast_dimensions}")
     for d, bd in zip(a.shape, broadcast_dimensions):
-        check(0 <= bd < len(shape) and (d == 1 or d == shape[bd]),
+        check(0 <= bd < len(shape) and (d is shape[bd] or d == 1 or d == shape[bd]),
               lambda: f"prims.broadcast_in_dim: cannot broadcast {a.shape} to {shape} along {broadcast_dimensions}")
     return a.replace(shape=shape)
 

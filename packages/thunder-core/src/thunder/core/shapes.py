@@ -83,7 +83,9 @@ def _broadcast_pair(a: tuple, b: tuple) -> tuple:
     for i in reversed(range(rank)):
         size_a = a[i - rank + len(a)] if i - rank + len(a) >= 0 else 1
         size_b = b[i - rank + len(b)] if i - rank + len(b) >= 0 else 1
-        if size_a == 1:
+        if size_a is size_b:  # one size (a symbolic one too): nothing to ask, so no constraint recorded
+            out[i] = size_a
+        elif size_a == 1:
             out[i] = size_b
         elif size_b == 1:
             out[i] = size_a

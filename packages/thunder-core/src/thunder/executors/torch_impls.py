@@ -177,6 +177,12 @@ def nonzero_sized(a, size):
     return torch.nonzero_static(a, size=size)
 
 
+def nonzero_counted(a):
+    # the size read inside a segment: eager's nonzero, its rows counted by the kernel
+    result = torch.nonzero(a)
+    return result, result.shape[0]
+
+
 def unique_sized(a, size, sorted=True, return_inverse=False, return_counts=False):
     return torch.unique(a, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
 

@@ -138,6 +138,7 @@ DIRECT = {
     "triu": "torch.triu",
     # data-dependent sizes, read before the op (torch/data_dependent.py)
     "nonzero_static": "torch.nonzero_static", "nonzero_sized": "thunder.executors.torch_impls.nonzero_sized",
+    "nonzero_counted": "thunder.executors.torch_impls.nonzero_counted",
     "unique_sized": "thunder.executors.torch_impls.unique_sized",
     "unique_consecutive_sized": "thunder.executors.torch_impls.unique_consecutive_sized",
     "bincount_sized": "thunder.executors.torch_impls.bincount_sized",
@@ -249,6 +250,7 @@ def thunder_register_implementations(get_executor):
         for sym, path in implementations.items():
             register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
+    register("read_guard", "thunder.frontend.size_guards.check_read")  # a size read inside a segment
     register("prims.set_grad_enabled", "torch._C._set_grad_enabled")
     register("prims.update_without_grad", "thunder.executors.torch_impls.update_without_grad")
     register("prims.derivative_not_implemented", "thunder.executors.torch_impls.derivative_not_implemented")

@@ -64,6 +64,9 @@ class CompileStats:
         self.warned_recompiles = False
         # continuations traced for a new value read from tensor data (frontend/segments.py)
         self.continuations = 0
+        # calls run again on the segments split at each size read, where a size read inside a segment failed the
+        # checks it was traced under (frontend/segments.py)
+        self.size_restarts = 0
 
     @property
     def calls(self) -> int:

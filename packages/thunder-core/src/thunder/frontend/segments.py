@@ -27,12 +27,16 @@ from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.frontend.autograd_function import passthrough_outputs
 from thunder.frontend.segment_node import SegmentTape, one_node_possible
+from thunder.frontend.inner_reads import check_inside, span_bound_symbols, spans
 from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
-__all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "SegmentedProgram"]
+__all__ = ["ContinuationLimitWarning", "MAX_CONTINUATIONS", "READ_VALUES_INSIDE", "SegmentedProgram"]
 
 MAX_CONTINUATIONS = 16
+# Values read from tensor data that a segment can check where it reads them are read inside it (no split,
+# frontend/inner_reads.py); False: each is read at a split (what a call falls back to).
+READ_VALUES_INSIDE = True
 
 
 class ContinuationLimitWarning(UserWarning):
@@ -48,7 +52,8 @@ class _Segment:
 
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "convert", "children", "epilogue", "path",
                  "traces", "backward_traces", "saved", "grad_mode", "carrying_grad", "size_dims", "node", "flat_names",
-                 "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left", "made_names")
+                 "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left", "made_names", "inner",
+                 "inner_checks", "fallback", "runs", "restarts")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
@@ -66,6 +71,11 @@ class _Segment:
         self.node, self.flat_names, self.grad_names, self.grad_arg_names = None, [], frozenset(), []
         self.arg_set, self.spec, self.passthrough, self.mode_left = frozenset(arg_names), None, (), None
         self.made_names = frozenset()
+        # values read inside it (no split, frontend/inner_reads.py): (the position of its output holding it, its
+        # conversion) and (the read's index, the check made inside) of each; the segments split at those reads, which
+        # a call runs where one of them fails its checks (None: no value read inside); how many calls ran it, and ran
+        # the split ones instead
+        self.inner, self.inner_checks, self.fallback, self.runs, self.restarts = [], [], None, 0, 0
 
 
 class _Path:
@@ -143,21 +153,25 @@ class SegmentedProgram:
                     mode = bool(b.args[0])
         writable = updatable_in_place(prepared)
         path = _Path()
-        carrying = set(carrying_grad)
-        for k in range(first, len(pieces)):
-            bsyms, marker = pieces[k]
+
+        def compile_span(k0, k1, carrying) -> _Segment:
+            """Pieces ``k0`` to ``k1`` as one segment: the sizes read at the splits between them are read inside it
+            (no split) and checked there (``read_guard``)."""
+            bsyms, inner = span_bound_symbols(pieces, reads, k0, k1)
+            marker = pieces[k1][1]
+            args = used[k0] if k0 == k1 else uses(bsyms, marker.args[:1] if marker is not None else flat_output)
             seg = from_trace(prepared)
-            seg.fn_name = f"segment{k}"
+            seg.fn_name = f"segment{k0}"
             # a value an earlier segment's node hands over with a gradient requires grad here, whatever its
             # metadata says (an op whose meta reads requires_grad from one argument only)
             seg.args = [p.replace(p.name, requires_grad=True) if p.name in carrying and not p.requires_grad else p
-                        for p in used[k].values()]
-            seg.bound_symbols = list(bsyms)
+                        for p in args.values()]
+            seg.bound_symbols = bsyms
             # views an earlier segment made hand over memory shared with other inputs: executors must know
             seg.input_memory = shared_memory(prepared.bound_symbols, [p.name for p in seg.args])
             seg.owned_inputs = frozenset(p.name for p in seg.args if p.name in writable)
-            if modes[k] != prepared.grad_enabled:
-                seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k], output=None))
+            if modes[k0] != prepared.grad_enabled:
+                seg.bound_symbols.insert(0, prims.set_grad_enabled.bind(modes[k0], output=None))
             defined = {o.name: o for b in bsyms for o in b.flat_proxy_outs}
             defined.update((o.name, o) for b in bsyms for d in b.number_definitions() for o in d.flat_proxy_outs)
             if marker is None:
@@ -165,7 +179,8 @@ class SegmentedProgram:
                 where = "the end of the program"
             else:
                 outs = {marker.args[0].name: marker.args[0]}  # the read value first: the runtime converts it
-                for later in (kept[k], *used[k + 1:], *kept[k + 1:]):
+                outs.update((p.name, p) for p in inner)  # then the sizes read inside: the values read so far
+                for later in (kept[k1], *used[k1 + 1:], *kept[k1 + 1:]):
                     for name in later:
                         if name in defined:
                             outs.setdefault(name, defined[name])
@@ -173,22 +188,22 @@ class SegmentedProgram:
                 out_names = list(outs)
                 # each value the marker carries, by its name before functionalization -> its name in the segment's
                 # outputs (which hold each name once: ``v.copy_(x)`` makes v and x one value)
-                pre_names = [(p.name, q.name) for p, q in zip(pre_markers[k].args, marker.args)]
-                read = reads[k]
+                pre_names = [(p.name, q.name) for p, q in zip(pre_markers[k1].args, marker.args)]
+                read = reads[k1]
                 where = f"{read.what} at {read.location}"
-            seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
+            inside = f"; {k1 - k0} value{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
+            seg.provenance = TraceProvenance(f"Segment {k0} of the program (up to {where}{inside})")
             more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
                                                                                  fails_in_backward=fails_in_backward)
-            path.traces += [seg, *more]
-            path.backward_traces += backward_traces
-            if split is not None:
-                path.saved += tuple(split.saved)
             path.updated_inputs |= _updated_inputs(more[-1])
             path.written |= _updated_inputs(seg) | _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
-                               reads[k] if marker is not None else None)
+                               reads[k1] if marker is not None else None)
+            segment.inner = [(out_names.index(p.name), CONVERSIONS[reads[k].kind]) for k, p in zip(range(k0, k1), inner)] \
+                if marker is not None else []
+            segment.inner_checks = [(k, check_inside(reads[k])) for k in range(k0, k1)]
             # the grad mode it leaves is not the program's: the next segment is called in the program's
-            segment.grad_mode = prepared.grad_enabled if k + 1 < len(modes) and modes[k + 1] != prepared.grad_enabled \
+            segment.grad_mode = prepared.grad_enabled if k1 + 1 < len(modes) and modes[k1 + 1] != prepared.grad_enabled \
                 else None
             segment.traces, segment.backward_traces = [seg, *more], backward_traces
             if split is not None and marker is not None:
@@ -196,8 +211,24 @@ class SegmentedProgram:
                 carrying |= segment.carrying_grad
             segment.saved = tuple(split.saved) if split is not None else ()
             _describe_for_one_node(segment, seg, split, node)
+            return segment
+
+        carrying = set(carrying_grad)
+        for k0, k1 in spans(pieces, reads, first, READ_VALUES_INSIDE):
+            before = set(carrying)
+            segment = compile_span(k0, k1, carrying)
+            if k1 > k0:  # the same pieces split at each read: what a call runs where a size fails its checks
+                segment.fallback = [compile_span(k, k, before) for k in range(k0, k1 + 1)]
+                carrying |= before
             path.segments.append(segment)
         exact_where_constrained_later(computation, reads, constraints_before_lowering)
+        # a size lowering then needed exactly is read at a split: the segment reading it inside gives way to the split
+        path.segments = [s for m in path.segments for s in (
+            m.fallback if any(check_inside(reads[k]) != check for k, check in m.inner_checks) else (m,))]
+        for segment in path.segments:
+            path.traces += segment.traces
+            path.backward_traces += segment.backward_traces
+            path.saved += segment.saved
         return path
 
     def start(self, path: _Path, epilogue, prologue_trace, computation):
@@ -211,20 +242,28 @@ class SegmentedProgram:
 
     def _link(self, path: _Path, epilogue, shown):
         for parent, child in zip(path.segments, path.segments[1:]):
-            guard = parent.read.guard
-            check = None if guard is None or not guard.checks else (lambda values, guard=guard: guard(values[-1]))
-            parent.children[parent.read.key] = [(check, None, (), child)]
+            _link_next(parent, child)
+        for segment in path.segments:
+            if segment.fallback is not None:  # the split segments lead to where the one reading inside leads
+                for parent, child in zip(segment.fallback, segment.fallback[1:]):
+                    _link_next(parent, child)
+                segment.fallback[-1].children = segment.children
         leaf = path.segments[-1]
-        leaf.epilogue = epilogue
-        leaf.path = shown
+        leaf.epilogue, leaf.path = epilogue, shown
+        if leaf.fallback is not None:
+            leaf.fallback[-1].epilogue = epilogue
+            leaf.fallback[-1].path = None if shown is None else _split_shown(shown, path.segments)
 
     # running -----------------------------------------------------------------------------------------------------
     def attach(self, entry):
         self.entry = entry
-        leaf = self.root
+        leaf, walked = self.root, [self.root]
         while leaf.children is not None:
             leaf = next(iter(leaf.children.values()))[0][3]
+            walked.append(leaf)
         leaf.path = (list(entry.computation_traces), list(entry.backward_traces), entry.saved_for_backward)
+        if leaf.fallback is not None:
+            leaf.fallback[-1].path = _split_shown(leaf.path, walked)
         self.shown = leaf
 
     def run(self, inputs, *args, **kwargs):
@@ -252,26 +291,46 @@ class SegmentedProgram:
         return written + [inputs[i] for i in more], versions + [self._versions_when_traced.get(i) for i in more]
 
     def _run_segments(self, inputs, args, kwargs):
+        tape = SegmentTape() if one_node_possible() else None
+        # A segment reading sizes inside runs only into the call's one node (a restart leaves nothing behind): where
+        # a size fails its checks, the call runs again from the start on the segments split at that read. Where
+        # that happens on most calls, the split segments are run from then on.
+        split_at = set() if tape is not None else None
+        while True:
+            try:
+                return self._run_path(inputs, args, kwargs, tape, split_at)
+            except _Restart as restart:
+                restart.segment.restarts += 1
+                self.jfn.stats.size_restarts += 1
+                split_at.add(restart.segment)
+                tape = SegmentTape()
+
+    def _run_path(self, inputs, args, kwargs, tape, split_at):
         env = dict(zip(self.input_names, inputs))
         grad_mode = torch.is_grad_enabled()
-        tape = SegmentTape() if one_node_possible() else None
         try:
-            node, values, visited = self.root, [], []
+            node, values, visited = _chosen(self.root, split_at), [], []
             while node.children is not None:
                 visited.append(node)
-                outs = _run(node, env, tape)
+                outs = _run_checked(node, env, tape)
                 if tape is not None:
                     torch._C._set_grad_enabled(grad_mode)
                 elif node.grad_mode is not None:
                     torch._C._set_grad_enabled(node.grad_mode)
                 env.update(zip(node.out_names, outs))
+                values.extend(convert(outs[i]) for i, convert in node.inner)
                 value = node.convert(outs[0])
                 values.append(value)
-                node = self._child(node, value, values, env, args, kwargs, visited)
+                node = _chosen(self._child(node, value, values, env, args, kwargs, visited), split_at)
             if tape is None:
                 result = _run(node, env, None)
-            else:
+            elif node.fallback is None:
                 result = self._finish(node, env, tape, grad_mode)
+            else:
+                try:
+                    result = self._finish(node, env, tape, grad_mode)
+                except Exception as error:
+                    raise _Restart(node) from error
         except BaseException:
             torch._C._set_grad_enabled(grad_mode)
             raise
@@ -349,10 +408,11 @@ class SegmentedProgram:
             if inputs is None:
                 raise AssertionError("internal error: the prologue rejected the arguments it was built from")
             env.update(zip(names, inputs))
-        missing = [n for s in path.segments for n in s.arg_names
-                   if n not in env and not any(n in t.out_names for t in path.segments)]
-        missing = _sizes_from_tensors(traces[-1], env, path.segments, missing)
-        missing = _stores_into_kept(traces[-1], env, path.segments, missing)
+        segments = [s for m in path.segments for s in (m, *(m.fallback or ()))]
+        missing = [n for s in segments for n in s.arg_names
+                   if n not in env and not any(n in t.out_names for t in segments)]
+        missing = _sizes_from_tensors(traces[-1], env, segments, missing)
+        missing = _stores_into_kept(traces[-1], env, segments, missing)
         if missing:
             raise UnsupportedError(
                 f"internal error: the continuation traced for a new value read from tensor data needs "
@@ -385,6 +445,62 @@ class SegmentedProgram:
                 "of the program (the oldest is dropped). Keep it a tensor (torch.where, masks) if it changes on "
                 "every call", ContinuationLimitWarning, stacklevel=4)
         node.children.setdefault(key, []).append(variant)
+
+
+class _Restart(Exception):
+    """A segment reading sizes inside raised (a size failed its checks, or an op the sizes misled): the call runs
+    again on the segments split at its reads."""
+
+    def __init__(self, segment):
+        super().__init__()
+        self.segment = segment
+
+
+# A segment reading sizes inside gives way to the split ones for good after this many restarts, where they are more
+# than half of its calls (a size failing its checks on most calls: a restart costs more than the splits).
+MIN_RESTARTS = 8
+
+
+def _chosen(segment, split_at):
+    """``segment``, or the first of the split segments standing for it in this call (None: no restart possible)."""
+    if segment.fallback is None:
+        return segment
+    if split_at is None or segment in split_at or (segment.restarts >= MIN_RESTARTS
+                                                   and 2 * segment.restarts > segment.runs):
+        return segment.fallback[0]
+    segment.runs += 1
+    return segment
+
+
+def _run_checked(segment, env, tape):
+    if segment.fallback is None:
+        return _run(segment, env, tape)
+    try:
+        return _run(segment, env, tape)
+    except Exception as error:
+        raise _Restart(segment) from error
+
+
+def _split_shown(shown, path) -> tuple:
+    """``shown`` (traces, backward traces, saved values: what ``thunder.last_traces`` and friends show) where the
+    segments of ``path`` reading sizes inside gave way to the segments split at each read."""
+    traces, backward, saved = list(shown[0]), list(shown[1]), list(shown[2])
+    for segment in path:
+        if segment.fallback is None:
+            continue
+        for shown_list, attr in ((traces, "traces"), (backward, "backward_traces"), (saved, "saved")):
+            own = list(getattr(segment, attr))
+            at = next((i for i, t in enumerate(shown_list) if own and t is own[0]), None)
+            if at is not None:
+                shown_list[at:at + len(own)] = [t for s in segment.fallback for t in getattr(s, attr)]
+    return traces, backward, tuple(saved)
+
+
+def _link_next(parent, child) -> None:
+    """``child`` runs after ``parent`` for the value ``parent`` read when traced (for any size its guard accepts)."""
+    guard = parent.read.guard
+    check = None if guard is None or not guard.checks else (lambda values, guard=guard: guard(values[-1]))
+    parent.children[parent.read.key] = [(check, None, (), child)]
 
 
 def _sizes_from_tensors(trace, env, segments, missing: list) -> list:

@@ -3,11 +3,15 @@ passes the checks the rest of the program made on it (a broadcast's ``i0 != 1``,
 
 from __future__ import annotations
 
+import re
+
 from thunder.core import prims
 from thunder.core.proxies import NumberProxy, Proxy
-from thunder.frontend.value_reads import segment_end
+from thunder.core.symbol import Symbol
+from thunder.frontend.value_reads import CONVERSIONS, segment_end
 
-__all__ = ["size_read_guards", "sizes_check", "exact_where_constrained_later"]
+__all__ = ["size_read_guards", "sizes_check", "exact_where_constrained_later", "read_guard", "check_read",
+           "ReadGuardFailed", "exact_expression"]
 
 
 def _as_number(a, dtype):
@@ -16,6 +20,49 @@ def _as_number(a, dtype):
 
 
 _NUMBER_FUNCTIONS = {**prims.number_functions, "convert_element_type": _as_number}
+# the names a guard's generated expression calls its functions by; ``_read_<kind>`` converts a value read inside a
+# segment as the split would (value_reads.CONVERSIONS)
+_GUARD_NAMESPACE = {**{f"_{name}": fn for name, fn in _NUMBER_FUNCTIONS.items()},
+                    **{f"_read_{kind.strip('_')}": fn for kind, fn in CONVERSIONS.items()}}
+
+
+class ReadGuardFailed(Exception):
+    """A value read inside a segment (no split there) failed the checks the segment was traced under: the call runs
+    again on the segments split at that read (frontend/segments.py)."""
+
+
+def _read_guard_meta(value, expression):
+    return None
+
+
+# The checks of a value read inside a segment, where the program is not split at the read: ``expression`` (of
+# ``value``: a size's guard, or the read's conversion equal to the value traced) must hold, or the segment raises
+# ReadGuardFailed. Kept by dead-code elimination (a side effect).
+read_guard = Symbol("read_guard", _read_guard_meta, id="read_guard", is_prim=True,
+                    module="thunder.frontend.size_guards", tags=("side_effect",))
+
+_COMPILED: dict[str, object] = {}
+_CONSTANT = re.compile(r"_c\d+")  # how a guard's expression names a constant object
+
+
+def check_read(value, expression: str) -> None:
+    """What ``read_guard`` runs: raises ReadGuardFailed where ``value`` fails ``expression``."""
+    guard = _COMPILED.get(expression)
+    if guard is None:
+        guard = _COMPILED[expression] = eval(f"lambda size: {expression}", dict(_GUARD_NAMESPACE))  # noqa: S307
+    if not guard(value):
+        raise ReadGuardFailed(f"the value read from tensor data fails {expression}")
+
+
+def exact_expression(read) -> str | None:
+    """The check of a read kept for its exact value (``guard`` None), as ``read_guard`` evaluates it: its conversion
+    equal to the value traced; None where that is no scalar comparison (a list, a float, the text of a tensor)."""
+    if read.kind not in _EXACT_KINDS or type(read.value) not in (bool, int):
+        return None
+    return f"_read_{read.kind.strip('_')}(size) == {read.value!r}"
+
+
+_EXACT_KINDS = frozenset({"__bool__", "__int__", "__index__", "number", "size"})
 
 
 def size_read_guards(computation, reads) -> None:
@@ -140,4 +187,6 @@ def _guard(name, checks, defs):
     questions = dict.fromkeys(f"({expr(p)}) == {value!r}" for p, value in checks)
     guard = eval(f"lambda size: {' and '.join(questions) or 'True'}", namespace)  # noqa: S307 (generated)
     guard.checks = tuple(questions)
+    # the text ``read_guard`` can check inside a segment: only where it names no constant object (``_c0``)
+    guard.expression = None if any(_CONSTANT.fullmatch(k) for k in namespace) else " and ".join(questions)
     return guard

@@ -260,7 +260,8 @@ def _broadcast_in_dim_grad(a, shape, broadcast_dimensions):
     def backward(g):
         kept = set(broadcast_dimensions)
         dims = [d for d in range(len(shape)) if d not in kept]
-        dims += [bd for i, bd in enumerate(broadcast_dimensions) if a.shape[i] == 1 and shape[bd] != 1]
+        dims += [bd for i, bd in enumerate(broadcast_dimensions)
+                 if a.shape[i] is not shape[bd] and a.shape[i] == 1 and shape[bd] != 1]
         dims = _summed(g, dims)
         r = prims.sum(g, tuple(sorted(dims))) if dims else g
         return (r if same_dims(r.shape, a.shape) else prims.reshape(r, a.shape)), None, None

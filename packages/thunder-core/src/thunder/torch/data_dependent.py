@@ -20,7 +20,7 @@ import torch
 
 from thunder.core import dtypes
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
-from thunder.core.proxies import TensorProxy, torch_function_table
+from thunder.core.proxies import TensorProxy, proxy_number, torch_function_table
 from thunder.core.shapes import broadcast_shapes
 from thunder.core.symbol import call_rewrites
 from thunder.core.trace import get_tracectx
@@ -61,6 +61,16 @@ def nonzero_sized(a, size):
     """``torch.nonzero(a)`` whose result has ``size`` rows (read before). Eager's result is column-major, unlike
     ``nonzero_static``'s on CPU; thunder/transforms/layouts.py knows it by this symbol."""
     return TensorProxy(shape=(size, a.ndim), dtype=dtypes.int64, device=a.device)
+
+
+@torchsymbol(name="nonzero_counted")
+def nonzero_counted(a):
+    """``torch.nonzero(a)`` and its number of rows, read from the result: where a segment reads the size of
+    ``nonzero`` inside (frontend/inner_reads.py), the kernel counts, as eager's does. Bound with the size the rest of
+    the segment names; tracing it makes a new number."""
+    size = proxy_number(0)
+    size.data_dependent = True
+    return TensorProxy(shape=(size, a.ndim), dtype=dtypes.int64, device=a.device), size
 
 
 def _like_eager(fn, a, **kwargs):
@@ -192,7 +202,7 @@ register_method("masked_select", masked_select, torch.masked_select, torch.Tenso
 register_method("unique", unique, torch.unique, torch.Tensor.unique)
 register_method("unique_consecutive", unique_consecutive, torch.unique_consecutive, torch.Tensor.unique_consecutive)
 register_method("bincount", bincount, torch.bincount, torch.Tensor.bincount)
-register_nondifferentiable(nonzero_static, nonzero_sized, bincount_sized)
+register_nondifferentiable(nonzero_static, nonzero_sized, nonzero_counted, bincount_sized)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ from thunder.torch.promotion import depends_on_default_dtype
 
 __all__ = [
     "OpaqueFallbackWarning", "opaque_symbol", "call_opaque", "opaque_method", "opaque_lookaside", "meta_outputs",
-    "importable_path", "is_random", "may_return_view", "opaque_symbols", "on_new_opaque_symbol", "OPAQUE_ID_PREFIX",
+    "importable_path", "is_random", "may_return_view", "writes_no_argument", "opaque_symbols", "on_new_opaque_symbol",
+    "OPAQUE_ID_PREFIX",
 ]
 
 OPAQUE_ID_PREFIX = "ltorch.opaque."
@@ -158,15 +159,28 @@ def may_return_view(fn) -> bool:
     """Whether an output of ``fn`` may share memory with an input, by its aten schema (a ``Tensor(a)`` return
     that is not an ``out=`` argument). Without a schema we cannot know, so: yes. An in-place update of such an
     output would have to reach the input, which thunder cannot see through an opaque call."""
-    packet = _aten_packet(fn)
-    if packet is None:
-        return True
-    try:
-        schemas = [getattr(packet, o)._schema for o in packet.overloads()]
-    except Exception:
-        return True
+    schemas = _schemas(fn)
     return not schemas or any(r.alias_info is not None and not r.alias_info.is_write
                               for schema in schemas for r in schema.returns)
+
+
+def _schemas(fn) -> list:
+    """The aten schemas of ``fn``'s overloads (empty where it has none we can read)."""
+    packet = _aten_packet(fn)
+    if packet is None:
+        return []
+    try:
+        return [getattr(packet, o)._schema for o in packet.overloads()]
+    except Exception:
+        return []
+
+
+def writes_no_argument(fn) -> bool:
+    """Whether ``fn`` updates none of its arguments in place, by its aten schema (no ``Tensor(a!)`` argument but
+    ``out=``). Without a schema we cannot know, so: no."""
+    schemas = _schemas(fn)
+    return bool(schemas) and not any(a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
+                                     for schema in schemas for a in schema.arguments)
 
 
 def _check_not_inplace(fn) -> None:
@@ -326,6 +340,8 @@ def opaque_symbol(fn) -> Symbol:
     # An opaque op may update some of its arguments inside the call (batch_norm's running statistics): it is
     # never dropped for an unused result nor merged with an equal call.
     tags = ("random", "side_effect") if is_random(fn) else ("side_effect",)
+    if writes_no_argument(fn):  # its side effect is only a possibility: a restart may run it again
+        tags += ("writes_no_argument",)
     if may_return_view(fn):
         tags += ("may_return_view",)
     # Printed (before dispatch) as thunder.torch.opaque.<attr>(...), which this module binds below.

@@ -26,7 +26,7 @@ from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
 from thunder.grad.registry import _active as active
 from thunder.grad.registry import grad_rule, is_nondifferentiable
-from thunder.transforms.placed_sums import merge_placed_sums
+from thunder.transforms.placed_sums import merge_placed_sums, merge_scattered_sums
 
 __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
 
@@ -447,6 +447,7 @@ class _Differentiator:
             bw.bound_symbols = [swap_proxies(s, self.rename) for s in bw.bound_symbols]
             bw.output = tuple(self.rename.get(g.name, g) if isinstance(g, Proxy) else g for g in bw.output)
         bw.bound_symbols = merge_placed_sums(bw.bound_symbols, bw.output, lambda: bw.make_unique_name("placed"))
+        bw.bound_symbols = merge_scattered_sums(bw.bound_symbols, bw.output)
         # what backward reads from the forward: the saved values
         defined = {c.name for c in cot_args}
         saved, seen = [], set()

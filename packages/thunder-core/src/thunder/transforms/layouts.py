@@ -69,7 +69,8 @@ def _column_major(out: TensorProxy) -> torch.Tensor:
 
 # symbol id -> the stand-in of its result, for ops whose layout in eager no meta kernel gives (the symbol stands
 # for a call that reads tensor data, and the op thunder runs lays out its result otherwise)
-_RESULT_LAYOUTS = {"ltorch.nonzero_sized": _column_major}  # torch.nonzero, torch.argwhere
+_RESULT_LAYOUTS = {"ltorch.nonzero_sized": _column_major,  # torch.nonzero, torch.argwhere
+                   "ltorch.nonzero_counted": _column_major}
 # the views whose success depends on the strides (the others always succeed once their meta accepted the shapes)
 _STRIDE_CHECKED = {"ltorch.view", "ltorch.view_as"}
 

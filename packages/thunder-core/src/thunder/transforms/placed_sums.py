@@ -16,7 +16,7 @@ from thunder.core import prims
 from thunder.core.proxies import TensorProxy
 from thunder.extend.regions import count_uses
 
-__all__ = ["merge_placed_sums"]
+__all__ = ["merge_placed_sums", "merge_scattered_sums"]
 
 
 def _is_zero_fill(bsym) -> bool:
@@ -147,10 +147,62 @@ def merge_placed_sums(bound_symbols: list, output, make_name) -> list:
     if not changed:
         return bound_symbols
     # drop what no longer has a reader: the replaced cats and sums, then the fills only they read
+    return _without_unread(result, uses, (prims.cat, prims.full, prims.add))
+
+
+def _one_position(indices) -> bool:
+    """Whether ``indices`` (of an ``index_put``) are 0-d tensors or numbers: one position, no repeated index, so adding
+    there into a sum adds each value once, in eager's order."""
+    return isinstance(indices, (tuple, list)) and all(not isinstance(i, TensorProxy) or i.ndim == 0 for i in indices)
+
+
+def _same_shape(a: TensorProxy, b: TensorProxy) -> bool:
+    return len(a.shape) == len(b.shape) and all(x is y or (type(x) is int and x == y) for x, y in zip(a.shape, b.shape))
+
+
+def merge_scattered_sums(bound_symbols: list, output) -> list:
+    """``bound_symbols`` (a backward, before executor dispatch) with each ``a + index_put(zeros, idx, g, True)`` at
+    one position (the gradient of ``w[expert]`` summed over an experts loop in one segment) made
+    ``index_put(a, idx, g, True)``: the gradient is added into the sum so far, which the torch executor then updates
+    in place (one weight-sized fill for the loop, where eager fills and adds one per expert). The values are eager's:
+    at that position ``a + (0 + g)`` is ``a + g``; only a ``-0.0`` may stay ``-0.0`` where eager's is ``+0.0``."""
+    if not any(b.sym is prims.index_put for b in bound_symbols):
+        return bound_symbols
+    uses = count_uses(bound_symbols, output)
+    producer = {}
+    result, changed = [], False
+    for b in bound_symbols:
+        made = b
+        if b.sym is prims.add and len(b.flat_proxy_outs) == 1 and isinstance(b.flat_proxy_outs[0], TensorProxy):
+            out = b.flat_proxy_outs[0]
+            for acc, placed in (b.args, b.args[::-1]):
+                put = producer.get(placed.name) if isinstance(placed, TensorProxy) else None
+                if put is None or put.sym is not prims.index_put or put.args[3] is not True \
+                        or uses.get(placed.name) != 1 or not _is_zero_fill(producer.get(put.args[0].name)) \
+                        or not _one_position(put.args[1]) or not isinstance(acc, TensorProxy) \
+                        or acc.dtype is not out.dtype or not _same_shape(acc, out) or not _same_shape(placed, out):
+                    continue
+                made = prims.index_put.bind(acc, put.args[1], put.args[2], True, output=b.output, source=b.source)
+                uses[placed.name] -= 1
+                changed = True
+                break
+        for o in made.flat_proxy_outs:
+            producer[o.name] = made
+        result.append(made)
+    if not changed:
+        return bound_symbols
+    # drop the scatters into zeros no sum reads any more, then the fills only they read
+    return _without_unread(result, uses, (prims.index_put, prims.full))
+
+
+def _without_unread(bsyms, uses, symbols) -> list:
+    """``bsyms`` without those of ``symbols`` whose outputs nothing reads (``uses``: reads by name, updated as each
+    is dropped, so what only a dropped one read goes too)."""
     kept = []
-    for b in reversed(result):
-        if b.sym in (prims.cat, prims.full, prims.add) and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
-            read(b.flat_proxy_args, -1)
+    for b in reversed(bsyms):
+        if b.sym in symbols and all(uses.get(o.name, 0) == 0 for o in b.flat_proxy_outs):
+            for p in b.flat_proxy_args:
+                uses[p.name] = uses.get(p.name, 0) - 1
             continue
         kept.append(b)
     return kept[::-1]
