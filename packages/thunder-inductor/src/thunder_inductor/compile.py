@@ -274,7 +274,9 @@ class InductorFusion:
     def _load_or_compile(self, key, tensors, numbers):
         saved = disk_cache.path(self.trace, key)
         loaded = disk_cache.load(saved) if saved else None
-        if loaded is not None:
+        # the disk key names sizes and strides only up to renaming: a graph saved for a contiguous cache has the key
+        # of one for a view of a longer cache (strides other than its sizes imply), which its guards reject
+        if loaded is not None and self._guards_accept(loaded[2], tensors, numbers):
             compiled, self.codes[key], guards = loaded
             _stats["loads"] += 1
             return compiled, guards
@@ -283,6 +285,10 @@ class InductorFusion:
         if saved:
             disk_cache.save(saved, compiled, self.codes[key], guards)
         return compiled, guards
+
+    def _guards_accept(self, guards, tensors, numbers) -> bool:
+        dynamic = [numbers[i] for i in self.dynamic]
+        return _guard_function(guards, len(tensors) + len(dynamic))(*tensors, *dynamic)
 
     def _record_and_compile(self, tensors, numbers):
         """(the compiled graph, its FX code, its shape guards as a Python expression over ``t0, t1, ...`` or
