@@ -332,7 +332,8 @@ def _raise_exception(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
     "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
-    "check_tensor": _check_tensor, "check_tensors": _check_tensors, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
+    "check_tensor": _check_tensor, "check_tensors": _check_tensors, "check_strides": _check_strides,
+    "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
     "check_state": _check_state,

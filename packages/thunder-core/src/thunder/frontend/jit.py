@@ -25,10 +25,10 @@ from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location, user_source_location
 from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
 from thunder.frontend.prologue import build_prologue, state_tensors
-from thunder.frontend.tensor_guards import group_tensor_checks
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.frontend.segments import SegmentedProgram, tensor_versions
+from thunder.frontend.tensor_guards import group_tensor_checks
 from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.torch.view_updates import ViewVersions

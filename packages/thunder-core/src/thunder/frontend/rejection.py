@@ -330,7 +330,8 @@ def _describe_other(bsym, paths):
 
 
 DESCRIBE = {
-    "check_tensor": _describe_tensor, "check_tensors": _describe_tensors, "check_strides": _describe_strides, "check_literal": _describe_literal,
+    "check_tensor": _describe_tensor, "check_tensors": _describe_tensors, "check_strides": _describe_strides,
+    "check_literal": _describe_literal,
     "check_is": _describe_is, "check_type": _describe_type, "check_len": _describe_len,
     "check_contains": _describe_contains, "check_hasattr": _describe_hasattr, "check_arg_count": _describe_arg_count,
     "check_grad_mode": _describe_grad_mode, "check_autocast": _describe_autocast, "check_state": _describe_state,
