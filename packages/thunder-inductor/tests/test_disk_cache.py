@@ -73,3 +73,26 @@ def test_switched_off_with_inductors_fx_graph_cache(inductor_ex, fresh_cache):
     with config.patch(fx_graph_cache=False):  # (monkeypatch would hide the option once undone)
         torch.testing.assert_close(thunder.jit(_fn, executors=[inductor_ex])(x, w), _fn(x, w))
     assert not fresh_cache.exists()
+
+
+def _decode_like(cache, x, end):
+    return (cache[:, :end] * x).sum(1).tanh()
+
+
+def test_a_saved_graph_whose_guards_reject_the_call_is_not_run(inductor_ex, fresh_cache):
+    # The disk key names sizes and strides up to renaming: a cache that is a view of a longer one (HF's
+    # DynamicCache.crop after a rejected draft token) has the key of the contiguous cache a graph was saved for, and
+    # strides that graph's guards reject (Inductor's stride assertion failed, and the call ran eagerly with a
+    # CompiledProgramFailedWarning). Its own graph is compiled instead.
+    import warnings
+
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    view = torch.randn(3, 41, 5)[:, :40]  # strides (205, 5, 1): the key of (200, 5, 1), other relations
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", thunder.frontend.jit.CompiledProgramFailedWarning)
+        for end in (7, 8):
+            torch.testing.assert_close(jfn(cache, x, end), _decode_like(cache, x, end))
+        c0, l0 = _counts()
+        torch.testing.assert_close(jfn(view, x, 9), _decode_like(view, x, 9))
+    assert _counts() == (c0 + 1, l0)

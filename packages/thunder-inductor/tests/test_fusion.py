@@ -225,6 +225,47 @@ def test_a_region_runs_the_graph_whose_guards_accept_the_call(inductor_ex, monke
     assert stats()["torch_calls"] == torch_calls + 1 and _compiled_or_loaded() == before + 1
 
 
+def test_a_region_called_with_one_layout_checks_that_layout_first_and_never_accepts_more(inductor_ex):
+    # litgpt's decode step: the same cache tensors every step, only the position changes. After a call the graph's
+    # guards accepted, a check specialized to that call's layout (every size and stride, the storage offsets, the
+    # guards that read the integers) is tried first; whatever it accepts the graph's own check accepts too.
+    from thunder_inductor.compile import MAX_LAYOUT_CHANGES
+
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    for end in (7, 8, 9, 10):
+        torch.testing.assert_close(jfn(cache, x, end), _decode_like(cache, x, end))
+    (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
+    region = fusion.sym.call_ctx[fusion.sym.name]
+    check, _, exact = region.last
+    assert exact is not None and region.dynamic == (1,)
+    big = torch.randn(4, 40, 5)
+    calls = {
+        "the same layout": (cache, x, 3, 11, 5),
+        "another position": (cache, x, 3, 25, 5),
+        "the whole cache (the graph assumed a shorter slice)": (cache, x, 3, 40, 5),
+        "past the cache (the guard reading the integer)": (cache, x, 3, 41, 5),
+        "a longer cache": (torch.randn(3, 41, 5), x, 3, 9, 5),
+        "other strides": (torch.randn(3, 5, 40).transpose(1, 2), x, 3, 9, 5),
+        "a storage offset": (big[1:], x, 3, 9, 5),
+        "another dtype": (cache.double(), x.double(), 3, 9, 5),
+        "another baked number": (cache, x, 3, 9, 6),
+    }
+    accepted = {why for why, args in calls.items() if exact(*args) is not None}
+    assert accepted == {"the same layout", "another position"}
+    assert {why for why, args in calls.items() if check(*args) is not None} >= accepted
+    for why, args in calls.items():
+        # thunder's program calls the region with numbers that agree with its tensors (the slice's end within the
+        # cache, the last size its width)
+        if why not in ("another baked number", "past the cache (the guard reading the integer)"):
+            torch.testing.assert_close(region(*args), (_decode_like(args[0], args[1], args[3]),), msg=why)
+    # a cache that grows every call: after MAX_LAYOUT_CHANGES rejections the region stops specializing
+    for length in range(41, 41 + MAX_LAYOUT_CHANGES + 3):
+        longer = torch.randn(3, length, 5)
+        torch.testing.assert_close(region(longer, x, 3, 9, 5), (_decode_like(longer, x, 9),))
+    assert region.last[2] is None
+
+
 @pytest.mark.parametrize("cache_option", ["symbolic values", "constant values"])
 def test_the_graph_a_region_ran_last_is_tried_first_only_where_its_guards_accept(inductor_ex, cache_option):
     # A decode step calls each region with inputs the graph it ran last accepts: that graph's check (TensorGuards,

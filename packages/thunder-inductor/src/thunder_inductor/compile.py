@@ -40,6 +40,8 @@ _lock = threading.Lock()
 _stats = {"compiles": 0, "loads": 0, "torch_calls": 0, "failed": 0}
 # graphs a symbolic region compiles at most; a call no graph of a full region accepts runs the region's torch calls
 MAX_GRAPHS = 8
+# a region whose calls changed layout this often is not checked first against the layout of one of them
+MAX_LAYOUT_CHANGES = 2
 
 
 class InductorCompileWarning(UserWarning):
@@ -146,7 +148,11 @@ class InductorFusion:
         self.failed: set = set()  # keys Inductor could not record or compile for: those calls run the torch calls
         # id of a compiled graph -> the check that a call may run it (``fast_check``; None: no such check)
         self.checks: dict = {}
-        self.last = None  # (the check, the graph) of the graph the last call ran: tried first
+        self.guards: dict = {}  # id of a compiled graph -> its guard expression (symbolic regions)
+        # (the check, the graph, the check specialized to the layout of a call it accepted or None) of the graph the
+        # last call ran: tried first
+        self.last = None
+        self.layout_changes: dict = {}  # id of a compiled graph -> calls its layout-specialized check rejected
 
     def graph_codes(self) -> list[str]:
         return list(self.codes.values())
@@ -163,9 +169,19 @@ class InductorFusion:
         if self.index_check is not None and not self.index_check(args):
             return self._run_torch(args, count=False)
         last = self.last
-        inputs = last[0](*args) if last is not None else None
-        if inputs is not None:
-            return self._run(last[1], inputs)
+        if last is not None:
+            check, graph, exact = last
+            if exact is not None:
+                inputs = exact(*args)
+                if inputs is not None:
+                    return self._run(graph, inputs)
+                self.layout_changes[id(graph)] = self.layout_changes.get(id(graph), 0) + 1
+                self.last = (check, graph, None)
+            inputs = check(*args)
+            if inputs is not None:
+                if exact is None and self.symbolic:
+                    self._specialize(check, graph, args)
+                return self._run(graph, inputs)
         tensors, numbers = args[:self.n_tensors], args[self.n_tensors:]
         found = self._lookup(self.key(tensors, numbers), tensors, numbers)
         if found is None:
@@ -176,8 +192,17 @@ class InductorFusion:
             return self._run_torch(args)
         graph, inputs = found
         check = self.checks.get(id(graph))
-        self.last = (check, graph) if check is not None else None
+        self.last = (check, graph, None) if check is not None else None
         return self._run(graph, inputs)
+
+    def _specialize(self, check, graph, args):
+        """Tries ``graph`` first with a check specialized to the layout of ``args`` (a call its guards accepted;
+        ``fast_check``), unless calls to the region keep changing their layout (a cache that grows each step)."""
+        if self.layout_changes.get(id(graph), 0) >= MAX_LAYOUT_CHANGES:
+            return
+        exact = fast_check(self.guards.get(id(graph)), args[:self.n_tensors], args[self.n_tensors:], self.dynamic,
+                           self.symbolic, exact_layout=True)
+        self.last = (check, graph, exact)
 
     @staticmethod
     def _run(graph, inputs):
@@ -239,6 +264,7 @@ class InductorFusion:
                               "it runs its torch calls", InductorCompileWarning, stacklevel=2)
                 return False
         self.checks[id(graph)] = fast_check(guards, tensors, numbers, self.dynamic, self.symbolic)
+        self.guards[id(graph)] = guards
         if graphs is None:
             self.compiled[key] = graph
             return graph, tensors
@@ -248,7 +274,9 @@ class InductorFusion:
     def _load_or_compile(self, key, tensors, numbers):
         saved = disk_cache.path(self.trace, key)
         loaded = disk_cache.load(saved) if saved else None
-        if loaded is not None:
+        # the disk key names sizes and strides only up to renaming: a graph saved for a contiguous cache has the key
+        # of one for a view of a longer cache (strides other than its sizes imply), which its guards reject
+        if loaded is not None and self._guards_accept(loaded[2], tensors, numbers):
             compiled, self.codes[key], guards = loaded
             _stats["loads"] += 1
             return compiled, guards
@@ -257,6 +285,10 @@ class InductorFusion:
         if saved:
             disk_cache.save(saved, compiled, self.codes[key], guards)
         return compiled, guards
+
+    def _guards_accept(self, guards, tensors, numbers) -> bool:
+        dynamic = [numbers[i] for i in self.dynamic]
+        return _guard_function(guards, len(tensors) + len(dynamic))(*tensors, *dynamic)
 
     def _record_and_compile(self, tensors, numbers):
         """(the compiled graph, its FX code, its shape guards as a Python expression over ``t0, t1, ...`` or

@@ -10,6 +10,14 @@ device, requires_grad, dispatch keys and its static sizes and strides in one cal
 numbers baked into the graph are compared as one tuple; what is left of the guards (storage offsets, relations
 between symbolic sizes, the graph's integer inputs) stays a Python expression. Where it says no, the call takes the
 full lookup.
+
+A symbolic graph's guard expression is mostly relations between sizes and strides (``t8.size() == (1, 4, t2.size()[3],
+32)``): 25-30 us a call for a GPT's 90 tensors in Python. Where a region is called again and again with tensors of the
+same layout (litgpt's decode step: the KV cache has its full length from the start), ``exact_layout=True`` gives a
+check specialized to the layout of the call that built it: TensorGuards tests every size and stride, the storage
+offsets are compared, and of the guards only those that read one of the graph's integer inputs stay. The guards that
+read tensors alone are functions of those sizes, strides and offsets, which are the ones of a call the guards accepted,
+so the check says yes only where the guards would.
 """
 
 from __future__ import annotations
@@ -27,21 +35,24 @@ except ImportError:  # a PyTorch without it: every call takes the full lookup
 _STATIC_DIM = re.compile(r"t(\d+)\.(size|stride)\(\)\[(\d+)\] == (-?\d+)")
 _WHOLE = re.compile(r"t(\d+)\.(size|stride)\(\) == \((.*)\)")
 _NAME = re.compile(r"\bt(\d+)\b")
+_LAYOUT_READ = re.compile(r"\bt\d+\.(?:size|stride|storage_offset)\(\)")
 
 
-def fast_check(guards: str | None, tensors, numbers, dynamic: tuple[int, ...], symbolic: bool):
+def fast_check(guards: str | None, tensors, numbers, dynamic: tuple[int, ...], symbolic: bool,
+               exact_layout: bool = False):
     """A function of a region's arguments (its tensors, then its numbers) that returns the graph's inputs (the
     tensors, then the numbers at ``dynamic``) where the graph compiled for ``tensors`` and ``numbers`` with
     ``guards`` (its guard expression over ``t0, t1, ...``, the graph's inputs; None: none) accepts them, else None.
-    Without ``symbolic`` the graph assumed the exact sizes, strides and storage offsets of ``tensors``. None where
-    PyTorch has no ``TensorGuards``."""
+    Without ``symbolic`` the graph assumed the exact sizes, strides and storage offsets of ``tensors``; with
+    ``exact_layout`` (``tensors`` and ``numbers`` then are a call ``guards`` accepted) the check accepts only those
+    too. None where PyTorch has no ``TensorGuards``."""
     if TensorGuards is None:
         return None
     n = len(tensors)
     sizes = [[None] * t.dim() for t in tensors]
     strides = [[None] * t.dim() for t in tensors]
     table = {"size": sizes, "stride": strides}
-    if symbolic:
+    if symbolic and not exact_layout:
         rest = []
         for g in _top_level_terms(guards or ""):
             if not _static_dims(g, table, n):
@@ -50,6 +61,8 @@ def fast_check(guards: str | None, tensors, numbers, dynamic: tuple[int, ...], s
         for i, t in enumerate(tensors):
             sizes[i], strides[i] = list(t.shape), list(t.stride())
         rest = [f"t{i}.storage_offset() == {t.storage_offset()}" for i, t in enumerate(tensors)]
+        # the guards that read the graph's integers; the others read only what was just fixed
+        rest += [g for g in _top_level_terms(guards or "") if not _reads_layout_only(g, n)]
     try:
         tensor_guards = TensorGuards(*tensors, dynamic_dims_sizes=sizes, dynamic_dims_strides=strides)
     except Exception:  # a signature this PyTorch does not have
@@ -71,6 +84,14 @@ def fast_check(guards: str | None, tensors, numbers, dynamic: tuple[int, ...], s
     namespace = {**SYMPY_INTERP, "check": tensor_guards.check, "baked": tuple(numbers[i] for i in baked)}
     exec(compile(source, "<thunder_inductor region check>", "exec"), namespace)
     return namespace["region_check"]
+
+
+def _reads_layout_only(guard: str, n: int) -> bool:
+    """Whether ``guard`` reads inputs, only the first ``n`` (the tensors), and of them only sizes, strides and
+    storage offsets."""
+    names = _NAME.findall(guard)
+    return (bool(names) and max(map(int, names)) < n
+            and len(_LAYOUT_READ.findall(guard)) == len(names))
 
 
 def _static_dims(guard: str, table: dict, n: int) -> bool:

@@ -669,8 +669,10 @@ def _check_meta(*args, **kwargs):
     return None
 
 
-for _name in ("check_tensor", "check_literal", "check_is", "check_type", "check_len", "check_contains", "check_hasattr",
-              "check_no_hooks", "check_state",
+# check_tensors(guard, checks): check_tensor's arguments (less its guard) of several tensors, the guard one
+# TensorGuards over all of them (thunder.frontend.tensor_guards)
+for _name in ("check_tensor", "check_tensors", "check_literal", "check_is", "check_type", "check_len", "check_contains",
+              "check_hasattr", "check_no_hooks", "check_state",
               "check_arg_count", "check_grad_mode", "check_distinct_storage", "check_strides"):
     make_prim(_name, _check_meta, tags=("prologue",))
 

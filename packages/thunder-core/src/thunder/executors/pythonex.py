@@ -128,7 +128,23 @@ def _unpack_dims(bsym, imports):
 
 
 def _check_tensor(bsym, imports):
-    t, shape, device, dtype, requires_grad, traced_type, guard = bsym.args
+    *check, guard = bsym.args
+    cond = _tensor_condition(*check, imports)
+    if guard is not None:  # C++ first (frontend/tensor_guards.py); where it says no, the check above decides
+        cond = f"{prettyprint(guard, imports)}.check({prettyprint(check[0], imports)}) or ({cond})"
+    return [f"if not ({cond}): return None"]
+
+
+def _check_tensors(bsym, imports):
+    guard, checks = bsym.args
+    names = ", ".join(prettyprint(c[0], imports) for c in checks)
+    # one C++ call for all; where it says no, each tensor's own check decides
+    return [f"if not {prettyprint(guard, imports)}.check({names}):",
+            *(f"  if not ({_tensor_condition(*c, imports)}): return None" for c in checks)]
+
+
+def _tensor_condition(t, shape, device, dtype, requires_grad, traced_type, imports) -> str:
+    """The Python test that ``t`` is a tensor of that shape, device, dtype and requires_grad."""
     imports.need("import torch")
     name = prettyprint(t, imports)
     if all(isinstance(d, int) for d in shape):
@@ -138,12 +154,9 @@ def _check_tensor(bsym, imports):
             f"{name}.shape[{i}] == {d}" for i, d in enumerate(shape) if isinstance(d, int)])
     # is_cpu is a flag; .device makes a torch.device to compare
     device_check = f"{name}.is_cpu" if device.obj.type == "cpu" else f"{name}.device == {prettyprint(device, imports)}"
-    cond = (f"(type({name}) is {prettyprint(traced_type, imports)} or isinstance({name}, torch.Tensor)) "
+    return (f"(type({name}) is {prettyprint(traced_type, imports)} or isinstance({name}, torch.Tensor)) "
             f"and {shape_check} and {name}.dtype is {prettyprint(dtype, imports)} and {device_check} "
             f"and {'' if requires_grad else 'not '}{name}.requires_grad")
-    if guard is not None:  # C++ first (frontend/tensor_guards.py); where it says no, the check above decides
-        cond = f"{prettyprint(guard, imports)}.check({name}) or ({cond})"
-    return [f"if not ({cond}): return None"]
 
 
 def _check_strides(bsym, imports):
@@ -319,7 +332,8 @@ def _raise_exception(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
     "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
-    "check_tensor": _check_tensor, "check_strides": _check_strides, "check_literal": _check_literal, "check_is": _check_is,
+    "check_tensor": _check_tensor, "check_tensors": _check_tensors, "check_strides": _check_strides,
+    "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,
     "check_state": _check_state,

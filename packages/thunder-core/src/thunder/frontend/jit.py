@@ -24,10 +24,11 @@ from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_opti
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location, user_source_location
 from thunder.frontend.options import DebugOptions, resolve_cache_alias, resolve_langctx
-from thunder.frontend.prologue import build_prologue
+from thunder.frontend.prologue import build_prologue, state_tensors
 from thunder.frontend.raised import exception_template, is_program_exception, with_plain_numbers
 from thunder.frontend.recompiles import RECOMPILE_WARNING_LIMIT, record_miss
 from thunder.frontend.segments import SegmentedProgram, tensor_versions
+from thunder.frontend.tensor_guards import group_tensor_checks
 from thunder.frontend.value_reads import ValueReader
 from thunder.interpreter import interpret
 from thunder.torch.view_updates import ViewVersions
@@ -386,8 +387,11 @@ class ThunderFunction:
         if prologue is None:
             prologue = self._prologue_trace(hooks, computation, nargs, kwnames, checks, distinct_storage)
         prologue_traces = [prologue]
+        grouped = group_tensor_checks(prologue, state_tensors(hooks.records))
+        if grouped is not prologue:
+            prologue_traces.append(grouped)
         if computation.constraints:
-            prologue_traces.append(cse(prologue, numbers_only=True))  # sizes recomputed by several checks
+            prologue_traces.append(cse(prologue_traces[-1], numbers_only=True))  # sizes recomputed by several checks
         prologue_traces.append(dispatch_to_executors(prologue_traces[-1], [get_executor("python")]))
         return prologue_traces
 

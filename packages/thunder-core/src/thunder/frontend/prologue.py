@@ -15,7 +15,7 @@ from thunder.frontend.paths import PathReacher
 from thunder.frontend.tensor_guards import tensor_guard
 from thunder.interpreter import Provenance
 
-__all__ = ["InputRecord", "build_prologue", "proxy_name_for"]
+__all__ = ["InputRecord", "build_prologue", "proxy_name_for", "state_tensors"]
 
 
 class InputRecord:
@@ -174,6 +174,21 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_distinct_storage(*dict.fromkeys(tensors))
         trace.output = tuple(computation_args)
     return trace
+
+
+def state_tensors(records: list[InputRecord]) -> dict:
+    """Proxy name -> the tensor traced, of the tensors the prologue reaches from somewhere else than the call's
+    arguments (the callable's parameters and buffers, globals, closures)."""
+    found = {}
+    for r in records:
+        if r.check != "tensor":
+            continue
+        root = r.provenance
+        while root.parent is not None:
+            root = root.parent
+        if root.kind not in ("arg", "kwarg"):
+            found[r.proxy.name] = r.value
+    return found
 
 
 def _check_no_hooks(reacher, dicts) -> None:

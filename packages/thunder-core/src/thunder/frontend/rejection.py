@@ -212,7 +212,21 @@ def _type_name(x) -> str:
 
 # what each check compared: bound symbol, paths -> (path of the value, expected, got) ---------------------------
 def _describe_tensor(bsym, paths):
-    t, shape, device, dtype, requires_grad, _, _ = bsym.args
+    return _describe_tensor_check(bsym.args[:-1], paths)
+
+
+def _describe_tensors(bsym, paths):
+    """The first of the grouped tensors whose own check fails."""
+    _, checks = bsym.args
+    for check in checks:
+        path, expected, got = _describe_tensor_check(check, paths)
+        if expected:
+            return path, expected, got
+    return _describe_other(bsym, paths)
+
+
+def _describe_tensor_check(check, paths):
+    t, shape, device, dtype, requires_grad, _ = check
     v = paths.value(t)
     path = paths.of(t)
     import torch
@@ -316,7 +330,8 @@ def _describe_other(bsym, paths):
 
 
 DESCRIBE = {
-    "check_tensor": _describe_tensor, "check_strides": _describe_strides, "check_literal": _describe_literal,
+    "check_tensor": _describe_tensor, "check_tensors": _describe_tensors, "check_strides": _describe_strides,
+    "check_literal": _describe_literal,
     "check_is": _describe_is, "check_type": _describe_type, "check_len": _describe_len,
     "check_contains": _describe_contains, "check_hasattr": _describe_hasattr, "check_arg_count": _describe_arg_count,
     "check_grad_mode": _describe_grad_mode, "check_autocast": _describe_autocast, "check_state": _describe_state,
