@@ -4,10 +4,10 @@ segments split at each read. Outputs, gradients and inputs as eager's (docs/valu
 
 import pytest
 import torch
+from test_values_from_tensor_data import check_like_eager
 
 import thunder
 from thunder.frontend import segments
-from test_values_from_tensor_data import check_like_eager
 
 
 def _segments(jfn) -> list[str]:

@@ -26,8 +26,8 @@ from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
 from thunder.core.trace import from_trace
 from thunder.frontend.autograd_function import passthrough_outputs
-from thunder.frontend.segment_node import SegmentTape, one_node_possible
 from thunder.frontend.inner_reads import check_inside, span_bound_symbols, spans
+from thunder.frontend.segment_node import SegmentTape, one_node_possible
 from thunder.frontend.size_guards import exact_where_constrained_later, size_read_guards, sizes_check
 from thunder.frontend.value_reads import ANY_SIZE, CONVERSIONS, freeze, segment_end, uses
 
