@@ -138,6 +138,16 @@ def test_sigmoid_and_silu_at_extremes():
     check_grads(lambda a: torch.nn.functional.silu(a), x)
 
 
+@pytest.mark.parametrize("weight", [0.25, "tensor"])
+def test_lerp_under_an_infinite_cotangent(weight):
+    # fuzz 560015: a division by zeros after lerp gives an infinite cotangent; PyTorch's backward is g * (1 - w)
+    # for the start, the decomposition's g - w * g is inf - inf
+    a, end = t(1.0, -2.0, 3.0), t(0.5, 0.5, 0.5)
+    w = t(0.25, 0.5, 0.75) if weight == "tensor" else weight
+    check_grads(lambda a, end, w: torch.lerp(a, end, w) / torch.zeros(3), a, end, w, cotangent=torch.ones(3))
+    check_grads(lambda a, end, w: torch.lerp(a[:, None], end, w) * 2, a, end, w)  # broadcast back to each
+
+
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_std_of_a_constant_has_zero_gradient(keepdim):
     # sqrt's derivative at 0 is infinite; PyTorch's std_backward gives 0 there

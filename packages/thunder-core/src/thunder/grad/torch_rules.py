@@ -314,6 +314,20 @@ def _sigmoid_grad(out, a):
     return lambda g: {"a": ltorch.mul(g, ltorch.mul(out, ltorch.sub(1.0, out)))}
 
 
+@_fused(ltorch.lerp)
+def _lerp_grad(out, a, end, weight):
+    # PyTorch's lerp backward, g * (1 - w) for the start: the decomposition's g - w * g is inf - inf (nan) where
+    # the cotangent is infinite
+    def backward(g):
+        rest = 1 - weight if not _tensor(weight) else ltorch.sub(1, weight)
+        grads = {"a": _to_arg(ltorch.mul(g, rest), a) if _tensor(a) else None,
+                 "end": _to_arg(ltorch.mul(g, weight), end) if _tensor(end) else None,
+                 "weight": _to_arg(ltorch.mul(g, ltorch.sub(end, a)), weight) if _tensor(weight) else None}
+        return {name: grad for name, grad in grads.items() if grad is not None}
+
+    return backward
+
+
 def _std_backward(g_std, std, a, dim, unbiased, keepdim, correction):
     """var's gradient of ``g_std / (2 std)``, zero where std is 0 (PyTorch's std_backward; sqrt's derivative
     at 0 is infinite)."""
