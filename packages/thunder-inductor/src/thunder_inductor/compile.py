@@ -79,6 +79,19 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
 # emulate_precision_casts: a low-precision (bfloat16, float16) intermediate is rounded to its dtype, as eager rounds
 # each op's result, instead of staying float32 through the kernel (fuzz seed 7254: bfloat16 subnormals halved)
 INDUCTOR_CONFIG = {"emulate_precision_casts": True}
+# per device type of the region's tensors, on top of INDUCTOR_CONFIG. CPU: the C++ wrapper puts the graph's kernels
+# and the code calling them in one C++ file, one compiler run where the Python wrapper compiles each kernel apart
+# (the GPT's training step: 16 files, or 2; its cold first call 0.56x as long, docs/inductor.md)
+DEVICE_CONFIG = {"cpu": {"cpp_wrapper": True}}
+
+
+def _settings(tensors, symbolic: bool) -> list[dict]:
+    """The Inductor configurations a region is compiled with, in turn until one compiles: its device's first, then
+    INDUCTOR_CONFIG alone. Symbolic regions skip the C++ wrapper (a size given to a fallback op fails in it:
+    ``aten::expand() Expected a value of type 'List[int]'``)."""
+    devices = {t.device.type for t in tensors}
+    extra = DEVICE_CONFIG.get(devices.pop()) if len(devices) == 1 and not symbolic else None
+    return [{**INDUCTOR_CONFIG, **extra}, INDUCTOR_CONFIG] if extra else [INDUCTOR_CONFIG]
 
 
 def _size_pattern(values):
@@ -251,18 +264,22 @@ class InductorFusion:
             return False
         dynamic = [numbers[i] for i in self.dynamic]
         disk_key = (key, _size_pattern(_layout(tensors) + tuple(dynamic))) if self.symbolic else key
-        with config.patch(INDUCTOR_CONFIG):  # part of the saved region's key too
-            try:
-                graph, guards = self._load_or_compile(disk_key, tensors, numbers)
-            except Exception as error:  # noqa: BLE001 - any failure of make_fx/Inductor: the torch calls compute it
-                # the region's torch calls are what thunder's torch executor would run: the same values, unfused
-                # (Inductor's internal errors recording symbolic regions, fuzz seeds 7711, 7739, 7756, 7762, 7767)
-                self.failed.add(key)
-                _stats["failed"] += 1
-                warnings.warn(f"thunder-inductor: Inductor could not compile region {self.name} "
-                              f"({type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}); "
-                              "it runs its torch calls", InductorCompileWarning, stacklevel=2)
-                return False
+        for settings in _settings(tensors, self.symbolic):
+            with config.patch(settings):  # part of the saved region's key too
+                try:
+                    graph, guards = self._load_or_compile(disk_key, tensors, numbers)
+                    break
+                except Exception as failure:  # noqa: BLE001 - any failure of make_fx/Inductor: the next settings
+                    error = failure
+        else:
+            # the region's torch calls are what thunder's torch executor would run: the same values, unfused
+            # (Inductor's internal errors recording symbolic regions, fuzz seeds 7711, 7739, 7756, 7762, 7767)
+            self.failed.add(key)
+            _stats["failed"] += 1
+            warnings.warn(f"thunder-inductor: Inductor could not compile region {self.name} "
+                          f"({type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}); "
+                          "it runs its torch calls", InductorCompileWarning, stacklevel=2)
+            return False
         self.checks[id(graph)] = fast_check(guards, tensors, numbers, self.dynamic, self.symbolic)
         self.guards[id(graph)] = guards
         if graphs is None:
