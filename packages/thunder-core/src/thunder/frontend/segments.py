@@ -177,8 +177,8 @@ class SegmentedProgram:
                 read = reads[k]
                 where = f"{read.what} at {read.location}"
             seg.provenance = TraceProvenance(f"Segment {k} of the program (up to {where})")
-            more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
-                                                                                 fails_in_backward=fails_in_backward)
+            more, backward_traces, split, run, node = self.jfn._compile_prepared(
+                seg, fails_in_backward=fails_in_backward, constrain=computation)
             path.traces += [seg, *more]
             path.backward_traces += backward_traces
             if split is not None:
