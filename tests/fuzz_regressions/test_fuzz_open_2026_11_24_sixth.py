@@ -1,5 +1,5 @@
 """Kinds the slices of 2026-11-24's sixth session (branch s6-x14) found and left open: strict xfails, so a fix
-shows here (the returned views' kinds fixed by s7-x14)."""
+shows here (all fixed by s7-x14: passing regression tests now)."""
 
 import pytest
 
@@ -15,11 +15,10 @@ def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller(s
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 433913 (grad fraction 1.0, found by s6-i20's slices with one node per "
-                   "call on, the same with it off): at call 1 (a new continuation after `v3[v3 > 0] = 0`), v7 = v2 - v5 "
-                   "reads v5 = torch.tensor(v3.shape) as the value v1 = torch.tensor(t0.shape) has after its in-place "
-                   "updates (the two equal constants merged?); not found further")
-def test_fuzz_433913_output_updated_by_the_caller():
+def test_fuzz_433913_a_continuation_tells_a_merged_constant_from_the_updated_one_it_equals():
+    # at call 1 (a new continuation after `v3[v3 > 0] = 0`), v7 = v2 - v5 read v5 = torch.tensor(v3.shape), which CSE
+    # had merged into the equal v1 = torch.tensor(t0.shape), as v1's value after its in-place updates: v1's name
+    # before functionalization is the merged value's in the segments, and the runtime kept both in one namespace
     outcome = run_program(generate(433913, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
