@@ -119,6 +119,19 @@ def _a_detached_view_and_a_view_of_a_temporary(x):
     return a[1], a.detach()[0], a[2:]
 
 
+def _segmented_two_views_of_a_temporary(x):
+    a = x * 2
+    n = int((a > 100).sum())
+    return a[n:2], a[1:]
+
+
+def _segmented_two_views_taken_before_the_read(x):
+    a = x * 2
+    b, c = a[0:2], a[1:]
+    n = int((a > 100).sum())
+    return b, c[n:]
+
+
 # a reshape that copies ends the chain of views: its result is a new tensor (fuzz seed 500968), as eager's
 def _a_reshape_that_copies_and_a_row_of_its_source(x):
     a = x * 3
@@ -152,7 +165,8 @@ PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_tem
             _unbind_narrow_and_diagonal_of_a_temporary, _views_of_two_temporaries,
             _a_detached_view_and_a_view_of_a_temporary, _a_reshape_that_copies_and_a_row_of_its_source,
             _slices_of_a_reshape_that_copies, _a_chunk_reshaped_by_a_copy,
-            _a_chunk_flattened_by_a_copy_and_its_contiguous_copy, _a_chunk_reshaped_as_a_view]
+            _a_chunk_flattened_by_a_copy_and_its_contiguous_copy, _a_chunk_reshaped_as_a_view,
+            _segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read]
 
 
 # Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it
