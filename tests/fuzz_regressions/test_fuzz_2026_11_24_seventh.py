@@ -1,7 +1,10 @@
 """Kinds the slices of 2026-11-24's seventh session (branch s7-x14, seeds 520000 on) found, each fixed."""
 
 import pytest
+import torch
+import torch.nn.functional as F
 
+import thunder
 from thunder.testing.fuzz.generator import generate
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
 
@@ -22,3 +25,33 @@ def test_fuzz_520255_an_unused_segment_output_over_a_zero_division_leaves_no_nan
 def test_fuzz_530077_the_callers_update_fails_the_backward_at_gathers_saved_input():
     outcome = run_program(generate(530077, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+@pytest.mark.parametrize("cache", ["constant values", "no caching"])
+def test_fuzz_540201_a_backward_kernel_whose_buffer_was_dropped_allocates_its_result(cache):
+    # grad fraction 1.0: the backward specialized for an unused segment output dropped silu's backward buffer (a zero
+    # it no longer computes) and called silu_backward_into without out=
+    outcome = run_program(generate(540201, grad_fraction=1.0), cache=cache)
+    assert outcome.cls in AGREEMENT, outcome.detail
+
+
+_ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "relu": F.relu}
+
+
+@pytest.mark.parametrize("name", sorted(_ACTIVATIONS))
+def test_each_backward_kernel_writing_into_a_buffer_runs_without_one(name):
+    act = _ACTIVATIONS[name]
+
+    def fn(t):  # the mask's size read splits the program; v0, live there, is an output of the first segment unused
+        v0 = act(t)  # after it (its backward buffer is a zero the backward specialized for that no longer computes)
+        v1 = v0[None, 1:, ...]
+        v2 = torch.addmm(v1, v1, v1.t()[:, :v1.shape[1]])
+        v3 = v2[v2 > 0]
+        return torch.atan2(v1.float(), v3.float())
+
+    grads = []
+    for f in (fn, thunder.jit(fn)):
+        t = torch.tensor([0.7], requires_grad=True)
+        f(t).sum().backward()
+        grads.append(t.grad)
+    torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
