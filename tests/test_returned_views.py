@@ -132,6 +132,13 @@ def _segmented_two_views_taken_before_the_read(x):
     return b, c[n:]
 
 
+def _segmented_one_of_chunks_of_a_temporary(x):
+    a = x.exp()
+    b = a.chunk(2, 1)[0]
+    n = int((a > 100).sum())
+    return b, a.sum() + n
+
+
 # a reshape that copies ends the chain of views: its result is a new tensor (fuzz seed 500968), as eager's
 def _a_reshape_that_copies_and_a_row_of_its_source(x):
     a = x * 3
@@ -166,7 +173,8 @@ PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_tem
             _a_detached_view_and_a_view_of_a_temporary, _a_reshape_that_copies_and_a_row_of_its_source,
             _slices_of_a_reshape_that_copies, _a_chunk_reshaped_by_a_copy,
             _a_chunk_flattened_by_a_copy_and_its_contiguous_copy, _a_chunk_reshaped_as_a_view,
-            _segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read]
+            _segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read,
+            _segmented_one_of_chunks_of_a_temporary]
 
 
 # Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it

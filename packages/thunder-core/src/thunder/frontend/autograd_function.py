@@ -26,7 +26,8 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
 
-__all__ = ["bases_of_returned_views", "differentiable_computation", "lone_views_detached", "view_made_outside"]
+__all__ = ["bases_of_returned_views", "differentiable_computation", "lone_views_detached", "one_of_several_views",
+           "view_made_outside"]
 
 
 class _Compiled:
@@ -36,7 +37,7 @@ class _Compiled:
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
                  "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "lone_views",
-                 "shared_views", "n_outputs")
+                 "shared_views", "n_outputs", "several")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single, dirty=(), views=((), ())):
@@ -45,6 +46,7 @@ class _Compiled:
         # positions of the outputs that are views of a temporary / of an input or another output (returned_views)
         self.lone_views, self.shared_views = views
         self.n_outputs = n_outputs
+        self.several = ()  # positions of the outputs that are one of several views (views_of_several)
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -427,6 +429,7 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
                          split.differentiable_outputs, n_outputs,
                          single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
     shared_views = compiled.shared_views
+    compiled.several = several  # frontend/segment_node.py makes them so where one node runs several segments
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++

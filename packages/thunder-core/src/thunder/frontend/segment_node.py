@@ -25,6 +25,7 @@ from thunder.frontend.autograd_function import (
     _backward_creating_graph,
     backward_of,
     lone_views_detached,
+    one_of_several_views,
     run_forward,
     view_made_outside,
 )
@@ -106,8 +107,12 @@ class SegmentTape:
         _set_grad_enabled(grad_mode)
         made_by_node = _apply(self, *inputs.values())
         flat = list(flat)
+        # one of the views unbind/split/chunk made (fuzz seed 591771), as the segment's own node makes it
+        several = {segment.flat_names[i] for segment, _ in self.steps for i in segment.node.several}
         for k in positions:  # views of the inputs or of other outputs made again outside the node, as a node's are
             flat[k] = view_made_outside(made_by_node[seen[names[k]]], made_by_node, inputs.values())
+            if names[k] in several:
+                flat[k] = one_of_several_views(flat[k])
         return flat
 
 
