@@ -1327,3 +1327,31 @@ def test_an_unused_output_with_an_infinite_derivative_leaves_no_nan_in_the_gradi
             f(t)[0].sum().backward()
         grads.append(t.grad)
     torch.testing.assert_close(grads[1], grads[0])
+
+
+# fuzz seed 520255: the used output's gradient reaches the input as a value the zero term's sum cannot be read as (a
+# cotangent reshaped, expanded, transposed or masked: it may alias what the backward reads), so the zero term over a
+# division by zero was computed (0 / 0)
+_USED_GRADIENT_PASSED_ON = {
+    "clamp": lambda t: t.clamp(max=1), "index_none": lambda t: t[None], "sum": lambda t: t.sum(0),
+    "expand": lambda t: t.expand(2, *t.shape), "transpose": lambda t: t.t(), "relu": torch.relu,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_USED_GRADIENT_PASSED_ON))
+def test_a_segments_unused_output_over_a_zero_division_leaves_no_nan_in_the_gradient(name):
+    used = _USED_GRADIENT_PASSED_ON[name]
+
+    def f(t0, t1):
+        v0 = t0 / t1  # inf where t1 is False; handed over to the segment after the read, unused there
+        v1 = used(t0)  # its gradient and v0's meet in the first segment's backward
+        n = v0.unique().numel()  # a size read from data: the program runs as segments
+        return v1 * 2, n
+
+    grads = []
+    for fn in (f, thunder.jit(f)):
+        t0 = torch.tensor([[1.5, -2.0], [0.5, 3.0], [-1.0, 2.5]], requires_grad=True)
+        fn(t0, torch.tensor([True, False]))[0].sum().backward()
+        grads.append(t0.grad)
+    assert grads[0].isfinite().all()
+    torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)

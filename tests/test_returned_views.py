@@ -80,11 +80,101 @@ def _a_view_of_a_reshape_that_copies(x):
     return x.t().reshape(-1).view(-1), x.sign()[0]
 
 
+# several views of one temporary (fuzz seeds 462671, 501944, 503681, 508485): the node returns the temporary too,
+# and the views are made outside it, as eager's views of a non-leaf (one of several stays one of several)
+def _two_views_of_a_temporary_one_of_chunks(x):
+    a = 2 - x
+    return a.chunk(2, 0)[-1], a.squeeze(-1)
+
+
+def _two_slices_of_a_temporary(x):
+    a = torch.stack([r * 2 for r in x])
+    b = a[:3]
+    return b[1:-1:2], b
+
+
+def _a_moved_temporary_and_its_reshape(x):
+    a = (x * 0.5).movedim(1, 0)
+    return a.reshape(a.shape[0], a.shape[1]), a
+
+
+def _views_of_a_temporary_through_view_and_unflatten(x):
+    a = x.roll(1)
+    flat = a.view(-1)
+    return flat[None, 1:, ...], flat, a.unflatten(1, (a.shape[1], 1))
+
+
+def _unbind_narrow_and_diagonal_of_a_temporary(x):
+    a = x.sin()
+    return a.narrow(0, 1, 2), a.unbind(1)[0], a.diagonal()
+
+
+def _views_of_two_temporaries(x):
+    a, b = x * 2, x.exp()
+    return a[0], b[1:], a[1], b[:, :2]
+
+
+def _a_detached_view_and_a_view_of_a_temporary(x):
+    a = x * 3
+    return a[1], a.detach()[0], a[2:]
+
+
+def _segmented_two_views_of_a_temporary(x):
+    a = x * 2
+    n = int((a > 100).sum())
+    return a[n:2], a[1:]
+
+
+def _segmented_two_views_taken_before_the_read(x):
+    a = x * 2
+    b, c = a[0:2], a[1:]
+    n = int((a > 100).sum())
+    return b, c[n:]
+
+
+def _segmented_one_of_chunks_of_a_temporary(x):
+    a = x.exp()
+    b = a.chunk(2, 1)[0]
+    n = int((a > 100).sum())
+    return b, a.sum() + n
+
+
+# a reshape that copies ends the chain of views: its result is a new tensor (fuzz seed 500968), as eager's
+def _a_reshape_that_copies_and_a_row_of_its_source(x):
+    a = x * 3
+    return a.t().reshape(-1), a[0]
+
+
+def _slices_of_a_reshape_that_copies(x):
+    z = (x * 3).t().reshape(-1)
+    return z[1:], z[:4]
+
+
+def _a_chunk_reshaped_by_a_copy(x):
+    return x.chunk(2, 1)[-1].mT.reshape(-1)
+
+
+def _a_chunk_flattened_by_a_copy_and_its_contiguous_copy(x):
+    c = x.chunk(2, 1)[0]
+    return c.t().flatten(), c.t().contiguous()
+
+
+def _a_chunk_reshaped_as_a_view(x):
+    return x.chunk(2, 0)[-1].reshape(-1)
+
+
 PROGRAMS = [_view_of_a_temporary, _reshaped_temporary_and_a_sum, _transposed_temporary, _an_output_and_its_slice,
             _an_output_and_its_transpose, _a_slice_of_the_input, _the_input_reshaped_and_a_product,
             _segmented_view_of_a_temporary, _segmented_output_and_its_slice, _an_unbind_output_of_a_temporary,
             _a_split_of_the_input, _a_view_of_a_chunk_of_the_input, _a_quotient, _an_erfinv,
-            _a_view_of_a_reshape_that_copies]
+            _a_view_of_a_reshape_that_copies, _two_views_of_a_temporary_one_of_chunks, _two_slices_of_a_temporary,
+            _a_moved_temporary_and_its_reshape, _views_of_a_temporary_through_view_and_unflatten,
+            _unbind_narrow_and_diagonal_of_a_temporary, _views_of_two_temporaries,
+            _a_detached_view_and_a_view_of_a_temporary, _a_reshape_that_copies_and_a_row_of_its_source,
+            _slices_of_a_reshape_that_copies, _a_chunk_reshaped_by_a_copy,
+            _a_chunk_flattened_by_a_copy_and_its_contiguous_copy, _a_chunk_reshaped_as_a_view,
+            _segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read,
+            _segmented_one_of_chunks_of_a_temporary]
 
 
 # Known gap: a tensor the node made and saved, updated later, makes eager's message name the op inside that made it

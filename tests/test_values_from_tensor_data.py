@@ -674,3 +674,31 @@ def test_a_continuation_taking_an_input_updated_through_a_view_runs_again_on_a_c
     jfn = thunder.jit(f, cache=cache)
     for x in ([1.0, -2.0, 3.0], [-1.0, 2.0, -3.0], [-2.0, 1.0, -1.0], [-1.0, -2.0, -3.0], [-1.0, -1.0, -1.0]):
         check_like_eager(f, torch.tensor(x), jfn=jfn)
+
+
+# fuzz seed 433913: CSE merged a value into an equal one computed before and updated in place afterwards, whose name
+# before functionalization is then the merged value's name in the segments; a continuation traced for a new value
+# read took the updated value for the merged one. Each program reads a value computed twice, one of them updated.
+_MERGED_WITH_AN_UPDATED_VALUE = {
+    "constant_shapes": lambda t: (torch.tensor(t.shape), lambda a: a.__setitem__(0, 7), torch.tensor(t.shape)),
+    "products": lambda t: (t * 2, lambda a: a.add_(1), t * 2),
+    "zeros": lambda t: (torch.zeros(3), lambda a: a[::2].mul_(2).add_(1), torch.zeros(3)),
+    "arange_through_a_view": lambda t: (torch.arange(4.0), lambda a: a.view(2, 2)[0].fill_(5), torch.arange(4.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MERGED_WITH_AN_UPDATED_VALUE))
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_a_continuation_tells_a_merged_value_from_the_updated_one_it_equals(name, cache):
+    make = _MERGED_WITH_AN_UPDATED_VALUE[name]
+
+    def f(t):
+        first, update, _ = make(t)
+        update(first)
+        second = make(t)[2]
+        n = int((t > 0).sum())  # a new count traces a new continuation after the update
+        return first.float().sum() * n, second.float() + n, t[:n] * 2
+
+    jfn = thunder.jit(f, cache=cache)
+    for x in ([1.0, -2.0, 3.0, 4.0], [-1.0, -2.0, -3.0, 1.0], [2.0, 2.0, 2.0, 2.0], [1.0, -2.0, 3.0, 4.0]):
+        check_like_eager(f, torch.tensor(x, requires_grad=True), jfn=jfn)

@@ -1,5 +1,5 @@
 """Kinds the slices of 2026-11-24's sixth session (branch s6-x14) found and left open: strict xfails, so a fix
-shows here."""
+shows here (all fixed by s7-x14: passing regression tests now)."""
 
 import pytest
 
@@ -7,21 +7,18 @@ from thunder.testing.fuzz.generator import generate
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
 
 
-@pytest.mark.xfail(strict=True, reason="seed 462671: two views of one temporary both returned (`v0.squeeze(-1)` and "
-                   "`v0.chunk(2, 0)[-1]`) stay the node's own views, which PyTorch refuses to update ('Output 0 of "
-                   "ThunderAutogradFunction is a view'), where eager lets the caller update the first "
-                   "(docs/inplace.md, Views)")
 @pytest.mark.parametrize("seed", [462671, 501944, 503681, 508485])  # the last three: the close's 10k run
 def test_fuzz_462671_two_returned_views_of_one_temporary_updated_by_the_caller(seed):
+    # two views of one temporary both returned (`v0.squeeze(-1)` and `v0.chunk(2, 0)[-1]`) stayed the node's own
+    # views, which PyTorch refuses to update; the node now returns the temporary too and the views are made outside it
     outcome = run_program(generate(seed, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 433913 (grad fraction 1.0, found by s6-i20's slices with one node per "
-                   "call on, the same with it off): at call 1 (a new continuation after `v3[v3 > 0] = 0`), v7 = v2 - v5 "
-                   "reads v5 = torch.tensor(v3.shape) as the value v1 = torch.tensor(t0.shape) has after its in-place "
-                   "updates (the two equal constants merged?); not found further")
-def test_fuzz_433913_output_updated_by_the_caller():
+def test_fuzz_433913_a_continuation_tells_a_merged_constant_from_the_updated_one_it_equals():
+    # at call 1 (a new continuation after `v3[v3 > 0] = 0`), v7 = v2 - v5 read v5 = torch.tensor(v3.shape), which CSE
+    # had merged into the equal v1 = torch.tensor(t0.shape), as v1's value after its in-place updates: v1's name
+    # before functionalization is the merged value's in the segments, and the runtime kept both in one namespace
     outcome = run_program(generate(433913, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
@@ -33,10 +30,8 @@ def test_fuzz_437400_an_unused_outputs_infinite_derivative_gives_no_nan():
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-
-@pytest.mark.xfail(strict=True, reason="seed 500968 (the close's 10k run): chunk(...)[-1].mT.reshape(-1) copies, so "
-                   "eager's output is a new tensor the caller may update; thunder follows the chain of views through "
-                   "the copying reshape and returns it as one of several views, whose update PyTorch refuses")
 def test_fuzz_500968_a_chunks_view_reshaped_by_a_copy_is_the_callers_to_update():
+    # chunk(...)[-1].mT.reshape(-1) copies: eager's output is a new tensor; the chain of views was followed through
+    # the copying reshape and the output returned as one of several views (the jit's layouts now end the chain)
     outcome = run_program(generate(500968, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail

@@ -93,16 +93,23 @@ def sum_prim(a, dims):
 
 # Elementwise ATen backward kernels writing into a given buffer (``out=``, as the torch functions of
 # torch_copies.OUT_CAPABLE take it; ATen names it ``grad_input``): the torch executor passes a dead temporary of the
-# result's shape, which may be the incoming gradient itself.
-def gelu_backward_into(grad_output, self, *, approximate="none", out):
+# result's shape, which may be the incoming gradient itself. Without one (a pass dropped a buffer it no longer
+# computes: executors/torch_unused_cotangents.py, fuzz seed 540201) they allocate the result.
+def gelu_backward_into(grad_output, self, *, approximate="none", out=None):
+    if out is None:
+        return torch.ops.aten.gelu_backward.default(grad_output, self, approximate=approximate)
     return torch.ops.aten.gelu_backward.grad_input(grad_output, self, approximate=approximate, grad_input=out)
 
 
-def silu_backward_into(grad_output, self, *, out):
+def silu_backward_into(grad_output, self, *, out=None):
+    if out is None:
+        return torch.ops.aten.silu_backward.default(grad_output, self)
     return torch.ops.aten.silu_backward.grad_input(grad_output, self, grad_input=out)
 
 
-def threshold_backward_into(grad_output, self, threshold, *, out):
+def threshold_backward_into(grad_output, self, threshold, *, out=None):
+    if out is None:
+        return torch.ops.aten.threshold_backward.default(grad_output, self, threshold)
     return torch.ops.aten.threshold_backward.grad_input(grad_output, self, threshold, grad_input=out)
 
 

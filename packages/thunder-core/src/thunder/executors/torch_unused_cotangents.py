@@ -7,7 +7,8 @@ into NaN where a derivative is infinite (sqrt at 0). A backward is linear in its
 each op whose every cotangent operand is such a zero (its result is zero), and each sum of a zero with a used
 value (later reads read the value). Where a dropped zero would have to be made after all (an op mixing it with a
 used value other than such a sum, or a gradient that is only zero terms), only the sums with a zero cotangent
-argument are dropped.
+argument are dropped. A sum of a zero term with a value it cannot be read as (an alias of what the backward reads or
+returns) adds -0.0 instead, which leaves every float as it is.
 """
 
 from __future__ import annotations
@@ -108,7 +109,9 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
             read_as.add(target.name)
             continue
         if operands & made_zero:
-            return None  # a zero this backward no longer computes would have to be made
+            b = _plus_negative_zero(b, zero, name)
+            if b is None:
+                return None  # a zero this backward no longer computes would have to be made
         kept.append(b)
     if not made_zero and not rename:
         return None
@@ -175,6 +178,20 @@ def _new_or_its_reshape(t, producer, readers, returned) -> bool:
     base = made.args[0]
     return (readers.get(base.name) == 1 and base.name not in returned
             and _new_or_its_reshape(base, producer, readers, returned))
+
+
+def _plus_negative_zero(b, zero, name):
+    """``g = torch.add(t, -0.0)`` for ``g = torch.add(zero, t)`` (or ``t + zero``) whose result is of ``t``'s dtype,
+    else None: ``x + -0.0`` is ``x`` for every float, so the sum keeps its buffer (``out=``) and its place while the
+    zero term is not computed (a sum whose operand may alias what the backward reads or returns: a cotangent
+    reshaped, expanded or transposed; fuzz seed 520255)."""
+    found = _sum_with_zero(b, zero, name)
+    if found is None or set(b.kwargs) - {"out"}:
+        return None
+    out, other = found
+    if not isinstance(other, TensorProxy) or other.dtype is not out.dtype:
+        return None
+    return b.replace(args=(other, -0.0))
 
 
 def _sum_read_only(b, zero, name, stored, returned):

@@ -24,9 +24,10 @@ from thunder.core import dtypes
 from thunder.core.codegen import compile_trace
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_unflatten
+from thunder.core.pytree import tree_flatten, tree_unflatten
 
-__all__ = ["differentiable_computation", "lone_views_detached", "view_made_outside"]
+__all__ = ["bases_of_returned_views", "differentiable_computation", "lone_views_detached", "one_of_several_views",
+           "view_made_outside"]
 
 
 class _Compiled:
@@ -36,7 +37,7 @@ class _Compiled:
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
                  "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "lone_views",
-                 "shared_views", "n_outputs")
+                 "shared_views", "n_outputs", "several")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single, dirty=(), views=((), ())):
@@ -45,6 +46,7 @@ class _Compiled:
         # positions of the outputs that are views of a temporary / of an input or another output (returned_views)
         self.lone_views, self.shared_views = views
         self.n_outputs = n_outputs
+        self.several = ()  # positions of the outputs that are one of several views (views_of_several)
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -405,10 +407,11 @@ def _check_versions(saved, versions) -> None:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def differentiable_computation(forward_fn, backward_trace, split, nargs: int, dirty=()):
+def differentiable_computation(forward_fn, backward_trace, split, nargs: int, dirty=(), constrain=None):
     """(the cache entry's computation: ``computation(*inputs)`` recording one autograd node; what that node runs,
     which frontend/segment_node.py also runs as part of one node for several segments). ``dirty``: the positions
-    of the inputs it updates in place and returns (a segment's owned buffers)."""
+    of the inputs it updates in place and returns (a segment's owned buffers); ``constrain``: the trace whose
+    constraints the prologue checks (:func:`views_of_several`)."""
     if torch._C._are_functorch_transforms_active():
         raise UnsupportedError(
             "thunder.jit: a program whose inputs require grad called under a torch.func transform (grad, vjp, jacrev, "
@@ -420,12 +423,13 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     # outputs that are inputs returned as they are: the caller gets its own tensor back, not an alias
     # made by the autograd node (identity matters: `out is x`, attributes stored by the epilogue)
     passthrough = passthrough_outputs(split)
-    views = returned_views(split) if not dirty else ((), ())
-    several = views_of_several(split)
+    views = returned_views(split, constrain) if not dirty else ((), ())
+    several = views_of_several(split, constrain)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs,
                          single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
     shared_views = compiled.shared_views
+    compiled.several = several  # frontend/segment_node.py makes them so where one node runs several segments
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++
@@ -513,32 +517,22 @@ def _without_edges_to(positions, node_apply):
     return apply
 
 
-def returned_views(split) -> tuple:
+def returned_views(split, constrain=None) -> tuple:
     """(positions of the outputs of ``split``'s forward that are views of a temporary nothing else returned holds,
     positions of those that are views of an input or of another output). A view an autograd node returns is one
     PyTorch forbids updating in place ("Output 0 of ThunderAutogradFunction is a view and is being modified
     inplace"), where eager's views allow it: the node returns the first as plain aliases (the same memory and version
     counter, no view relation: an update is recorded on the node's output, the same gradient as eager's since
     nothing else sees that memory) and the second are made again outside it (:func:`view_made_outside`). Several
-    views of one temporary stay views (PyTorch refuses to update them: aliases would give wrong gradients)."""
-    from thunder.transforms.functionalize import is_view
-    from thunder.transforms.layouts import MAYBE_VIEWS
-
-    view_of = {o.name: b.args[0].name for b in split.forward.bound_symbols
-               if (is_view(b) or b.sym.id in MAYBE_VIEWS) and b.args and isinstance(b.args[0], TensorProxy)
-               for o in b.flat_proxy_outs}
-
-    def root(name):
-        while name in view_of:
-            name = view_of[name]
-        return name
-
+    views of one temporary are views of an output the node returns for them (:func:`bases_of_returned_views`).
+    ``constrain``: as :class:`_ViewChains`'."""
+    chains = _ViewChains(split.forward, constrain)
     inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}
     outs = [p.name if isinstance(p, TensorProxy) else None for p in split.forward.output[0]]
-    roots = [root(n) if n is not None else None for n in outs]
+    roots = [chains.root(n) if n is not None else None for n in outs]
     lone, shared = [], []
     for k, (name, r) in enumerate(zip(outs, roots)):
-        if name is None or name not in view_of or name in inputs:
+        if name is None or r == name or name in inputs:
             continue
         if r in inputs or r in outs:
             shared.append(k)
@@ -547,24 +541,68 @@ def returned_views(split) -> tuple:
     return frozenset(lone), tuple(shared)
 
 
-def views_of_several(split) -> tuple:
+class _ViewChains:
+    """The chains of views of a trace, as eager's autograd sees them: a reshape that copies (eager decides by the
+    strides: the jit's layouts, asked only of the reshapes a question walks through) ends one, and so does an alias
+    autograd does not track (``detach``). ``constrain``: the trace whose constraints the prologue checks (the
+    layouts' answer may depend on symbolic sizes), ``trace`` where None."""
+
+    def __init__(self, trace, constrain=None):
+        from thunder.transforms.functionalize import UNTRACKED_ALIASES, is_view
+
+        self.view_of = {o.name: (b.args[0].name, b) for b in trace.bound_symbols
+                        if is_view(b) and b.sym.id not in UNTRACKED_ALIASES and b.args
+                        and isinstance(b.args[0], TensorProxy) for o in b.flat_proxy_outs}
+        self._trace, self._constrain, self._layouts = trace, constrain, None
+
+    def base(self, name: str) -> str | None:
+        """The name of the tensor ``name`` is a view of, None where it is none's."""
+        from thunder.transforms.layouts import MAYBE_VIEWS, Layouts
+
+        base, b = self.view_of.get(name, (None, None))
+        if b is not None and b.sym.id in MAYBE_VIEWS:
+            if self._layouts is None:
+                self._layouts = (self._trace.layouts or Layouts()).replay_from(self._trace, self._constrain)
+            if not self._layouts.aliases(b):
+                return None
+        return base
+
+    def root(self, name: str) -> str:
+        """The end of ``name``'s chain of views (``name`` itself where it is no view)."""
+        while (base := self.base(name)) is not None:
+            name = base
+        return name
+
+
+def bases_of_returned_views(trace, constrain=None) -> tuple:
+    """The temporaries of ``trace`` (a functional computation) of which several outputs are views. Eager's views of
+    one non-leaf tensor may be updated in place by the caller (each update recorded on their base, which the others
+    then see); the views an autograd node returns may not be, and aliases made of them would give each update's
+    gradient to one view only. So the node returns each such base too (an output the caller never sees, split's
+    ``hidden_outputs``), and the views are made again outside it from that output (:func:`view_made_outside`)."""
+    root = _ViewChains(trace, constrain).root
+    made = {o.name: o for b in trace.bound_symbols for o in b.flat_proxy_outs if isinstance(o, TensorProxy)}
+    inputs = {p.name for p in trace.args if isinstance(p, Proxy)}
+    outs = [p.name for p in tree_flatten(trace.output)[0] if isinstance(p, TensorProxy)]
+    roots = [root(n) for n in outs if root(n) != n]
+    return tuple(made[r] for r in dict.fromkeys(roots)
+                 if roots.count(r) > 1 and r in made and r not in inputs and r not in outs)
+
+
+def views_of_several(split, constrain=None) -> tuple:
     """Positions of the outputs of ``split``'s forward that are one of the views an op returning several views made
     (``unbind``, ``split``, ``chunk``), or a view of one: eager refuses to update those in place while they require
     grad ("Output 0 of UnbindBackward0 is a view and is being modified inplace"), the caller's updates included.
-    A reshape, a view or a copy by the layout, ends the chain (a copy may be updated)."""
-    from thunder.transforms.functionalize import is_view
-
-    made, view_of = set(), {}
-    for b in split.forward.bound_symbols:
-        if is_view(b) and b.args and isinstance(b.args[0], TensorProxy):
-            outs = [o.name for o in b.flat_proxy_outs]
-            view_of.update((o, b.args[0].name) for o in outs)
-            if isinstance(b.output, (tuple, list)):
-                made.update(outs)
+    A reshape that copies (as eager's decides, by the strides: the jit's layouts) ends the chain: its result is a
+    new tensor the caller may update. ``constrain``: the trace whose constraints the prologue checks (the layouts'
+    answer may depend on symbolic sizes)."""
+    chains = _ViewChains(split.forward, constrain)
+    made = {o.name for b in split.forward.bound_symbols if isinstance(b.output, (tuple, list))
+            for o in b.flat_proxy_outs if o.name in chains.view_of}
 
     def one_of_several(name):
         while name is not None and name not in made:
-            name = view_of.get(name)
+            name = chains.base(name)
         return name is not None
 
     inputs = {p.name for p in split.forward.args if isinstance(p, Proxy)}

@@ -19,7 +19,7 @@ from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, TraceProvenance, tracectx
 from thunder.core.trace_checks import check_trace
 from thunder.extend import get_executor, resolve_executors
-from thunder.frontend.autograd_function import differentiable_computation
+from thunder.frontend.autograd_function import bases_of_returned_views, differentiable_computation
 from thunder.frontend.cache import CACHE_OPTIONS, CacheEntry, resolve_cache_option
 from thunder.frontend.epilogue import build_epilogue, needs_epilogue
 from thunder.frontend.hooks import JitHooks, made_while_grad_disabled, source_location, user_source_location
@@ -245,7 +245,7 @@ class ThunderFunction:
         else:
             more, backward_traces, split, computation_fn, _ = self._compile_prepared(
                 before_lowering, inputs=_traced_values(hooks, computation), restrided_inputs=hooks.restrided_inputs,
-                fails_in_backward=modified_saved_values(computation))
+                fails_in_backward=modified_saved_values(computation), returns_view_bases=True, constrain=computation)
             traces += more
             updated_inputs = _updated_inputs(traces[-1])
         if updated_inputs:
@@ -303,15 +303,20 @@ class ThunderFunction:
             epilogue_traces = [epilogue, dispatch_to_executors(epilogue, [get_executor("python")])]
         return epilogue_traces, template
 
-    def _compile_prepared(self, prepared, *, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None):
+    def _compile_prepared(self, prepared, *, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None,
+                          returns_view_bases=False, constrain=None):
         """(the traces after ``prepared``, the backward traces, the forward/backward split or None, the callable,
         what its autograd node runs or None) of a functional computation trace: autograd split when needed,
         rematerialization, executor dispatch.
         ``inputs``: the values its arguments were traced from, for the Transforms' backward hook (None for a
         segment: see :func:`_refuse_whole_program_hooks_on_segments`); ``restrided_inputs``: the inputs the epilogue
         changes in place (``x.t_()``), which the call must not save; ``fails_in_backward``: output name -> eager's
-        error on reaching the op making it (transforms/saved_versions.py)."""
-        traces, backward_traces, split = self._lower(prepared, inputs, restrided_inputs, fails_in_backward)
+        error on reaching the op making it (transforms/saved_versions.py); ``returns_view_bases``: its autograd node
+        also returns the temporaries several outputs are views of (``bases_of_returned_views``: the whole program's
+        node, whose outputs the caller gets); ``constrain``: the trace whose constraints the prologue checks, where
+        lowering asks what depends on symbolic sizes."""
+        traces, backward_traces, split = self._lower(prepared, inputs, restrided_inputs, fails_in_backward,
+                                                     returns_view_bases, constrain)
         final = traces[-1]
         node = None
         if split is None:
@@ -320,18 +325,21 @@ class ThunderFunction:
                 computation_fn = _without_grad(computation_fn)
         else:
             computation_fn, node = differentiable_computation(final.python_callable(), backward_traces[-1], split,
-                                                              len(final.args), dirty=_written_owned_inputs(final))
+                                                              len(final.args), dirty=_written_owned_inputs(final),
+                                                              constrain=constrain)
         return traces, backward_traces, split, computation_fn, node
 
-    def _lower(self, computation, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None) \
-            -> tuple[list, list, ForwardBackward | None]:
+    def _lower(self, computation, inputs=None, restrided_inputs=frozenset(), fails_in_backward=None,
+               returns_view_bases=False, constrain=None) -> tuple[list, list, ForwardBackward | None]:
         """Autograd split (when the computation needs grads) and executor dispatch: (the forward traces after
         ``computation``, the last being what runs; the backward traces; the split or None)."""
         check = not self.disable_inplace_copy_check
         post = self.trace_transforms + self._post_optimization()
         if self.disable_torch_autograd or not requires_grad(computation):
             return lower(computation, self.executors, post, check_inplace=check), [], None
-        split = rematerialize(split_forward_backward(computation, self.executors, fails_in_backward), self.executors)
+        hidden = bases_of_returned_views(computation, constrain) if returns_view_bases else ()
+        split = rematerialize(split_forward_backward(computation, self.executors, fails_in_backward, hidden),
+                              self.executors)
         traces = [split.forward]
         # saved values a later update of an input overwrites, or inputs whose shape the epilogue changes in place
         forward = snapshot_saved_values(split.forward, restrided_inputs)

@@ -25,6 +25,7 @@ from thunder.frontend.autograd_function import (
     _backward_creating_graph,
     backward_of,
     lone_views_detached,
+    one_of_several_views,
     run_forward,
     view_made_outside,
 )
@@ -93,6 +94,7 @@ class SegmentTape:
                     outputs.append(value)
         if not positions or not inputs:
             return flat
+        _returning_shared_bases(flat, positions, made, env, seen, outputs)
         self.output_names = list(seen)
         self.input_names = list(inputs)
         held = {id(t) for t in outputs}
@@ -105,9 +107,32 @@ class SegmentTape:
         _set_grad_enabled(grad_mode)
         made_by_node = _apply(self, *inputs.values())
         flat = list(flat)
+        # one of the views unbind/split/chunk made (fuzz seed 591771), as the segment's own node makes it
+        several = {segment.flat_names[i] for segment, _ in self.steps for i in segment.node.several}
         for k in positions:  # views of the inputs or of other outputs made again outside the node, as a node's are
             flat[k] = view_made_outside(made_by_node[seen[names[k]]], made_by_node, inputs.values())
+            if names[k] in several:
+                flat[k] = one_of_several_views(flat[k])
         return flat
+
+
+def _returning_shared_bases(flat, positions, made, env, seen, outputs) -> None:
+    """Adds to the node's ``outputs`` (``seen``: name -> position) each tensor a segment made with grad of which
+    several of the program's outputs (at ``positions`` of ``flat``) are views: they are then made outside the node
+    from it, and the caller may update them as eager's views of a non-leaf (autograd_function.bases_of_returned_views
+    for a program of one segment)."""
+    views: dict[int, int] = {}
+    for k in positions:
+        t = flat[k]
+        if t._is_view():
+            views[id(t._base)] = views.get(id(t._base), 0) + 1
+    if not any(n > 1 for n in views.values()):
+        return
+    for name in made:
+        value = env.get(name)
+        if name not in seen and isinstance(value, torch.Tensor) and views.get(id(value), 0) > 1:
+            seen[name] = len(outputs)
+            outputs.append(value)
 
 
 class _Gradients:

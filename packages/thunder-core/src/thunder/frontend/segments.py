@@ -193,8 +193,8 @@ class SegmentedProgram:
                 where = f"{read.what} at {read.location}"
             inside = f"; {k1 - k0} value{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
             seg.provenance = TraceProvenance(f"Segment {k0} of the program (up to {where}{inside})")
-            more, backward_traces, split, run, node = self.jfn._compile_prepared(seg,
-                                                                                 fails_in_backward=fails_in_backward)
+            more, backward_traces, split, run, node = self.jfn._compile_prepared(
+                seg, fails_in_backward=fails_in_backward, constrain=computation)
             path.updated_inputs |= _updated_inputs(more[-1])
             path.written |= _updated_inputs(seg) | _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,
@@ -383,12 +383,14 @@ class SegmentedProgram:
 
         jfn = self.jfn
         start = time.perf_counter()
-        # the values the splits kept, also under the names tracing gives them before functionalization
-        kept = [([env[n] for n in s.out_names], [(pre, env[name]) for pre, name in s.pre_names]) for s in visited]
-        for s, (outs, pres) in zip(visited, kept):
-            env.update(zip(s.out_names, outs))
-            env.update(pres)
-        computation, hooks, raised = jfn._trace(args, kwargs, known=values, env=env)
+        # tracing sees the values the splits kept under the names it gives them before functionalization; the
+        # segments take them by their names in the functional trace. The two namespaces stay apart: a name may be
+        # both (CSE merged v5 = torch.tensor(s) into an equal v1 updated later, whose first name is the merged one's:
+        # fuzz seed 433913)
+        traced_env = dict(env)
+        for s in visited:
+            traced_env.update([(pre, env[name]) for pre, name in s.pre_names])
+        computation, hooks, raised = jfn._trace(args, kwargs, known=values, env=traced_env)
         epilogue_traces, _ = jfn._epilogue(computation, hooks, raised)
         traces = [computation, *prepare(computation)]
         reads = hooks.value_reader.reads

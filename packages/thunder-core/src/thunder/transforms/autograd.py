@@ -602,9 +602,11 @@ def _with_entry_versions(trace: TraceCtx, fails: dict) -> dict:
     return {out: (message, versions.get(i, 0)) for out, (message, i) in fails.items()}
 
 
-def split_forward_backward(trace: TraceCtx, executors, fails_in_backward=None) -> ForwardBackward:
+def split_forward_backward(trace: TraceCtx, executors, fails_in_backward=None, hidden_outputs=()) -> ForwardBackward:
     """The forward and backward traces of ``trace`` (functional, before executor dispatch). ``fails_in_backward``:
-    output name -> the error eager's backward raises on reaching the op that made it."""
+    output name -> the error eager's backward raises on reaching the op that made it. ``hidden_outputs``: values of
+    ``trace`` the forward also returns, after its outputs (with a cotangent where differentiable), which the output
+    spec does not hold (the bases of returned views, frontend/autograd_function.py)."""
     import time
 
     start = time.perf_counter_ns()
@@ -614,7 +616,7 @@ def split_forward_backward(trace: TraceCtx, executors, fails_in_backward=None) -
         for bsym in trace.bound_symbols:
             d.visit(bsym)
     flat_out, spec = tree_flatten(trace.output)
-    flat_out = [d.env.get(p.name, p) if isinstance(p, Proxy) else p for p in flat_out]
+    flat_out = [d.env.get(p.name, p) if isinstance(p, Proxy) else p for p in (*flat_out, *hidden_outputs)]
     bw, positions, differentiable_inputs = d.build_backward(flat_out)
     fw_defined = {a.name for a in trace.args} | {o.name for s in d.fw.bound_symbols for o in s.flat_proxy_outs}
     fw_defined |= {o.name for s in d.fw.bound_symbols for n in s.number_definitions() for o in n.flat_proxy_outs}

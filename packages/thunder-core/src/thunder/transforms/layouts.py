@@ -582,10 +582,11 @@ class Layouts:
                     raise
 
     # after tracing: functionalization's questions ---------------------------------------------------------
-    def replay_from(self, trace) -> "Layouts":
+    def replay_from(self, trace, constrain=None) -> "Layouts":
         """Ready to answer about ``trace``'s tensors; the ones without a stand-in are replayed from the ops that
-        made them (symbolic numbers read on the way are constrained in ``trace``)."""
-        self._trace, self._producers, self._replayed, self._runs = trace, {}, {}, {}
+        made them (symbolic numbers read on the way are constrained in ``constrain``, ``trace`` where None: the
+        trace whose constraints the prologue checks)."""
+        self._trace, self._producers, self._replayed, self._runs = constrain or trace, {}, {}, {}
         for b in trace.bound_symbols:
             if "inplace" in b.sym.tags:  # an in-place op keeps its target's layout
                 continue
