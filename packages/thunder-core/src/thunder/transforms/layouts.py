@@ -176,6 +176,7 @@ class Layouts:
         self._producers: dict[str, BoundSymbol] = {}
         self._replayed: dict[str, torch.Tensor] = {}  # tensor name -> its meta tensor
         self._runs: dict[int, object] = {}  # id(bound symbol) -> what it returned on meta tensors
+        self._checkable = None  # names of the numbers the constrained trace has, when it is not the replayed one
         self._guessed: dict[int, tuple] = {}  # id(proxy) -> (proxy, stand-in) where the layout is not known
         self._made_by: dict[int, tuple] = {}  # id(proxy) -> (proxy, bound symbol) where the layout is not known
         self._sizes: dict[str, NumberProxy] = {}  # name -> a symbolic size that known layouts depend on
@@ -587,6 +588,7 @@ class Layouts:
         made them (symbolic numbers read on the way are constrained in ``constrain``, ``trace`` where None: the
         trace whose constraints the prologue checks)."""
         self._trace, self._producers, self._replayed, self._runs = constrain or trace, {}, {}, {}
+        self._checkable = None if constrain is None or constrain is trace else _number_names(constrain)
         for b in trace.bound_symbols:
             if "inplace" in b.sym.tags:  # an in-place op keeps its target's layout
                 continue
@@ -597,7 +599,13 @@ class Layouts:
     def _value(self, x):
         if isinstance(x, NumberProxy):
             if not x.static:
-                self._trace.add_constraint(x, x.value)
+                if self._checkable is not None and x.name not in self._checkable:
+                    # a number a later trace made, which the prologue cannot compute: the sizes and numbers the
+                    # call came with are pinned instead (fuzz 631748, a NameError in the prologue)
+                    for n in _input_numbers(self._trace):
+                        self._trace.add_constraint(n, n.value)
+                else:
+                    self._trace.add_constraint(x, x.value)
             return x.value
         return x
 
@@ -667,3 +675,20 @@ class Layouts:
             return True
         roots = {id(_root(self.meta(a))) for a in b.flat_args if isinstance(a, TensorProxy)}
         return id(_root(out)) in roots
+
+
+def _input_numbers(trace) -> list:
+    """The symbolic numbers ``trace`` takes: its number arguments and its tensor arguments' sizes."""
+    numbers = []
+    for a in tree_flatten(trace.args)[0]:
+        values = a.shape if isinstance(a, TensorProxy) else (a,)
+        numbers += [v for v in values if isinstance(v, NumberProxy) and not v.static]
+    return numbers
+
+
+def _number_names(trace) -> set:
+    """Names of the numbers ``trace`` takes or computes (what its prologue can check)."""
+    names = {n.name for n in _input_numbers(trace)}
+    for b in trace.bound_symbols:
+        names.update(o.name for o in b.flat_proxy_outs if isinstance(o, NumberProxy))
+    return names
