@@ -369,6 +369,7 @@ class _Differentiator:
         # backward needs the composite's outputs themselves (rsqrt's, exp's), it reads them, saved, as eager does
         fused = any(ex.kind == "fusion" and ex.can_execute(b) for ex in self.executors)
         outs = list(b.flat_proxy_outs)
+        returned = {o.name for o in tree_flatten(self.trace.output)[0] if isinstance(o, Proxy)} if fused else ()
         reached = _reached_outputs(b, self.active)
         self.active.update(o.name for o in outs if o.name in reached)
         # each input once: its cotangent below already sums every use inside the decomposition
@@ -398,8 +399,11 @@ class _Differentiator:
                     inner._accumulate(cots, fresh.get(o.name, o), c, b)
             inner.run_tape(cots)
             grads = [(p, cots[p.name]) for p in inputs if p.name in cots]
-            if not fused:
-                _read_saved_outputs(bw.scopes[-1], start, {fresh[o.name].name: o for o in outs if o.name in fresh},
+            # the call's own outputs are read too where fused: they live anyway, and the caller's in-place update
+            # of one then fails the backward as eager's does where eager saves it (tanh's result)
+            read = {fresh[o.name].name: o for o in outs if o.name in fresh and (not fused or o.name in returned)}
+            if read:
+                _read_saved_outputs(bw.scopes[-1], start, read,
                                     {self.rename[g.name].name if g.name in self.rename else g.name for _, g in grads},
                                     self.rename)
             return grads
