@@ -687,6 +687,19 @@ class JitHooks(Hooks):
             self.records.append(InputRecord(provenance, value, "is" if one_object else "type"))
         return value
 
+    def set_attribute(self, obj, name, value):
+        try:
+            setattr(obj, name, value)
+        except AttributeError:
+            if not isinstance(obj, TensorProxy):
+                raise
+            # eager sets any attribute of a tensor (``x.tag = 1``, ``w.grad = g``); the trace's tensors are
+            # values, with no place to keep one
+            raise UnsupportedError(
+                f"setting {name!r} of a tensor inside the jitted function is not supported yet"
+                f"{user_location_suffix()}; keep the value in a variable or an object of your own, or set it outside "
+                "the jitted function") from None
+
     def is_outside_class(self, cls) -> bool:
         return not (getattr(cls, "__module__", "") or "").startswith("thunder.")  # proxies are thunder's
 
