@@ -1031,8 +1031,8 @@ class JitHooks(Hooks):
         """An outside object whose native methods would change hidden state, or a bound method of one
         (``random.random``): its native calls are refused (frontend/native_state.py)."""
         if type(value) in (types.BuiltinMethodType, types.MethodWrapperType):
-            value = value.__self__
-        if value is not None and not isinstance(value, types.ModuleType) and stateful_object(value) is not None:
+            value = value.__self__  # a builtin function's is its module, which is not stateful
+        if stateful_object(value) is not None:
             self.outside_stateful[id(value)] = value
 
     def _mutating_method(self, fn):
