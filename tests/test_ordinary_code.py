@@ -613,6 +613,11 @@ def test_ops_return_eagers_return_types(name):
         values = thunder.jit(fn)(grad_x)
     if isinstance(values, tuple):
         assert values[0].grad_fn is not None
+        # the gradient through the first field is eager's
+        values[0].sum().backward()
+        eager_x = x.clone().requires_grad_()
+        fn(eager_x)[0].sum().backward()
+        torch.testing.assert_close(grad_x.grad, eager_x.grad)
 
 
 NAN_CONSTANT = float("nan")
