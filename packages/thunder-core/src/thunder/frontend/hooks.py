@@ -445,6 +445,7 @@ _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasatt
 
 _UNBOUND_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType)  # ``list.append`` taken from the class
 
+
 class JitHooks(Hooks):
     def __init__(self, fn, sharp_edges=None, symbolic: bool = False, checkpoint=None):
         if not _JITTED_CALLS:
