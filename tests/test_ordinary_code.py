@@ -296,6 +296,34 @@ def test_metadata_changing_inplace_is_refused_with_the_reason(name):
     assert "test_ordinary_code.py" in str(info.value)
 
 
+def _set_tag(y):
+    y.tag = 1
+
+
+TENSOR_ATTRIBUTE_WRITES = {
+    "statement": _set_tag,
+    "setattr": lambda y: setattr(y, "tag", 1),
+    "object.__setattr__": lambda y: object.__setattr__(y, "tag", 1),
+    "grad": lambda y: setattr(y, "grad", torch.zeros_like(y)),
+}
+
+
+@pytest.mark.parametrize("name", TENSOR_ATTRIBUTE_WRITES)
+def test_setting_an_attribute_of_a_computed_tensor_is_refused_with_the_line(name):
+    write = TENSOR_ATTRIBUTE_WRITES[name]
+
+    def f(x):
+        y = x * 2
+        write(y)
+        return y
+
+    f(torch.ones(2))  # eager keeps any attribute; the trace's tensors have no place for one
+    attribute = "grad" if name == "grad" else "tag"
+    with pytest.raises(UnsupportedError, match=f"setting '{attribute}' of a tensor inside the jitted function") as info:
+        thunder.jit(f)(torch.ones(2))
+    assert "test_ordinary_code.py" in str(info.value)
+
+
 RANDOM_FILLS = {
     "uniform_": lambda x: x.uniform_(-2, 3),
     "normal_": lambda x: x.normal_(1.0, 2.0),
@@ -585,6 +613,11 @@ def test_ops_return_eagers_return_types(name):
         values = thunder.jit(fn)(grad_x)
     if isinstance(values, tuple):
         assert values[0].grad_fn is not None
+        # the gradient through the first field is eager's
+        values[0].sum().backward()
+        eager_x = x.clone().requires_grad_()
+        fn(eager_x)[0].sum().backward()
+        torch.testing.assert_close(grad_x.grad, eager_x.grad)
 
 
 NAN_CONSTANT = float("nan")

@@ -79,8 +79,9 @@ def test_text_of_a_tensor_that_requires_grad_is_refused():
     def f(x):
         return f"{x * 2}"
 
-    with pytest.raises(UnsupportedError, match="requires grad.*t.detach"):
+    with pytest.raises(UnsupportedError, match="requires grad.*t.detach") as info:
         thunder.jit(f)(torch.ones(2, requires_grad=True))
+    assert "test_tensor_text.py" in str(info.value)  # the user's line
     assert thunder.jit(lambda x: f"{x.sum():.1f}")(torch.ones(2, requires_grad=True)) == "2.0"  # a number is fine
     assert thunder.jit(lambda x: f"{x.detach() * 2}")(torch.ones(2, requires_grad=True)) == "tensor([2., 2.])"
 

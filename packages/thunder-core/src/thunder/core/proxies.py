@@ -167,19 +167,6 @@ class TensorProxy(Proxy):
         # a computed tensor has no .grad here (eager: None for non-leaf tensors)
         return self.outside("grad") if self.outside is not None else None
 
-    def __setattr__(self, name: str, value) -> None:
-        try:
-            object.__setattr__(self, name, value)
-        except AttributeError:
-            # eager sets any attribute of a tensor (``x.tag = 1``, ``w.grad = g``); the trace's tensors are
-            # values, with no place to keep one
-            from thunder.core.errors import UnsupportedError, user_location_suffix
-
-            raise UnsupportedError(
-                f"setting {name!r} of a tensor inside the jitted function is not supported yet"
-                f"{user_location_suffix()}; keep the value in a variable or an object of your own, or set it outside "
-                "the jitted function") from None
-
     def replace(self, name=None, **changes) -> "TensorProxy":
         """A new proxy like this one, with the given metadata changed."""
         kw = dict(shape=self.shape, dtype=self.dtype, device=self.device, requires_grad=self.requires_grad)

@@ -445,6 +445,7 @@ _IDENTITY_READERS = {isinstance, issubclass, type, id, callable, getattr, hasatt
 
 _UNBOUND_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType)  # ``list.append`` taken from the class
 
+
 class JitHooks(Hooks):
     def __init__(self, fn, sharp_edges=None, symbolic: bool = False, checkpoint=None):
         if not _JITTED_CALLS:
@@ -686,6 +687,19 @@ class JitHooks(Hooks):
             one_object = provenance.kind == "key" or isinstance(value, enum.Enum)
             self.records.append(InputRecord(provenance, value, "is" if one_object else "type"))
         return value
+
+    def set_attribute(self, obj, name, value):
+        try:
+            setattr(obj, name, value)
+        except AttributeError:
+            if not isinstance(obj, TensorProxy):
+                raise
+            # eager sets any attribute of a tensor (``x.tag = 1``, ``w.grad = g``); the trace's tensors are
+            # values, with no place to keep one
+            raise UnsupportedError(
+                f"setting {name!r} of a tensor inside the jitted function is not supported yet"
+                f"{user_location_suffix()}; keep the value in a variable or an object of your own, or set it outside "
+                "the jitted function") from None
 
     def is_outside_class(self, cls) -> bool:
         return not (getattr(cls, "__module__", "") or "").startswith("thunder.")  # proxies are thunder's
@@ -1018,8 +1032,8 @@ class JitHooks(Hooks):
         """An outside object whose native methods would change hidden state, or a bound method of one
         (``random.random``): its native calls are refused (frontend/native_state.py)."""
         if type(value) in (types.BuiltinMethodType, types.MethodWrapperType):
-            value = value.__self__
-        if value is not None and not isinstance(value, types.ModuleType) and stateful_object(value) is not None:
+            value = value.__self__  # a builtin function's is its module, which is not stateful
+        if stateful_object(value) is not None:
             self.outside_stateful[id(value)] = value
 
     def _mutating_method(self, fn):

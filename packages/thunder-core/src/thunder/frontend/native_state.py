@@ -115,12 +115,13 @@ def refuse_native_call(fn, wargs, outside_objects: dict) -> None:
     """Raise for a native call the cached program could not repeat: on a stateful object from outside (its bound
     method's receiver among ``outside_objects``, by id, or an argument whose provenance is outside), a function
     that changes an outside list, or one whose result changes on every call."""
-    if _hashable(fn) and fn in _CHANGING_RESULTS and _on_users_line():
+    keyed = _hashable(fn)  # asked once: every native call while tracing comes here
+    if keyed and fn in _CHANGING_RESULTS and _on_users_line():
         raise UnsupportedError(
             f"{_name(fn)}() gives a new result on every call, but thunder.jit would read it once, while tracing, and "
             f"reuse it on every call{user_location_suffix()}; call it outside the jitted function and pass the "
             "result as an argument")
-    if _hashable(fn) and fn in _MUTATING_FUNCTIONS and wargs and wargs[0].provenance.is_outside:
+    if keyed and fn in _MUTATING_FUNCTIONS and wargs and wargs[0].provenance.is_outside:
         raise UnsupportedError(
             f"{_name(fn)}() changes a {type(wargs[0].value).__name__} from outside the jitted function in native "
             f"code, which thunder.jit would do only while tracing, not on every call{user_location_suffix()}; "

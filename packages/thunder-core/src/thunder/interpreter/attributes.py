@@ -167,7 +167,7 @@ def store_attr(rt, wobj: WrappedValue, name: str, wvalue: WrappedValue) -> None:
             if type(set_) is types.FunctionType:
                 call_value(computed(set_), [computed(descr), wobj, wvalue], {})
                 return
-    setattr(obj, name, wvalue.value)
+    rt.hooks.set_attribute(obj, name, wvalue.value)
 
 
 def delete_attr(rt, wobj: WrappedValue, name: str) -> None:

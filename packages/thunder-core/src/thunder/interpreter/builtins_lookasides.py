@@ -341,11 +341,12 @@ def _statement(fn, statement, arity: int):
     what the receiver's type uses: called on a subclass that overrides it, it bypasses the override on purpose,
     and runs natively."""
     slot = type(fn) is types.WrapperDescriptorType
+    named = fn in (object.__setattr__, object.__delattr__)  # its second argument is an attribute's name
 
     def impl(rt, wargs, wkwargs):
         if wkwargs or len(wargs) != arity or (slot and lookup_type(type(wargs[0].value), fn.__name__) is not fn):
             return _native(fn, wargs, wkwargs)
-        if fn.__name__.endswith("attr__") and type(wargs[1].value) is not str:
+        if named and type(wargs[1].value) is not str:
             return _native(fn, wargs, wkwargs)  # CPython's own TypeError
         result = statement(rt, *wargs)
         return result if isinstance(result, WrappedValue) else computed(None)
@@ -377,6 +378,7 @@ _STATEMENTS = {
     object.__setattr__: (_store_attr, 3),
     object.__delattr__: (_delete_attr, 2),
 }
+
 
 def _getter(read):
     """``operator.attrgetter("a.b")(o)`` / ``itemgetter(k)(d)``: the reads, with their provenance."""
@@ -480,7 +482,7 @@ def find_internal_lookaside(wfn: WrappedValue):
         if receiver is None or isinstance(receiver, types.ModuleType):
             return None
         descr = lookup_type(type(receiver), fn.__name__)
-        impl = _TABLE.get(descr) if descr is not None and _hashable(descr) else None
+        impl = _TABLE.get(descr) if _hashable(descr) else None  # NOTFOUND and None find nothing
         if impl is not None:
             wreceiver = wfn.bound_self if wfn.bound_self is not None and wfn.bound_self.value is receiver \
                 else computed(receiver)

@@ -166,7 +166,6 @@ def _reduction(fn):
 def _extreme(fn, op: str):
     """min and max: with a key function or values ordered by Python code, the key and the comparisons are
     interpreted and the element itself (with its provenance) is the result, as CPython picks the first extreme."""
-    reduction = _reduction(fn)
 
     def impl(rt, wargs, wkwargs):
         if not wargs or set(wkwargs) - {"key", "default"} or (len(wargs) > 1 and "default" in wkwargs):
@@ -179,9 +178,8 @@ def _extreme(fn, op: str):
             ws = list(wargs)
         key = _sort_key(rt, wkwargs.get("key"))
         wkeys = [key(w) for w in ws]
-        if "key" not in wkwargs and not _python_order(rt, wkeys):
-            return reduction(rt, [computed(_values(ws), items=ws)], wkwargs) if len(wargs) == 1 \
-                else native_call(fn, wargs, wkwargs)
+        if "key" not in wkwargs and not _python_order(rt, wkeys):  # the elements read, CPython compares them
+            return native_call(fn, [computed(_values(ws))] if len(wargs) == 1 else wargs, wkwargs)
         if not ws:
             if "default" in wkwargs:
                 return wkwargs["default"]

@@ -42,6 +42,12 @@ class Hooks:
         (``x.shape`` as a ``torch.Size``). Default: ``value``."""
         return value
 
+    def set_attribute(self, obj, name: str, value) -> None:
+        """Set attribute ``name`` of ``obj``, an object the program made (not an outside one, see ``on_store``)
+        with no ``__setattr__`` or descriptor of its own for it. A jit refuses what its stand-ins (proxies) have
+        no place for. Default: ``setattr``."""
+        setattr(obj, name, value)
+
     def is_outside_class(self, cls) -> bool:
         """Whether ``cls`` is the caller's, so what attribute lookup finds on it is outside state (a jit's own
         stand-in classes are not). Default: True."""

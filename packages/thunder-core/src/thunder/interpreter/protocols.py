@@ -40,10 +40,15 @@ def _length(rt, w, method) -> int:
     return n
 
 
+# types whose truth is native (exactly these types, not subclasses): every conditional jump asks, so they skip the
+# dunder lookups
+_NATIVE_TRUTH = frozenset({bool, int, float, str, type(None), tuple, list, dict, set, frozenset})
+
+
 def truth(rt, w: WrappedValue, native=None) -> bool:
     """``bool(v)`` as ``if v:`` asks it; ``native``: how to ask when no Python dunder answers."""
     tp = type(w.value)
-    if tp in (bool, int, float, str, type(None)):
+    if tp in _NATIVE_TRUTH:
         return bool(w.value)
     method = python_dunder(rt, tp, "__bool__")
     if method is not None:

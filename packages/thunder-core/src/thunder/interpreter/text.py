@@ -155,9 +155,7 @@ def percent_format(rt, wfmt, wargs) -> WrappedValue:
     """``fmt % args`` of a str: the arguments stand in so their text is read through the interpreter."""
     args = wargs.value
     if type(args) is tuple:
-        items = wargs.items if isinstance(wargs.items, tuple) and len(wargs.items) == len(args) else \
-            [get_item(rt, wargs, computed(i)) for i in range(len(args))]
-        stand_ins = tuple(_stand_in(rt, w) for w in items)
+        stand_ins = tuple(_stand_in(rt, get_item(rt, wargs, computed(i))) for i in range(len(args)))
     elif type(args) is dict:
         stand_ins = {k: _stand_in(rt, get_item(rt, wargs, computed(k))) for k in args}
     else:
