@@ -49,12 +49,16 @@ def test_each_backward_kernel_writing_into_a_buffer_runs_without_one(name):
         v3 = v2[v2 > 0]
         return torch.atan2(v1.float(), v3.float())
 
-    grads = []
+    grads, outs = [], []
     for f in (fn, thunder.jit(fn)):
         t = torch.tensor([0.7], requires_grad=True)
-        f(t).sum().backward()
+        out = f(t)
+        out.sum().backward()
         grads.append(t.grad)
+        outs.append(out)
+    assert grads[0] is not None
     torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
+    torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=0)
 
 
 def test_fuzz_591771_one_of_unbinds_views_returned_by_a_segmented_program_is_one_of_several():
