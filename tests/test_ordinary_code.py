@@ -585,6 +585,12 @@ def test_ops_return_eagers_return_types(name):
         values = thunder.jit(fn)(grad_x)
     if isinstance(values, tuple):
         assert values[0].grad_fn is not None
+        eager_x = x.clone().requires_grad_()
+        eager_values = fn(eager_x)
+        assert [v.requires_grad for v in values] == [v.requires_grad for v in eager_values]  # indices: never
+        values[0].sum().backward()
+        eager_values[0].sum().backward()
+        torch.testing.assert_close(grad_x.grad, eager_x.grad)
 
 
 NAN_CONSTANT = float("nan")
