@@ -123,6 +123,11 @@ def test_saved_tensors_are_freed_during_the_backward_when_an_output_is_unused():
         loss.backward()
     # the first product needs none of them (tanh's derivative is computed before), the last none either
     assert alive[0] < len(saved) and alive[-1] == 0, alive
+    ex, ew1, ew2 = _clone_leaves([x, w1, w2])
+    eh, eloss = f(ex, ew1, ew2)
+    eloss.backward()
+    torch.testing.assert_close((h, loss), (eh, eloss))
+    torch.testing.assert_close((x.grad, w1.grad, w2.grad), (ex.grad, ew1.grad, ew2.grad))
 
 
 def test_an_unused_outputs_zero_is_not_added_to_a_reshaped_gradient():
@@ -137,10 +142,13 @@ def test_an_unused_outputs_zero_is_not_added_to_a_reshaped_gradient():
     ex, ew = _clone_leaves([x, w])
     target = torch.tensor([0, 4, 1, 2, 3, 0])
     jf = thunder.jit(f)
-    loss = jf(x, w, target)[1]
+    actual = jf(x, w, target)
+    loss = actual[1]
     loss.backward()
-    f(ex, ew, target)[1].backward()
+    expected = f(ex, ew, target)
+    expected[1].backward()
     assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
+    torch.testing.assert_close(actual, expected)
     compiled = loss.grad_fn._forward_cls.compiled
     (unused, (_, zeros)), = compiled.specialized.items()
     assert not zeros
@@ -160,8 +168,10 @@ def test_backward_folds_the_reshape_chains_of_view_chains():
     x, w = _leaves((4, 6, 8), (4, 48))
     ex, ew = _clone_leaves([x, w])
     jf = thunder.jit(f)
-    jf(x, w).backward()
-    f(ex, ew).backward()
+    actual, expected = jf(x, w), f(ex, ew)
+    actual.backward()
+    expected.backward()
+    torch.testing.assert_close(actual, expected)
     assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
     backward = str(thunder.last_backward_traces(jf)[-1])
     assert backward.count("reshape(") == 2, backward  # into the transposed shape, and back to x's after the permute
@@ -1319,14 +1329,18 @@ def _infinite_derivative_unused_across_a_split(t):
 @pytest.mark.parametrize("fn", [_infinite_derivative_unused, _infinite_derivative_unused_across_a_split])
 def test_an_unused_output_with_an_infinite_derivative_leaves_no_nan_in_the_gradient(fn):
     # eager's engine never runs the nodes only the unused output reaches; thunder's zero cotangent times inf was NaN
-    grads = []
+    grads, outs = [], []
     for f in (fn, thunder.jit(fn)):
         t = torch.ones(1, 1, requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # var's degrees of freedom
-            f(t)[0].sum().backward()
+            out = f(t)
+            out[0].sum().backward()
         grads.append(t.grad)
+        outs.append(out)
+    assert grads[0] is not None
     torch.testing.assert_close(grads[1], grads[0])
+    torch.testing.assert_close(outs[1], outs[0], equal_nan=True)  # the unused output: var of one element is NaN
 
 
 # fuzz seed 520255: the used output's gradient reaches the input as a value the zero term's sum cannot be read as (a
@@ -1348,10 +1362,13 @@ def test_a_segments_unused_output_over_a_zero_division_leaves_no_nan_in_the_grad
         n = v0.unique().numel()  # a size read from data: the program runs as segments
         return v1 * 2, n
 
-    grads = []
+    grads, outs = [], []
     for fn in (f, thunder.jit(f)):
         t0 = torch.tensor([[1.5, -2.0], [0.5, 3.0], [-1.0, 2.5]], requires_grad=True)
-        fn(t0, torch.tensor([True, False]))[0].sum().backward()
+        out = fn(t0, torch.tensor([True, False]))
+        out[0].sum().backward()
         grads.append(t0.grad)
+        outs.append(out)
     assert grads[0].isfinite().all()
     torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
+    torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=0)  # the product and the count

@@ -2,6 +2,7 @@
 the next call gives CPython's result (the new value flows in, or the function is retraced)."""
 
 import builtins
+import enum
 import types
 
 import pytest
@@ -155,7 +156,7 @@ def test_nested_lists_of_numbers_are_checked_by_value():
     assert thunder.cache_misses(jf) == 2
 
 
-class _Mode(__import__("enum").Enum):
+class _Mode(enum.Enum):
     TRAIN = 1
     EVAL = 2
 

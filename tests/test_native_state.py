@@ -223,6 +223,13 @@ def test_library_bookkeeping_with_counters_and_the_clock_is_not_refused():
 
     x = torch.randn(3)
     torch.testing.assert_close(thunder.jit(f)(x), f(x))
+    # the Function's own backward, as eager's
+    grads = []
+    for fn in (f, thunder.jit(f)):
+        leaf = x.clone().requires_grad_()
+        fn(leaf).sum().backward()
+        grads.append(leaf.grad)
+    torch.testing.assert_close(grads[1], grads[0])
 
 
 class Config:
@@ -333,6 +340,9 @@ def test_builtins_calling_a_python_dunder_read_like_eager(case):
     for call in range(3):
         expected, actual = eager_ns["f"](x), jfn(x)
         assert actual[1] == expected[1], f"call {call}"
+        # eager's type too: `not c` is a bool, `int(c)` an int (1 == True would hide a wrong one)
+        assert type(actual[1]) is type(expected[1]), f"call {call}"
+        torch.testing.assert_close(actual[0], expected[0])
         for namespace in (eager_ns, ns):
             namespace["c"].n += 1
             namespace["s"].n += 1
@@ -361,5 +371,6 @@ def test_native_code_calling_back_into_python_reads_like_eager(case):
         expected, actual = eager_ns["f"](x), jfn(x)
         torch.testing.assert_close(actual[0], expected[0])
         assert actual[1] == expected[1], f"call {call}"
+        assert type(actual[1]) is type(expected[1]), f"call {call}"
         exec(change, eager_ns)
         exec(change, ns)

@@ -614,9 +614,11 @@ def test_ops_return_eagers_return_types(name):
     if isinstance(values, tuple):
         assert values[0].grad_fn is not None
         # the gradient through the first field is eager's
-        values[0].sum().backward()
         eager_x = x.clone().requires_grad_()
-        fn(eager_x)[0].sum().backward()
+        eager_values = fn(eager_x)
+        assert [v.requires_grad for v in values] == [v.requires_grad for v in eager_values]  # indices: never
+        values[0].sum().backward()
+        eager_values[0].sum().backward()
         torch.testing.assert_close(grad_x.grad, eager_x.grad)
 
 

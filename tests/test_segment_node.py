@@ -391,7 +391,7 @@ def test_views_of_inputs_with_retain_graph_and_a_second_backward(fn, one_node):
         loss = _weighted_loss(out)
         loss.backward(retain_graph=True)
         loss.backward()
-        grads.append([t.grad for t in leaves])
+        grads.append(([o.detach() for o in out], [t.grad for t in leaves]))
         with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
             loss.backward()
     torch.testing.assert_close(grads[1], grads[0])
@@ -424,6 +424,6 @@ def test_views_of_inputs_under_saved_tensor_hooks(fn, one_node):
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             out = f(*args)
         _weighted_loss(out).backward()
-        grads.append([t.grad for t in leaves])
+        grads.append(([o.detach() for o in out], [o.requires_grad for o in out], [t.grad for t in leaves]))
     torch.testing.assert_close(grads[1], grads[0])
     assert packed[0] and packed[1]  # the hooks saw the tensors saved for the backward

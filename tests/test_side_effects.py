@@ -531,13 +531,11 @@ def test_a_compiled_program_failing_where_eager_does_not_runs_eagerly_and_says_s
 def _warned_by(fn, x, calls, action):
     import warnings
 
-    seen = []
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter(action)
+        warnings.simplefilter(action)  # a new filter: the "once per line" registries start empty again
         for _ in range(calls):
             fn(x)
-        seen = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
-    return seen
+        return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
 
 
 def _warns(x):
@@ -563,11 +561,8 @@ def _calls_the_helper(x):
 def test_warnings_warn_as_eager_on_every_call(fn, action):
     # warnings.warn ran while tracing only: a cached call never warned, whatever the filters said
     x = torch.ones(3)
-    for registry_owner in (_warns, _library_helper):
-        registry_owner.__globals__.pop("__warningregistry__", None)
     expected = _warned_by(fn, x, 3, action)
-    for registry_owner in (_warns, _library_helper):
-        registry_owner.__globals__.pop("__warningregistry__", None)
+    assert len(expected) == (3 if action == "always" else 1), expected
     jfn = thunder.jit(fn)
     assert _warned_by(jfn, x, 3, action) == expected
     assert thunder.cache_hits(jfn) == 2

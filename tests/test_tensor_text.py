@@ -73,6 +73,7 @@ def test_an_exception_message_formatting_a_tensor():
     with pytest.raises(ValueError) as jitted:
         thunder.jit(f)(x)
     assert str(jitted.value) == str(eager.value)
+    assert type(jitted.value) is type(eager.value)
 
 
 def test_text_of_a_tensor_that_requires_grad_is_refused():
@@ -114,3 +115,4 @@ def test_thunder_describes_proxies_by_name_in_its_own_messages():
     with pytest.raises(RuntimeError) as jitted:
         thunder.jit(f)(torch.ones(3))
     assert str(jitted.value) == str(eager.value)
+    assert type(jitted.value) is type(eager.value)  # pytest.raises accepts a subclass

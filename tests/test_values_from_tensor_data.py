@@ -23,6 +23,10 @@ def check_like_eager(fn, *args, jfn=None):
     eager_args, jit_args = _leaves(args), _leaves(args)
     expected, actual = fn(*eager_args), jfn(*jit_args)
     torch.testing.assert_close(actual, expected)
+    flat_expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    flat_actual = actual if isinstance(actual, (tuple, list)) else (actual,)
+    assert [getattr(t, "requires_grad", None) for t in flat_actual] == \
+        [getattr(t, "requires_grad", None) for t in flat_expected]
     for a, e in zip(jit_args, eager_args):
         if isinstance(a, torch.Tensor):
             torch.testing.assert_close(a, e)
