@@ -28,3 +28,13 @@ LOST_UPDATES = {
 def test_inplace_update_of_input_reaches_the_caller(triton_ex, name):
     outcome = run_program(LOST_UPDATES[name], "constant values", EXECUTORS, [Call(0, 0, 0)])
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+def test_a_backward_region_gets_the_sizes_of_its_saved_tensors(triton_ex):
+    # fuzzer seed 89 (cache="symbolic values", the seventh session's review): `t0.exp().log()`'s backward kernel takes
+    # the sizes s0, s1 as arguments, which a backward (given the saved tensors, not their sizes) never bound: an
+    # UnboundLocalError. They are read from the saved tensor's shape first
+    from thunder.testing.fuzz.generator import generate
+
+    outcome = run_program(generate(89, grad_fraction=0.25), "symbolic values", EXECUTORS)
+    assert outcome.cls in AGREEMENT, outcome.detail

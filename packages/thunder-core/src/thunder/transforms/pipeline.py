@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from thunder.core.proxies import NumberProxy
+from thunder.core.proxies import NumberProxy, Proxy, TensorProxy
+from thunder.core.pytree import tree_flatten
 from thunder.transforms.collective_waits import sink_waits
 from thunder.transforms.cse import cse
 from thunder.transforms.dce import dce
@@ -47,6 +48,9 @@ def lower(trace, executors, user_transforms=(), *, check_inplace: bool = True) -
     waits_late = sink_waits(trace)
     if waits_late is not trace:
         trace = step(waits_late)
+    sized = sizes_from_shapes(trace)
+    if sized is not trace:
+        trace = step(sized)
     t = step(dispatch_to_executors(trace, executors))
     if any(isinstance(p, NumberProxy) for p in t.args):
         t = step(cse(t, numbers_only=True))  # sizes recomputed by several decompositions
@@ -59,3 +63,39 @@ def lower(trace, executors, user_transforms=(), *, check_inplace: bool = True) -
     if check_inplace:
         check_inplace_copies(t)
     return traces
+
+
+
+def sizes_from_shapes(trace):
+    """The symbolic sizes in the shapes of a trace's tensors that the trace does not take or compute (a backward
+    gets the saved tensors, not their sizes), bound first from the shape of an argument that has them: an executor's
+    region may take them as arguments (a Triton kernel's ``s0``; fuzz seed 89: an UnboundLocalError). Unused, they
+    are dropped after dispatch like any dead value."""
+    from thunder.core import prims
+    from thunder.core.trace import TraceProvenance, from_trace
+
+    defined = {p.name for p in tree_flatten(trace.args)[0] if isinstance(p, Proxy)}
+    missing = {}
+    for b in trace.bound_symbols:
+        defined.update(o.name for o in b.flat_proxy_outs)
+        defined.update(o.name for d in b.number_definitions() for o in d.flat_proxy_outs)
+    for b in trace.bound_symbols:
+        for t in (*b.flat_proxy_args, *b.flat_proxy_outs):
+            for d in t.shape if isinstance(t, TensorProxy) else ():
+                if isinstance(d, NumberProxy) and d.name not in defined:
+                    missing.setdefault(d.name, d)
+    if not missing:
+        return trace
+    unpacks = []
+    for t in tree_flatten(trace.args)[0]:
+        if not isinstance(t, TensorProxy) or not any(isinstance(d, NumberProxy) and d.name in missing for d in t.shape):
+            continue
+        dims = tuple(d if isinstance(d, NumberProxy) and missing.pop(d.name, None) is not None else None
+                     for d in t.shape)
+        unpacks.append(prims.unpack_dims.bind(t, output=dims))
+    if missing:
+        return trace  # read from nowhere: the trace's own checks name it
+    new = from_trace(trace)
+    new.bound_symbols = unpacks + list(trace.bound_symbols)
+    new.provenance = TraceProvenance("Sizes read from the shapes of the arguments")
+    return new
