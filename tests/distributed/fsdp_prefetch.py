@@ -38,6 +38,15 @@ def _sharded_twice(model, strategy: str):
     return eager, compiled, thunder.jit(compiled)
 
 
+def _backward_like_eager(loss_fn, eager, jitted, x) -> None:
+    """Eager's forward and backward, then the jitted model's: the same loss."""
+    expected = loss_fn(eager, x)
+    expected.backward()
+    loss = loss_fn(jitted, x)
+    loss.backward()
+    torch.testing.assert_close(loss, expected)
+
+
 def forward_prefetch(rank, world_size):
     from .training import assert_same_state
 
@@ -77,11 +86,7 @@ def evaluation_between_steps(rank, world_size):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
         with torch.no_grad():
             torch.testing.assert_close(jitted(x), eager(x))
-        expected = loss_fn(eager, x)
-        expected.backward()
-        loss = loss_fn(jitted, x)
-        loss.backward()
-        torch.testing.assert_close(loss, expected)
+        _backward_like_eager(loss_fn, eager, jitted, x)
         assert_same_state(compiled, eager, f"after evaluating and training, step {step}", {})
         for opt in optimizers:
             opt.step()
@@ -224,11 +229,7 @@ def explicit_backward_prefetch(rank, world_size):
             m.blocks[1].set_modules_to_backward_prefetch([target(m)])
         for step in range(2):
             x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
-            expected = loss_fn(eager, x)
-            expected.backward()
-            loss = loss_fn(jitted, x)
-            loss.backward()
-            torch.testing.assert_close(loss, expected)
+            _backward_like_eager(loss_fn, eager, jitted, x)
             assert_same_state(compiled, eager, f"backward prefetch set explicitly, step {step}", {})
             eager.zero_grad(), compiled.zero_grad()
         block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
