@@ -48,7 +48,7 @@ def collectives(rank, world_size):
         return t + 1
 
     jitted = thunder.jit(unused)
-    jitted(x.detach())
+    torch.testing.assert_close(jitted(x.detach()), unused(x.detach()))
     assert "torch.ops._c10d_functional.all_reduce(" in str(thunder.last_traces(jitted)[-1])
 
 
@@ -93,6 +93,14 @@ def waits_placed_late(rank, world_size):
     actual = jitted(x)
     torch.testing.assert_close(actual, _overlappable(x.detach()))
     actual.sum().backward()
+    # eager's all_reduce has no gradient formula: each cotangent all-reduced by eager's collectives, as thunder's
+    # rule does, is the reference (d/dx of sin(sum_k x_k^2) + mean_k cos(x_k) * exp(x))
+    xd, world = x.detach(), dist.group.WORLD
+    squares = funcol.all_reduce(xd * xd, "sum", world)
+    expected_grad = (2 * xd * funcol.all_reduce(squares.cos(), "sum", world)
+                     - xd.sin() * funcol.all_reduce(xd.exp(), "avg", world)
+                     + funcol.all_reduce(xd.cos(), "avg", world) * xd.exp())
+    torch.testing.assert_close(x.grad, expected_grad)
     for trace in (thunder.last_traces(jitted)[-1], thunder.last_backward_traces(jitted)[-1]):
         lines = _lines(trace)
         waits = [i for i, line in enumerate(lines) if "_c10d_functional.wait_tensor(" in line]

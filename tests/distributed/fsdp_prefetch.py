@@ -38,12 +38,30 @@ def _sharded_twice(model, strategy: str):
     return eager, compiled, thunder.jit(compiled)
 
 
+def _backward_like_eager(loss_fn, eager, jitted, x) -> None:
+    """Eager's forward and backward, then the jitted model's: the same loss."""
+    expected = loss_fn(eager, x)
+    expected.backward()
+    loss = loss_fn(jitted, x)
+    loss.backward()
+    torch.testing.assert_close(loss, expected)
+
+
 def forward_prefetch(rank, world_size):
+    from .training import assert_same_state
+
     model, loss_fn = net()
-    jitted = thunder.jit(thunder.distributed.fsdp(model, sharding_strategy="ZERO3", bucketing_strategy="BLOCK"))
-    for _ in range(2):  # traced, then cached
+    eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+    for step in range(2):  # traced, then cached
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        expected = loss_fn(eager, x)
+        expected.backward()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-            loss_fn(jitted, torch.randn(4, 8)).backward()
+            loss = loss_fn(jitted, x)
+            loss.backward()
+        torch.testing.assert_close(loss, expected)
+        assert_same_state(compiled, eager, f"with the forward prefetch, step {step}", {})
+        eager.zero_grad(), compiled.zero_grad()
     fsdp_gathers = [e.name for e in prof.events() if e.name.split(" ")[0] == "FSDP::all_gather"]
     assert fsdp_gathers and not any("blocks" in name for name in fsdp_gathers), fsdp_gathers  # the root's only
     block0, block1 = (thunder.last_traces(f)[-1] for f in jitted._run.functions)
@@ -68,8 +86,7 @@ def evaluation_between_steps(rank, world_size):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
         with torch.no_grad():
             torch.testing.assert_close(jitted(x), eager(x))
-        loss_fn(eager, x).backward()
-        loss_fn(jitted, x).backward()
+        _backward_like_eager(loss_fn, eager, jitted, x)
         assert_same_state(compiled, eager, f"after evaluating and training, step {step}", {})
         for opt in optimizers:
             opt.step()
@@ -148,8 +165,10 @@ def backward_prefetch(rank, world_size):
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
     for step in range(3):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
-        loss_fn(eager, x).backward()
+        expected = loss_fn(eager, x)
+        expected.backward()
         loss = loss_fn(jitted, x)
+        torch.testing.assert_close(loss, expected)
         issued = _collectives_run(loss.backward)
         assert issued == ["all_gather_into_tensor", "all_gather_into_tensor", "reduce_scatter_tensor",
                           "reduce_scatter_tensor"], issued
@@ -186,8 +205,10 @@ def backward_prefetch_not_taken(rank, world_size):
     eager, compiled, jitted = _sharded_twice(Detached(), "ZERO3")
     for step in range(2):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
-        eager(x).pow(2).mean().backward()
+        expected = eager(x).pow(2).mean()
+        expected.backward()
         loss = jitted(x).pow(2).mean()
+        torch.testing.assert_close(loss, expected)
         assert _collectives_run(loss.backward).count("all_gather_into_tensor") == 2  # block 1's and block 0's
         assert not fsdp_backward_prefetch._HANDED_OVER
         assert_same_state(compiled, eager, f"block 0 detached, step {step}", {})
@@ -208,8 +229,7 @@ def explicit_backward_prefetch(rank, world_size):
             m.blocks[1].set_modules_to_backward_prefetch([target(m)])
         for step in range(2):
             x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
-            loss_fn(eager, x).backward()
-            loss_fn(jitted, x).backward()
+            _backward_like_eager(loss_fn, eager, jitted, x)
             assert_same_state(compiled, eager, f"backward prefetch set explicitly, step {step}", {})
             eager.zero_grad(), compiled.zero_grad()
         block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])

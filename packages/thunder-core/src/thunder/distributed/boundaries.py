@@ -156,11 +156,10 @@ class FSDPBoundary:
         """The unit whose all-gather ``unit``'s trace issues: the first of FSDP2's forward prefetch targets
         (``set_modules_to_forward_prefetch``) if its trace will gather its parameters and none is pending for it
         yet (``unit`` called again before it), else None."""
-        for state in unit.module._get_fsdp_state()._states_to_forward_prefetch:
-            target = self._unit_of.get(id(state._modules[0]))
-            ready = target is not None and target not in self.pending and target.can_gather()
-            return target if ready else None
-        return None
+        states = unit.module._get_fsdp_state()._states_to_forward_prefetch
+        target = self._unit_of.get(id(states[0]._modules[0])) if states else None
+        ready = target is not None and target not in self.pending and target.can_gather()
+        return target if ready else None
 
     def backward_prefetch_target(self, unit):
         """The parameter group whose all-gather ``unit``'s backward trace issues for the backward that runs next

@@ -30,8 +30,9 @@ import weakref
 import torch
 
 from thunder.core.dtypes import is_float_dtype, to_torch_dtype
-from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.proxies import TensorProxy
 from thunder.core.pytree import tree_map
+from thunder.core.shapes import numel
 from thunder.core.trace import get_tracectx
 from thunder.frontend.hooks import interpreted_program
 from thunder.grad.registry import register_grad
@@ -162,7 +163,7 @@ def gathered(group, pending: TensorProxy) -> list:
 
     world_size = group._all_gather_process_group.size()
     by_rank = ltorch.reshape(wait(pending), (world_size, -1))
-    widths = [pyval(_numel(p.padded_sharded_param_size)) for p in group.fsdp_params]
+    widths = [numel(p.padded_sharded_param_size) for p in group.fsdp_params]
     columns = (by_rank,) if len(widths) == 1 else ltorch.split(by_rank, widths, 1)
     params = []
     for fsdp_param, column in zip(group.fsdp_params, columns):
@@ -171,10 +172,3 @@ def gathered(group, pending: TensorProxy) -> list:
         size = tuple(fsdp_param._orig_size)
         params.append(full if size[0] == rows * world_size else ltorch.narrow(full, 0, 0, size[0]))
     return params
-
-
-def _numel(size) -> int:
-    n = 1
-    for d in size:
-        n *= d
-    return n

@@ -28,6 +28,7 @@ import torch
 
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy, pyval
+from thunder.core.shapes import as_ints, numel
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
 from thunder.distributed import gradient_buckets as buckets
 from thunder.distributed.fsdp_backward_prefetch import prefetch
@@ -159,16 +160,17 @@ class FSDPReduceScatter(Transform):
         start = time.perf_counter_ns()
         group = param_group(self.unit)
         trainable = [p for p in group.fsdp_params if p.sharded_param.requires_grad]
+        keys = [sharded_param_key(p) for p in trainable]
         marked = _marked_gradients(backward)
-        missing = [p._param_fqn for p in trainable if sharded_param_key(p) not in marked]
+        missing = [p._param_fqn for p, key in zip(trainable, keys) if key not in marked]
         if missing:
             raise NeedsFSDPEngine(f"the parameters {', '.join(missing)} of the fully_shard unit get no gradient "
                                   "from thunder's backward (the forward does not use them)")
 
-        grads = [marked[sharded_param_key(p)][1] for p in trainable]
+        grads = [marked[key][1] for key in keys]
         ready = buckets.ready_positions(backward)
         issue_after = max(ready.get(g.name, -1) for g in grads)
-        markers = {id(marked[sharded_param_key(p)][0]) for p in trainable}
+        markers = {id(marked[key][0]) for key in keys}
         process_group = group._reduce_scatter_process_group
         world_size, name = process_group.size(), buckets.group_name(process_group)
         new = from_trace(backward)
@@ -203,9 +205,9 @@ def _regather(new, group, marked: dict, regathered: dict) -> None:
     if not regathered:
         return
     keys = [sharded_param_key(p) for p in group.fsdp_params]
-    shards = [marked[key][0].args[1] for key in keys]
+    shards = {key: marked[key][0].args[1] for key in keys}
     process_group = group._all_gather_process_group
-    pending = all_gather_unless_prefetched(all_gather_input(group, shards), process_group.size(),
+    pending = all_gather_unless_prefetched(all_gather_input(group, list(shards.values())), process_group.size(),
                                            buckets.group_name(process_group), unit_key(group))
     params = dict(zip(keys, gathered(group, pending)))
     new.args = list(new.args)
@@ -213,7 +215,7 @@ def _regather(new, group, marked: dict, regathered: dict) -> None:
         key = regathered.get(getattr(arg, "name", None))
         if key is not None:
             new.args[k] = arg.replace(name=new.make_unique_name(f"{arg.name}_not_saved"))
-            new.bound_symbols.append(unsharded_param.bind(params[key], shards[keys.index(key)], key, output=arg))
+            new.bound_symbols.append(unsharded_param.bind(params[key], shards[key], key, output=arg))
 
 
 def _marked_gradients(backward) -> dict:
@@ -263,12 +265,6 @@ def _write(pending: TensorProxy, fsdp_params: list, grads: list, group, world_si
     offset = 0
     for fsdp_param, grad in zip(fsdp_params, grads):
         sharded_size = tuple(fsdp_param.sharded_size)
-        numel = 1
-        for d in sharded_size:
-            numel *= d
-        shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel), sharded_size)
+        shard = ltorch.reshape(ltorch.narrow(reduced, 0, offset, numel(sharded_size)), sharded_size)
         accumulate_sharded_grad(shard, sharded_param_key(fsdp_param))
-        chunk = 1
-        for d in grad.shape[1:]:
-            chunk *= pyval(d)
-        offset += _padded_rows(grad, world_size) // world_size * chunk
+        offset += _padded_rows(grad, world_size) // world_size * numel(as_ints(grad.shape[1:]))
