@@ -115,3 +115,23 @@ def waits_placed_late(rank, world_size):
         pending = lines[overlapped].split("wait_tensor(")[1].split(")")[0]
         issued = next(k for k, line in enumerate(lines) if line.startswith(f"{pending} = "))
         assert overlapped - issued > 1, "\n".join(lines)
+
+
+def _gathered_then_overwritten(x, view):
+    y = torch.ops._c10d_functional.wait_tensor(
+        torch.ops._c10d_functional.all_gather_into_tensor(x[: x.shape[0] // 2] if view else x, dist.get_world_size(),
+                                                         dist.group.WORLD.group_name))
+    x.mul_(0)  # the gathered tensor (or its base) overwritten: eager waited before this line
+    return y * 2
+
+
+def waits_before_the_gathered_tensor_is_overwritten(rank, world_size):
+    """A wait placed late still comes before an in-place update of the memory its collective reads (found by the
+    seventh session's review: the all-gather read x while torch.mul(x, 0, out=x) overwrote it, calls after the first
+    returned zeros), of the tensor itself or of the base of the gathered view."""
+    for view in (False, True):
+        jitted = thunder.jit(lambda x: _gathered_then_overwritten(x, view))
+        for _ in range(3):
+            x, eager_x = (torch.full((1 << 18,), float(rank + 1)) for _ in range(2))
+            torch.testing.assert_close(jitted(x), _gathered_then_overwritten(eager_x, view), rtol=0, atol=0)
+            torch.testing.assert_close(x, eager_x, rtol=0, atol=0)

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from .collectives import collectives, inplace_collectives, waits_placed_late
+from .collectives import collectives, inplace_collectives, waits_before_the_gathered_tensor_is_overwritten, waits_placed_late
 from .communication import communicates_like_eager
 from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
 from .fsdp_prefetch import (
@@ -55,6 +55,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
     waits_placed_late(rank, world_size)
+    waits_before_the_gathered_tensor_is_overwritten(rank, world_size)
 
 
 def test_small_model_collectives_and_refusals():

@@ -8,7 +8,9 @@ among its arguments, gets every pending wait before it."""
 
 from __future__ import annotations
 
+from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceCtx, from_trace, timed_transform
+from thunder.transforms.overwrites import memory_root
 
 __all__ = ["sink_waits"]
 
@@ -19,17 +21,25 @@ def sink_waits(trace: TraceCtx) -> TraceCtx:
     if not any(TAG in b.sym.tags for b in trace.bound_symbols):
         return trace
     with timed_transform("Waits for collectives placed just before their results are read") as done:
-        placed, pending = [], []
+        root_of = memory_root(trace.bound_symbols)
+        producers = {o.name: b for b in trace.bound_symbols for o in b.flat_proxy_outs}
+
+        def memory_of(proxies) -> set:
+            return {root_of(p.name) for p in proxies if isinstance(p, TensorProxy)}
+
+        placed, pending = [], []  # pending: (wait, the memory its collective reads)
         for bsym in trace.bound_symbols:
             reads = {p.name for p in bsym.flat_proxy_args}
-            if bsym.subtraces:
-                placed += pending
-                pending = []
+            touched = memory_of((*bsym.flat_proxy_args, *bsym.flat_proxy_outs))
+            due = [w for w, read in pending if bsym.subtraces or w.output.name in reads or read & touched]
+            placed += due
+            pending = [(w, read) for w, read in pending if w not in due]
+            if TAG in bsym.sym.tags:
+                collective = [producers[p.name] for p in bsym.flat_proxy_args if p.name in producers]
+                pending.append((bsym, memory_of([p for c in collective for p in c.flat_proxy_args])))
             else:
-                placed += [w for w in pending if w.output.name in reads]
-                pending = [w for w in pending if w.output.name not in reads]
-            (pending if TAG in bsym.sym.tags else placed).append(bsym)
+                placed.append(bsym)
         new = from_trace(trace)
-        new.bound_symbols = placed + pending
+        new.bound_symbols = placed + [w for w, _ in pending]
         done(new)
     return new

@@ -65,15 +65,21 @@ def _root(views, name: str) -> str:
     return name
 
 
-def shared_memory(bsyms, names) -> dict[str, str]:
-    """Each of ``names`` that may share memory with an earlier one -> that one: views of one tensor, and the versions
-    ``copy_to_out_`` makes of the buffer it writes."""
+def memory_root(bsyms):
+    """name -> the tensor whose memory it may live in: through views of one tensor, and the versions ``copy_to_out_``
+    makes of the buffer it writes."""
     bases = _views(bsyms)
     bases.update((o.name, (b.kwargs["out"].name, i)) for i, b in enumerate(bsyms) if is_copy_to_out(b)
                  for o in b.flat_proxy_outs)
+    return lambda name: _root(bases, name)
+
+
+def shared_memory(bsyms, names) -> dict[str, str]:
+    """Each of ``names`` that may share memory with an earlier one -> that one (:func:`memory_root`)."""
+    root_of = memory_root(bsyms)
     first, shared = {}, {}
     for name in names:
-        root = _root(bases, name)
+        root = root_of(name)
         shared.update({name: first[root]} if root in first else {})
         first.setdefault(root, name)
     return shared
