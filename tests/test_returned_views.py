@@ -217,7 +217,11 @@ UPDATES = {
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__.strip("_"))
 def test_a_returned_view_updated_in_place_like_eager(fn, update, input_is_leaf, monkeypatch):
     if fn in _SPLIT_AT_THE_READ:
-        monkeypatch.setattr(segments, "READ_VALUES_INSIDE", False)  # see the xfail below for the value read inside
+        monkeypatch.setattr(segments, "READ_VALUES_INSIDE", False)  # the value read inside: the test below
+    _assert_like_eager(fn, update, input_is_leaf)
+
+
+def _assert_like_eager(fn, update, input_is_leaf):
     expected = _run(fn, UPDATES[update], input_is_leaf)
     actual = _run(thunder.jit(fn), UPDATES[update], input_is_leaf)
     if expected[0] == "raised":
@@ -231,21 +235,23 @@ def test_a_returned_view_updated_in_place_like_eager(fn, update, input_is_leaf, 
     torch.testing.assert_close(actual[2], expected[2], rtol=0, atol=0)
 
 
-# programs whose views of one temporary are returned across a value read: run split at the read, where the call's
-# one node returns the temporary too; read inside one segment (the default since the values read inside a segment),
-# the temporary stays inside the segment and PyTorch refuses the caller's update (a refusal eager does not make)
+# programs whose views of one temporary are returned across a value read: run split at the read (above), the
+# call's one node returns the temporary too; read inside one segment (the default), that segment's node returns it
 _SPLIT_AT_THE_READ = (_segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read)
 
 
-@pytest.mark.xfail(strict=True, reason="a value read inside one segment keeps the temporary several returned views "
-                   "share inside that segment: the call's node cannot return it, so PyTorch refuses the caller's "
-                   "update ('Output 0 of ThunderSegmentsFunction is a view ... returns multiple views')")
+@pytest.mark.parametrize("input_is_leaf", [False, True], ids=["non-leaf input", "leaf input"])
+@pytest.mark.parametrize("update", list(UPDATES))
 @pytest.mark.parametrize("fn", _SPLIT_AT_THE_READ, ids=lambda f: f.__name__.strip("_"))
-def test_views_of_a_temporary_returned_across_a_value_read_inside_one_segment(fn):
+def test_views_of_a_temporary_returned_across_a_value_read_inside_one_segment(fn, update, input_is_leaf):
+    jfn = thunder.jit(fn)
+    jfn(torch.ones(4, 3, requires_grad=True) * 1)
+    assert any("1 value read inside" in str(t.provenance) for t in thunder.last_traces(jfn)), "read at a split"
     expected = _run(fn, UPDATES["mul_ of the first view"], False)
     actual = _run(thunder.jit(fn), UPDATES["mul_ of the first view"], False)
     assert actual[0] != "raised", actual[2]
     torch.testing.assert_close(actual[0], expected[0], rtol=0, atol=0)
+    _assert_like_eager(fn, update, input_is_leaf)
 
 
 def test_a_returned_view_of_a_tensor_the_node_saved_still_fails_the_backward_like_eager():
