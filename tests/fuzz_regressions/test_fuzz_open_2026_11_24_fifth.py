@@ -1,6 +1,5 @@
 """Kinds the final 10k run of 2026-11-24's fifth session (seeds 430000..439999) found that were already there at the
-session's start (cf5f055), left open: strict xfails, so a fix shows here."""
-
+session's start (cf5f055), left open as strict xfails (all fixed since: passing regression tests now)."""
 
 from thunder.testing.fuzz.generator import generate
 from thunder.testing.fuzz.runner import AGREEMENT, run_program
