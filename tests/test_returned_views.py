@@ -240,17 +240,54 @@ def _assert_like_eager(fn, update, input_is_leaf):
 _SPLIT_AT_THE_READ = (_segmented_two_views_of_a_temporary, _segmented_two_views_taken_before_the_read)
 
 
+def _views_of_a_slice_of_a_temporary_and_a_slice_of_the_input(x):
+    a = x.exp()
+    n = int((a > 100).sum())
+    b = a[n:]
+    return b[0:2], b.t(), x[1:]
+
+
+def _views_of_a_temporary_and_of_another_made_after_the_read(x):
+    a = x * 2
+    n = int((a > 100).sum())
+    c = x + n
+    return a[:2], c.view(-1), a[2:], c[0]
+
+
+def _an_unbind_output_a_slice_and_a_transpose_of_a_temporary_made_after_the_read(x):
+    a = x * (3 + int((x > 100).sum()))
+    return a.unbind(0)[0], a[1:], a.mT
+
+
+def _assert_read_inside(fn):
+    jfn = thunder.jit(fn)
+    jfn(torch.ones(4, 3, requires_grad=True) * 1)
+    assert any("1 value read inside" in str(t.provenance) for t in thunder.last_traces(jfn)), "read at a split"
+
+
 @pytest.mark.parametrize("input_is_leaf", [False, True], ids=["non-leaf input", "leaf input"])
 @pytest.mark.parametrize("update", list(UPDATES))
 @pytest.mark.parametrize("fn", _SPLIT_AT_THE_READ, ids=lambda f: f.__name__.strip("_"))
 def test_views_of_a_temporary_returned_across_a_value_read_inside_one_segment(fn, update, input_is_leaf):
-    jfn = thunder.jit(fn)
-    jfn(torch.ones(4, 3, requires_grad=True) * 1)
-    assert any("1 value read inside" in str(t.provenance) for t in thunder.last_traces(jfn)), "read at a split"
+    _assert_read_inside(fn)
     expected = _run(fn, UPDATES["mul_ of the first view"], False)
     actual = _run(thunder.jit(fn), UPDATES["mul_ of the first view"], False)
     assert actual[0] != "raised", actual[2]
     torch.testing.assert_close(actual[0], expected[0], rtol=0, atol=0)
+    _assert_like_eager(fn, update, input_is_leaf)
+
+
+# views of temporaries made inside the segment that reads the value (also after the read): its node returns them
+_VIEWS_MADE_INSIDE = (_views_of_a_slice_of_a_temporary_and_a_slice_of_the_input,
+                      _views_of_a_temporary_and_of_another_made_after_the_read,
+                      _an_unbind_output_a_slice_and_a_transpose_of_a_temporary_made_after_the_read)
+
+
+@pytest.mark.parametrize("input_is_leaf", [False, True], ids=["non-leaf input", "leaf input"])
+@pytest.mark.parametrize("update", list(UPDATES))
+@pytest.mark.parametrize("fn", _VIEWS_MADE_INSIDE, ids=lambda f: f.__name__.strip("_"))
+def test_views_of_temporaries_made_in_the_segment_reading_a_value_inside(fn, update, input_is_leaf):
+    _assert_read_inside(fn)
     _assert_like_eager(fn, update, input_is_leaf)
 
 
