@@ -40,13 +40,15 @@ class _Compiled:
                  "shared_views", "n_outputs", "several")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
-                 n_outputs, single, dirty=(), views=((), ())):
+                 n_outputs, single, dirty=(), views=((), ()), several=()):
         self.forward, self.nargs = forward, nargs
         self.dirty = dirty  # positions of the inputs it updates in place and returns (owned buffers)
         # positions of the outputs that are views of a temporary / of an input or another output (returned_views)
         self.lone_views, self.shared_views = views
         self.n_outputs = n_outputs
-        self.several = ()  # positions of the outputs that are one of several views (views_of_several)
+        # positions of the outputs that are one of several views (views_of_several), which the node's caller makes
+        # so (frontend/segment_node.py too, where one node runs several segments)
+        self.several = several
         # the backward taking the saved values in one list, which it empties (see the module's docstring)
         self.backward_from_list = compile_trace(backward_trace, first_args_in_list=len(split.saved))
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
@@ -427,9 +429,9 @@ def differentiable_computation(forward_fn, backward_trace, split, nargs: int, di
     several = views_of_several(split, constrain)
     compiled = _Compiled(forward_fn, backward_trace, split, nargs, split.differentiable_inputs,
                          split.differentiable_outputs, n_outputs,
-                         single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views)
+                         single=not passthrough and not views[1] and spec.kind == "leaf", dirty=dirty, views=views,
+                         several=several)
     shared_views = compiled.shared_views
-    compiled.several = several  # frontend/segment_node.py makes them so where one node runs several segments
     is_grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
     # torch._C._FunctionBase.apply bound to the entry's class: Function.apply's Python part only unwraps functorch's
     # dead wrappers (a walk over every argument, a few microseconds on each call), so the node is created in C++

@@ -20,12 +20,9 @@ __all__ = ["spans", "span_bound_symbols", "check_inside"]
 
 def check_inside(read) -> str | None:
     """The expression ``read_guard`` checks for ``read`` inside a segment ('' for none); None: it cannot be read
-    inside (a size check naming a constant object, a list, a float, the text of a tensor)."""
-    if read.guard is None:
-        return exact_expression(read)
-    if read.kind != "size":
-        return None
-    return read.guard.expression if read.guard.checks else ""
+    inside (a size check naming a constant object, a list, a float, the text of a tensor). Only a size read has a
+    ``guard`` (frontend/size_guards.py), whose expression is '' where it checks nothing."""
+    return exact_expression(read) if read.guard is None else read.guard.expression
 
 
 def spans(pieces, reads, first, enabled=True) -> list[tuple[int, int]]:

@@ -119,8 +119,9 @@ class SegmentTape:
 def _returning_shared_bases(flat, positions, made, env, seen, outputs) -> None:
     """Adds to the node's ``outputs`` (``seen``: name -> position) each tensor a segment made with grad of which
     several of the program's outputs (at ``positions`` of ``flat``) are views: they are then made outside the node
-    from it, and the caller may update them as eager's views of a non-leaf (autograd_function.bases_of_returned_views
-    for a program of one segment)."""
+    from it, and the caller may update them as eager's views of a non-leaf. A temporary inside the last segment is
+    already among its outputs (autograd_function.bases_of_returned_views, as for a program of one segment): this
+    finds those an earlier segment handed on."""
     views: dict[int, int] = {}
     for k in positions:
         t = flat[k]

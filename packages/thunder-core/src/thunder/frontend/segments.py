@@ -193,8 +193,10 @@ class SegmentedProgram:
                 where = f"{read.what} at {read.location}"
             inside = f"; {k1 - k0} value{'s' if k1 - k0 > 1 else ''} read inside" if k1 > k0 else ""
             seg.provenance = TraceProvenance(f"Segment {k0} of the program (up to {where}{inside})")
+            # the last segment's node returns the temporaries several outputs are views of, as the program's
+            # (the views made again outside it may then be updated as eager's)
             more, backward_traces, split, run, node = self.jfn._compile_prepared(
-                seg, fails_in_backward=fails_in_backward, constrain=computation)
+                seg, fails_in_backward=fails_in_backward, returns_view_bases=marker is None, constrain=computation)
             path.updated_inputs |= _updated_inputs(more[-1])
             path.written |= _updated_inputs(seg) | _updated_inputs(more[-1])
             segment = _Segment(run, [p.name for p in seg.args], out_names, pre_names,

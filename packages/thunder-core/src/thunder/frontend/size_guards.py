@@ -3,8 +3,6 @@ passes the checks the rest of the program made on it (a broadcast's ``i0 != 1``,
 
 from __future__ import annotations
 
-import re
-
 from thunder.core import prims
 from thunder.core.proxies import NumberProxy, Proxy
 from thunder.core.symbol import Symbol
@@ -42,7 +40,6 @@ read_guard = Symbol("read_guard", _read_guard_meta, id="read_guard", is_prim=Tru
                     module="thunder.frontend.size_guards", tags=("side_effect",))
 
 _COMPILED: dict[str, object] = {}
-_CONSTANT = re.compile(r"_c\d+")  # how a guard's expression names a constant object
 
 
 def check_read(value, expression: str) -> None:
@@ -169,6 +166,7 @@ def _guard(name, checks, defs):
     """``guard(size) -> bool``: the constraints ``checks`` computed from the size ``name``, as one generated
     expression (broadcasts ask the same question many times: each distinct one is asked once)."""
     namespace: dict = {}
+    constants: list[str] = []  # the names of the constant objects the expression reads
 
     def expr(p) -> str:
         if isinstance(p, (bool, int, float)):
@@ -176,6 +174,7 @@ def _guard(name, checks, defs):
         if not isinstance(p, NumberProxy):
             constant = f"_c{len(namespace)}"
             namespace[constant] = p
+            constants.append(constant)
             return constant
         if p.name == name:
             return "size"
@@ -187,6 +186,6 @@ def _guard(name, checks, defs):
     questions = dict.fromkeys(f"({expr(p)}) == {value!r}" for p, value in checks)
     guard = eval(f"lambda size: {' and '.join(questions) or 'True'}", namespace)  # noqa: S307 (generated)
     guard.checks = tuple(questions)
-    # the text ``read_guard`` can check inside a segment: only where it names no constant object (``_c0``)
-    guard.expression = None if any(_CONSTANT.fullmatch(k) for k in namespace) else " and ".join(questions)
+    # the text ``read_guard`` can check inside a segment: only where it names no constant object
+    guard.expression = None if constants else " and ".join(questions)
     return guard
