@@ -308,3 +308,32 @@ def test_the_graph_a_region_ran_last_is_tried_first_only_where_its_guards_accept
         wide = torch.randn(3, 40, 6), torch.randn(3, 1, 6)
         torch.testing.assert_close(region(*wide, 3, 9, 6), (_decode_like(*wide, 9),))
         assert len(lookups) > before
+
+
+def test_a_graph_run_first_takes_the_numbers_it_was_compiled_with(inductor_ex, monkeypatch):
+    # The graph compiled for the first call bakes `end`; a second value makes `end` an input of the region's later
+    # graphs. Where that later graph cannot be compiled (Inductor's internal errors under symbolic values) the first
+    # graph is still the one run last: the check specialized to a call's layout must pass it its own inputs (the
+    # tensors) and keep `end` baked, not the region's current integer inputs (a ValueError unpacking them).
+    import warnings
+
+    from thunder_inductor.compile import InductorCompileWarning
+
+    jfn = thunder.jit(_decode_like, executors=[inductor_ex], cache="symbolic values")
+    cache, x = torch.randn(3, 40, 5), torch.randn(3, 1, 5)
+    jfn(cache, x, 7)
+    (fusion,) = _fusions(thunder.last_traces(jfn)[-1])
+    region = fusion.sym.call_ctx[fusion.sym.name]
+    assert region.dynamic == ()
+
+    def fails(*args):
+        raise RuntimeError("Inductor could not compile it")
+
+    monkeypatch.setattr(region, "_load_or_compile", fails)
+    with pytest.warns(InductorCompileWarning):
+        torch.testing.assert_close(region(cache, x, 3, 8, 5), (_decode_like(cache, x, 8),))
+    assert region.dynamic == (1,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InductorCompileWarning)
+        for end in (7, 7, 9, 7):
+            torch.testing.assert_close(region(cache, x, 3, end, 5), (_decode_like(cache, x, end),))

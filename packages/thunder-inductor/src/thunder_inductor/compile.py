@@ -161,7 +161,9 @@ class InductorFusion:
         self.failed: set = set()  # keys Inductor could not record or compile for: those calls run the torch calls
         # id of a compiled graph -> the check that a call may run it (``fast_check``; None: no such check)
         self.checks: dict = {}
-        self.guards: dict = {}  # id of a compiled graph -> its guard expression (symbolic regions)
+        # id of a compiled graph -> its guard expression (symbolic regions) and the positions of the numbers it takes
+        # (``dynamic`` when it was compiled: a later call may have made more numbers inputs of later graphs)
+        self.guards: dict = {}
         # (the check, the graph, the check specialized to the layout of a call it accepted or None) of the graph the
         # last call ran: tried first
         self.last = None
@@ -213,8 +215,9 @@ class InductorFusion:
         ``fast_check``), unless calls to the region keep changing their layout (a cache that grows each step)."""
         if self.layout_changes.get(id(graph), 0) >= MAX_LAYOUT_CHANGES:
             return
-        exact = fast_check(self.guards.get(id(graph)), args[:self.n_tensors], args[self.n_tensors:], self.dynamic,
-                           self.symbolic, exact_layout=True)
+        guards, dynamic = self.guards[id(graph)]
+        exact = fast_check(guards, args[:self.n_tensors], args[self.n_tensors:], dynamic, self.symbolic,
+                           exact_layout=True)
         self.last = (check, graph, exact)
 
     @staticmethod
@@ -281,7 +284,7 @@ class InductorFusion:
                           "it runs its torch calls", InductorCompileWarning, stacklevel=2)
             return False
         self.checks[id(graph)] = fast_check(guards, tensors, numbers, self.dynamic, self.symbolic)
-        self.guards[id(graph)] = guards
+        self.guards[id(graph)] = guards, self.dynamic
         if graphs is None:
             self.compiled[key] = graph
             return graph, tensors

@@ -156,13 +156,12 @@ def _stores_taken(trace, may_take) -> frozenset:
         return frozenset()
     producer_of = {o.name: i for i, b in enumerate(bsyms) for o in b.flat_proxy_outs}
     memory = memory_sets(bsyms, trace.input_memory, allocates=_claim_allocates)
-    read = {p.name for b in bsyms for p in b.flat_proxy_args} | {p.name for p in tree_flatten(trace.output)[0]
-                                                                 if isinstance(p, Proxy)}
     readers: dict[str, list[int]] = {}
     for i, b in enumerate(bsyms):
         for p in b.flat_proxy_args:
             readers.setdefault(p.name, []).append(i)
     returned = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
+    read = readers.keys() | returned
     taken = set()
     for i, b in enumerate(bsyms):
         if _printed(b) not in _STORES or not isinstance(b.args[0], TensorProxy) or not may_take(b):

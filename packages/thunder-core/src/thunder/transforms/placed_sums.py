@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from thunder.core import prims
 from thunder.core.proxies import TensorProxy
+from thunder.core.shapes import same_dims
 from thunder.extend.regions import count_uses
 
 __all__ = ["merge_placed_sums", "merge_scattered_sums"]
@@ -156,10 +157,6 @@ def _one_position(indices) -> bool:
     return isinstance(indices, (tuple, list)) and all(not isinstance(i, TensorProxy) or i.ndim == 0 for i in indices)
 
 
-def _same_shape(a: TensorProxy, b: TensorProxy) -> bool:
-    return len(a.shape) == len(b.shape) and all(x is y or (type(x) is int and x == y) for x, y in zip(a.shape, b.shape))
-
-
 def merge_scattered_sums(bound_symbols: list, output) -> list:
     """``bound_symbols`` (a backward, before executor dispatch) with each ``a + index_put(zeros, idx, g, True)`` at
     one position (the gradient of ``w[expert]`` summed over an experts loop in one segment) made
@@ -180,7 +177,8 @@ def merge_scattered_sums(bound_symbols: list, output) -> list:
                 if put is None or put.sym is not prims.index_put or put.args[3] is not True \
                         or uses.get(placed.name) != 1 or not _is_zero_fill(producer.get(put.args[0].name)) \
                         or not _one_position(put.args[1]) or not isinstance(acc, TensorProxy) \
-                        or acc.dtype is not out.dtype or not _same_shape(acc, out) or not _same_shape(placed, out):
+                        or acc.dtype is not out.dtype or not same_dims(acc.shape, out.shape) \
+                        or not same_dims(placed.shape, out.shape):
                     continue
                 made = prims.index_put.bind(acc, put.args[1], put.args[2], True, output=b.output, source=b.source)
                 uses[placed.name] -= 1

@@ -14,7 +14,7 @@ import time
 
 from thunder.core import prims
 from thunder.core.proxies import Proxy, TensorProxy
-from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.core.pytree import tree_flatten
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace
 from thunder.extend import swap_proxies
 
@@ -61,9 +61,6 @@ def fold_reshape_chains(trace: TraceCtx) -> TraceCtx:
     if not changed:
         return trace
     new = from_trace(trace)
-    new.bound_symbols = kept
-    if rename:
-        leaves, spec = tree_flatten(trace.output)
-        new.output = tree_unflatten([rename.get(p.name, p) if isinstance(p, Proxy) else p for p in leaves], spec)
+    new.bound_symbols = kept  # (the output is as it was: no returned reshape is dropped)
     new.provenance = TraceProvenance("Reshape chains folded", (time.perf_counter_ns() - start) / 1e9)
     return new
