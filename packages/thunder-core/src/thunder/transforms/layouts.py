@@ -228,7 +228,7 @@ class Layouts:
         if not isinstance(d, NumberProxy) or d.static:
             return
         if self._trace is not None:  # after tracing (functionalization's questions): the traced program's constraint
-            self._trace.add_constraint(d, d.value)
+            self._constrain(d)
         elif exact:
             int(d)
         elif d.name not in self._degenerate_checked:
@@ -599,15 +599,19 @@ class Layouts:
     def _value(self, x):
         if isinstance(x, NumberProxy):
             if not x.static:
-                if self._checkable is not None and x.name not in self._checkable:
-                    # a number a later trace made, which the prologue cannot compute: the sizes and numbers the
-                    # call came with are pinned instead (fuzz 631748, a NameError in the prologue)
-                    for n in _input_numbers(self._trace):
-                        self._trace.add_constraint(n, n.value)
-                else:
-                    self._trace.add_constraint(x, x.value)
+                self._constrain(x)
             return x.value
         return x
+
+    def _constrain(self, x: NumberProxy) -> None:
+        """The checked trace's constraint on ``x``; for a number a later trace made, which the prologue cannot
+        compute, the sizes and numbers the call came with are pinned instead (fuzz 631748, a NameError in the
+        prologue)."""
+        if self._checkable is not None and x.name not in self._checkable:
+            for n in _input_numbers(self._trace):
+                self._trace.add_constraint(n, n.value)
+        else:
+            self._trace.add_constraint(x, x.value)
 
     def _shape(self, p: TensorProxy) -> tuple:
         return tuple(int(self._value(d)) for d in p.shape)
