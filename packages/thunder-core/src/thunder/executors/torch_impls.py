@@ -202,6 +202,13 @@ def bincount_sized(a, weights, minlength, size):
     return torch.bincount(a, weights, minlength)
 
 
+def embedding_renorm(weight, input, max_norm, norm_type):
+    # eager's kernel on a copy: the trace's copy into the weight makes it the update
+    renormed = weight.detach().clone()
+    torch.embedding_renorm_(renormed, input.contiguous(), max_norm, norm_type)
+    return renormed
+
+
 def foreach_in_place(name, tensors, *args, **kwargs):
     """``torch.<name>(tensors, ...)``, an in-place foreach op (``_foreach_add_``), returning ``tensors``: what the
     per-tensor ``out=`` calls it stands for return."""

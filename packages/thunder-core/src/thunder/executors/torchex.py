@@ -141,7 +141,8 @@ DIRECT = {
     "nonzero_counted": "thunder.executors.torch_impls.nonzero_counted",
     "unique_sized": "thunder.executors.torch_impls.unique_sized",
     "unique_consecutive_sized": "thunder.executors.torch_impls.unique_consecutive_sized",
-    "bincount_sized": "thunder.executors.torch_impls.bincount_sized",
+    "bincount_sized": "thunder.executors.torch_impls.bincount_sized", "one_hot": "torch.nn.functional.one_hot",
+    "embedding_renorm": "thunder.executors.torch_impls.embedding_renorm",
     # reductions
     "sum": "torch.sum", "prod": "torch.prod", "mean": "torch.mean", "amax": "torch.amax", "amin": "torch.amin",
     "argmax": "torch.argmax", "argmin": "torch.argmin", "max": "torch.max", "min": "torch.min", "var": "torch.var",

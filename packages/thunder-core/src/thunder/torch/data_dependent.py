@@ -1,6 +1,7 @@
 """Ops whose output size depends on tensor data: nonzero, argwhere, torch.where(cond), masked_select, boolean-mask
 indexing ``x[mask]`` / ``x[mask] = v``, unique, unique_consecutive, bincount, repeat_interleave with tensor repeats,
-torch.split with sizes in a tensor.
+torch.split with sizes in a tensor, ``one_hot`` inferring its number of classes; and values read at the call:
+``allclose``, a tensor bounding a slice or starting ``narrow``.
 
 Each reads its output size where the user calls it (``int(count)``: the program is split there, see
 ``thunder/frontend/value_reads.py``), then records an op of that fixed size (``nonzero_sized``,
@@ -30,7 +31,7 @@ from thunder.torch import reductions, shape_ops
 from thunder.torch.opaque import OpaqueFallbackWarning
 from thunder.torch.registry import register_method, torchsymbol
 
-__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"]
+__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount", "one_hot", "allclose"]
 
 
 def _read_size(count, op: str):
@@ -112,6 +113,13 @@ def bincount_sized(a, weights, minlength, size):
     return TensorProxy(shape=(size,), dtype=dtypes.to_dtype(out.dtype), device=a.device)
 
 
+@torchsymbol(name="one_hot")
+def one_hot_symbol(a, num_classes):
+    """``F.one_hot(a, num_classes)`` with a number of classes given or read before (``num_classes=-1``)."""
+    check(a.dtype is dtypes.int64, "one_hot is only applicable to index tensor of type LongTensor.", RuntimeError)
+    return TensorProxy(shape=(*a.shape, num_classes), dtype=dtypes.int64, device=a.device)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # What the program calls
 # ------------------------------------------------------------------------------------------------------------
@@ -179,6 +187,26 @@ def bincount(a, weights=None, minlength=0):
     return bincount_sized(a, weights, minlength, size)
 
 
+def one_hot(tensor, num_classes=-1):
+    # eager's checks in eager's order; values out of range are the kernel's own errors when it runs
+    check(tensor.dtype is dtypes.int64, "one_hot is only applicable to index tensor of type LongTensor.", RuntimeError)
+    if num_classes != -1:
+        return one_hot_symbol(tensor, num_classes)
+    check(tensor.numel() != 0, "Can not infer total number of classes from empty tensor.", RuntimeError)
+    classes = _read_size(reductions.amax(shape_ops.reshape(tensor, (-1,)), 0), "one_hot") + 1
+    # every value negative: eager's kernel refuses the smallest first
+    check(classes > 0, "Class values must be non-negative.", RuntimeError)
+    return one_hot_symbol(tensor, classes)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # a Python bool: read where the user calls it (isclose's checks are eager's)
+    from thunder.torch.opaque import call_opaque
+
+    close = call_opaque(torch.isclose, (a, b), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan})
+    return bool(reductions.all_(close))
+
+
 def _where(condition, *args, **kwargs):
     if not args and not kwargs:
         return nonzero(condition, as_tuple=True)
@@ -202,7 +230,9 @@ register_method("masked_select", masked_select, torch.masked_select, torch.Tenso
 register_method("unique", unique, torch.unique, torch.Tensor.unique)
 register_method("unique_consecutive", unique_consecutive, torch.unique_consecutive, torch.Tensor.unique_consecutive)
 register_method("bincount", bincount, torch.bincount, torch.Tensor.bincount)
-register_nondifferentiable(nonzero_static, nonzero_sized, nonzero_counted, bincount_sized)
+torch_function_table[torch.nn.functional.one_hot] = one_hot
+register_method("allclose", allclose, torch.allclose, torch.Tensor.allclose)
+register_nondifferentiable(nonzero_static, nonzero_sized, nonzero_counted, bincount_sized, one_hot_symbol)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -210,20 +240,74 @@ register_nondifferentiable(nonzero_static, nonzero_sized, nonzero_counted, binco
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _mask_key(key):
+def _check_mask_shapes(a, entries) -> None:
+    """Eager's check that each mask's shape is that of the dims it indexes, in the tensor after the key's basic
+    indexing (ints select, slices shorten, None adds a dim): eager reads nothing before it, nor does thunder."""
+    consumed = sum(k.ndim if _is_mask(k) else 1 for k in entries
+                   if k is not None and k is not Ellipsis and not isinstance(k, bool)
+                   and not (isinstance(k, TensorProxy) and k.ndim == 0 and _is_mask(k)))
+    if consumed > a.ndim:
+        return  # too many indices: the op's own error
+    sliced, masks, dim = [], [], 0
+    for k in entries:
+        if k is Ellipsis:
+            sliced.extend(a.shape[dim:dim + a.ndim - consumed])
+            dim += a.ndim - consumed
+        elif k is None or isinstance(k, bool) or (_is_mask(k) and k.ndim == 0):
+            sliced.append(0 if k is False else 1)
+        elif isinstance(k, slice):
+            sliced.append(len(range(*slice(*(int(b) if b is not None else None for b in (k.start, k.stop, k.step)))
+                                    .indices(int(a.shape[dim])))))
+            dim += 1
+        elif _is_mask(k):
+            masks.append((k, len(sliced)))
+            sliced.extend(a.shape[dim:dim + k.ndim])
+            dim += k.ndim
+        elif isinstance(k, TensorProxy):
+            sliced.append(a.shape[dim])
+            dim += 1
+        else:  # an int selects: its dim is gone
+            dim += 1
+    sliced.extend(a.shape[dim:])
+    for mask, start in masks:
+        for j, size in enumerate(mask.shape):
+            check(size == sliced[start + j],
+                  lambda: f"The shape of the mask {[int(s) for s in mask.shape]} at index {j} does not match the shape "
+                          f"of the indexed tensor {[int(s) for s in sliced]} at index {start + j}", IndexError)
+
+
+def _mask_key(a, key):
     """``key`` with each boolean mask replaced by the index tensors of its True positions (eager's meaning)."""
     entries = key if isinstance(key, tuple) else (key,)
     if not any(_is_mask(k) for k in entries):
         return key
+    if isinstance(a, TensorProxy):
+        _check_mask_shapes(a, entries)
     out = []
     for k in entries:
         out.extend(_mask_indices(k) if _is_mask(k) else (k,))
     return tuple(out)
 
 
+def _bound(b):
+    # a tensor as a slice's bound is Python's index of it (eager calls __index__): a value read here, at the call
+    return b.__index__() if isinstance(b, TensorProxy) else b
+
+
+def _slice_bounds(key):
+    """``key`` with the tensors bounding its slices (``x[: t.max() + 1]``) read as Python ints."""
+    entries = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, slice) and any(isinstance(b, TensorProxy) for b in (k.start, k.stop, k.step))
+               for k in entries):
+        return key
+    out = tuple(slice(_bound(k.start), _bound(k.stop), _bound(k.step)) if isinstance(k, slice) else k
+                for k in entries)
+    return out if isinstance(key, tuple) else out[0]
+
+
 def _rewrite_index(sym, args, kwargs):
     if len(args) >= 2:
-        args = (args[0], _mask_key(args[1]), *args[2:])
+        args = (args[0], _mask_key(args[0], _slice_bounds(args[1])), *args[2:])
     return args, kwargs
 
 
@@ -240,6 +324,20 @@ def _rewrite_repeat_interleave(sym, args, kwargs):
     return args, kwargs
 
 
+def _rewrite_narrow(sym, args, kwargs):
+    # a tensor start is read as an index where the user calls narrow (eager's 0-dim integral tensor)
+    args = list(args)
+    start = args[2] if len(args) > 2 else kwargs.get("start")
+    if isinstance(start, TensorProxy):
+        check(start.ndim == 0 and dtypes.is_integer_dtype(start.dtype) and start.dtype is not dtypes.bool8,
+              "start must be an 0-dim integral Tensor.", RuntimeError)
+        if len(args) > 2:
+            args[2] = start.__index__()
+        else:
+            kwargs = {**kwargs, "start": start.__index__()}
+    return tuple(args), kwargs
+
+
 def _chain(rewrite, earlier):
     if earlier is None:
         return rewrite
@@ -247,5 +345,5 @@ def _chain(rewrite, earlier):
 
 
 for _id, _rewrite in (("ltorch.getitem", _rewrite_index), ("ltorch.setitem_", _rewrite_index),
-                      ("ltorch.repeat_interleave", _rewrite_repeat_interleave)):
+                      ("ltorch.repeat_interleave", _rewrite_repeat_interleave), ("ltorch.narrow", _rewrite_narrow)):
     call_rewrites[_id] = _chain(_rewrite, call_rewrites.get(_id))

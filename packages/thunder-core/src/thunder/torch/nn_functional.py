@@ -18,6 +18,7 @@ from thunder.core.shapes import as_ints, canonicalize_dim, numel
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
+from thunder.grad.registry import register_nondifferentiable
 from thunder.torch.registry import torchsymbol
 
 
@@ -195,8 +196,7 @@ def _legacy_type_name(a) -> str:
 
 @torchsymbol(F.embedding, method=())
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    check(max_norm is None, "embedding(max_norm=...) renormalizes the weight in place, which thunder does not support",
-          NotImplementedError)
+    # max_norm's renormalization is done before this symbol (_embedding_call), as eager's F.embedding does
     check(input.dtype in (dtypes.int64, dtypes.int32), lambda: f"Expected tensor for argument #1 'indices' to have one "
           f"of the following scalar types: Long, Int; but got {_legacy_type_name(input)} instead (while checking arguments "
           "for embedding)")
@@ -205,6 +205,26 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     flat = shape_ops.reshape(input, -1)
     rows = prims.take(weight, flat, 0)
     return shape_ops.reshape(rows, tuple(input.shape) + (weight.shape[1],))
+
+
+@torchsymbol(name="embedding_renorm")
+def embedding_renorm(weight, input, max_norm, norm_type):
+    """``weight`` with the rows ``input`` names scaled to a norm of at most ``max_norm``: the out-of-place form of
+    ``torch.embedding_renorm_``, which eager's ``F.embedding(max_norm=...)`` runs on the weight under no_grad."""
+    check(weight.ndim == 2, "'weight' must be 2-D")
+    return weight.replace(requires_grad=False)
+
+
+def _embedding_call(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                    sparse=False):
+    if max_norm is not None:
+        # eager updates the weight in place, unseen by autograd: later reads (this lookup, the caller) see it
+        prims.copy_(embedding_renorm(weight, input, max_norm, norm_type), out=weight, grad_enabled=False)
+    return embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq, sparse)
+
+
+torch_function_table[F.embedding] = _embedding_call
+register_nondifferentiable(embedding_renorm)
 
 
 # dropout is in thunder.torch.randomness

@@ -228,6 +228,16 @@ _ERROR_RERUN_ELEMENTS = 1 << 16  # the most elements a refused meta run is repea
 _META_WRITTEN_FOR_CUDA = {f for f in (getattr(torch, "_grouped_mm", None),) if f is not None}
 
 
+_META_READS_DATA = "cannot be called on meta tensors"  # PyTorch's words for item()/tolist() of a meta tensor
+
+
+def _depends_on_values(what: str, reads: str = "the shape of its output depends on") -> UnsupportedError:
+    return UnsupportedError(
+        f"{what} is not supported by thunder{user_location_suffix()}: {reads} the values of its inputs, which are "
+        "not known while tracing; compute it outside the jitted function or use a fixed-shape formulation (e.g. "
+        "torch.where instead of boolean-mask indexing)")
+
+
 def _real_run(fn, meta_args, meta_kwargs, limit: int | None):
     """A call the meta run refused, run again on real CPU zeros of the same shapes and dtypes (and requires_grad):
     PyTorch's Python meta functions word some errors differently from its kernels, so where the kernel refuses
@@ -277,11 +287,7 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
     except NotImplementedError as e:
         name = _short_name(fn)
         if name in _DATA_DEPENDENT or "data-independent" in str(e) or "data-dependent" in str(e).lower():
-            raise UnsupportedError(
-                f"{what} is not supported by thunder{user_location_suffix()}: the shape of its output depends on "
-                "the values of its inputs, which are not known while tracing; compute it outside the jitted "
-                "function or use a fixed-shape formulation (e.g. torch.where instead of boolean-mask indexing)"
-            ) from e
+            raise _depends_on_values(what) from e
         raise UnsupportedError(
             f"{what} is not supported by thunder yet{user_location_suffix()}: PyTorch cannot compute its output "
             f"shapes on the meta device ({str(e).splitlines()[0][:200]}); rewrite the code without it or file an issue"
@@ -289,6 +295,10 @@ def meta_outputs(fn, args, kwargs, *, what: str | None = None):
     except (RuntimeError, IndexError, ValueError) as e:
         learn = fn in _META_WRITTEN_FOR_CUDA and (device is None or device.type == "cpu")
         result = _real_run(fn, meta_args, meta_kwargs, None if learn else _ERROR_RERUN_ELEMENTS)
+        if result is not None and _META_READS_DATA in str(e):
+            # the kernel ran on zeros where the meta function wanted a value from the data (item() inside it): the
+            # output's shape or a check depends on values, which the meta run cannot see
+            raise _depends_on_values(what, "its output's shape or PyTorch's checks inside it read") from e
         if result is None or not learn:
             raise e
     leaves, spec = tree_flatten(result)

@@ -190,9 +190,9 @@ class _Differentiator:
         rule = self._rule(b)
         if rule is not None:
             self._apply_rule(b, rule)
-        elif b.subsymbols and not self.recomputing and _cheap(b):
+        elif _decomposes(b) and not self.recomputing and _cheap(b):
             self._recompute_in_backward(b)
-        elif b.subsymbols:
+        elif _decomposes(b):
             self.depth += 1
             for sub in b.subsymbols:
                 self.visit(sub, b.source)
@@ -324,7 +324,7 @@ class _Differentiator:
         from thunder.grad.torch_island import backward_symbol, island_symbol
 
         inputs, seen = [], set()
-        for p in b.flat_proxy_args:
+        for p in (*b.flat_proxy_args, *_numbers_read_inside(b)):
             if p.name not in seen:
                 seen.add(p.name)
                 inputs.append(p)
@@ -529,6 +529,26 @@ def _walk(bsyms):
     for b in bsyms:
         yield b
         yield from _walk(b.subsymbols)
+
+
+def _numbers_read_inside(b: BoundSymbol) -> list:
+    """Numbers ``b``'s subsymbols read that none of them makes (an argument's symbolic size its checks compare): an
+    island, compiled on its own, takes them as inputs."""
+    made, read = set(), []
+    for s in _walk(b.subsymbols):
+        read.extend(p for p in s.flat_proxy_args if isinstance(p, NumberProxy) and p.name not in made)
+        made.update(o.name for o in s.flat_proxy_outs)
+    return read
+
+
+def _decomposes(b: BoundSymbol) -> bool:
+    """Whether ``b``'s subsymbols compute its tensor outputs. Subsymbols that only check arguments or compute sizes
+    (``setitem`` with symbolic sizes) are no decomposition: differentiating them would lose the data path."""
+    if not b.subsymbols:
+        return False
+    made = {o.name for s in _walk(b.subsymbols) for o in s.flat_proxy_outs}
+    made |= {p.name for p in b.flat_proxy_args}
+    return all(o.name in made for o in b.flat_proxy_outs if isinstance(o, TensorProxy))
 
 
 def _reached_outputs(b: BoundSymbol, active) -> set[str]:
