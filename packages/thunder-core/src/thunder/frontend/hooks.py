@@ -809,8 +809,11 @@ class JitHooks(Hooks):
         return user_attribute(obj, name, value)
 
     def dict_key(self, key):
-        # ``state[p]`` with p a proxy of a parameter looks up the parameter itself
-        return self._real_of.get(id(key), key) if isinstance(key, TensorProxy) else key
+        if isinstance(key, TensorProxy):  # ``state[p]`` with p a proxy of a parameter looks up the parameter itself
+            return self._real_of.get(id(key), key)
+        if isinstance(key, NumberProxy):  # hashed by its value, as eager's number: a constraint of the trace
+            return key._concrete("a set member or dict key")
+        return key
 
     def on_membership(self, wcontainer, key, present: bool, wkey=None) -> None:
         if self.side_effects.is_written(wcontainer.provenance):

@@ -20,6 +20,7 @@ from .calls import call_value, native_call
 from .class_bodies import build_class
 from .consumers import CONSUMERS, elements
 from .derivation import ViewSource, derive_item
+from .hashed_keys import hashed
 from .iteration import ProvenanceIterator, get_iter, is_tracked, next_wrapped, wrapped_iterator
 from .operators import OPARG_OF_OPERATOR, binary_op, del_item, get_item, set_item
 from .protocols import PROTOCOL_LOOKASIDES
@@ -224,7 +225,7 @@ def _dict_view(kind, method):
 def _dict_get(rt, wargs, wkwargs):
     if wkwargs or len(wargs) not in (2, 3) or not isinstance(wargs[0].value, dict):
         return _native(dict.get, wargs, wkwargs)
-    d, key = wargs[0].value, rt.hooks.dict_key(wargs[1].value)
+    d, key = wargs[0].value, hashed(rt, wargs[1].value)
     if key in d:
         return derive_item(rt, wargs[0], key, d[key])
     if wargs[0].provenance.is_outside:

@@ -8,6 +8,7 @@ import types
 from .class_lookups import class_dependency, code_dependency, special_method
 from .errors import InterpreterError, unsupported
 from .frame import Frame
+from .hashed_keys import hashed_arguments
 from .provenance import Provenance
 from .runtime import current_runtime
 from .typeutil import NOTFOUND, lookup_type
@@ -25,6 +26,7 @@ def native_call(fn, wargs, wkwargs) -> WrappedValue:
     rt.hooks.on_native_call(fn, wargs, wkwargs)
     args = [w.value for w in wargs]
     kwargs = {k: w.value for k, w in wkwargs.items()}
+    hashed_arguments(rt, fn, args)
     if (fn is type or fn is _TYPE_NEW) and rt.frames:
         _set_new_class_module(rt.frames[-1], fn, args)
     rt.native_arguments.append((args, kwargs))

@@ -18,6 +18,7 @@ from .class_lookups import special_method
 from .derivation import derive_item
 from .errors import unsupported
 from .exception_groups import check_except_star_type, exception_group_match, prep_reraise_star
+from .hashed_keys import hashed
 from .iteration import get_iter, is_tracked, next_wrapped
 from .loop import GENERATOR, RETURN, YIELD
 from .operators import binary_op, compare_op, contains_op, del_item, get_item, set_item, unary_op
@@ -396,7 +397,7 @@ def _build_list(rt, frame, instr):
 @handler("BUILD_SET")
 def _build_set(rt, frame, instr):
     items = _pop_n(frame.stack, instr.arg)
-    frame.stack.append(computed({w.value for w in items}))
+    frame.stack.append(computed({hashed(rt, w.value) for w in items}))
 
 
 @handler("BUILD_MAP")
@@ -404,8 +405,9 @@ def _build_map(rt, frame, instr):
     items = _pop_n(frame.stack, 2 * instr.arg)
     d, witems = {}, {}
     for i in range(0, len(items), 2):
-        d[items[i].value] = items[i + 1].value
-        witems[items[i].value] = items[i + 1]
+        key = hashed(rt, items[i].value)
+        d[key] = items[i + 1].value
+        witems[key] = items[i + 1]
     frame.stack.append(computed(d, items=witems))
 
 
@@ -428,7 +430,7 @@ def _list_append(rt, frame, instr):
 @handler("SET_ADD")
 def _set_add(rt, frame, instr):
     w = frame.stack.pop()
-    frame.stack[-instr.arg].value.add(w.value)
+    frame.stack[-instr.arg].value.add(hashed(rt, w.value))
 
 
 @handler("MAP_ADD")
@@ -436,9 +438,10 @@ def _map_add(rt, frame, instr):
     wvalue = frame.stack.pop()
     wkey = frame.stack.pop()
     wdict = frame.stack[-instr.arg]
-    wdict.value[wkey.value] = wvalue.value
+    key = hashed(rt, wkey.value)
+    wdict.value[key] = wvalue.value
     if type(wdict.items) is dict:
-        wdict.items[wkey.value] = wvalue
+        wdict.items[key] = wvalue
 
 
 def _not_iterable(value) -> bool:

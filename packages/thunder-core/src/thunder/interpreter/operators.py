@@ -14,6 +14,7 @@ import types
 from .calls import bind_method, call_value
 from .class_lookups import special_method
 from .derivation import derive_item
+from .hashed_keys import hashed
 from .protocols import index_of
 from .typeutil import NOTFOUND, lookup_type
 from .wrapped import WrappedValue, computed
@@ -164,7 +165,7 @@ def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
         return bool(call_value(wmethod, [wcontainer, witem], {}).value)
     container = wcontainer.value
     if isinstance(container, (dict, set, frozenset)):
-        key = rt.hooks.dict_key(witem.value)
+        key = hashed(rt, witem.value)
         present = key in container
         if wcontainer.provenance.is_outside:
             rt.hooks.on_membership(wcontainer, key, present, witem)
@@ -178,7 +179,7 @@ def contains_op(rt, witem: WrappedValue, wcontainer: WrappedValue) -> bool:
 def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
     container, key = wcontainer.value, wkey.value
     if isinstance(container, dict):
-        key = rt.hooks.dict_key(key)
+        key = hashed(rt, key)
     elif type(key) not in (int, slice) and isinstance(container, _SEQUENCES):
         key = index_of(rt, wkey)  # an index with a Python __index__, read through the interpreter
     if not isinstance(container, type):
@@ -206,7 +207,7 @@ def get_item(rt, wcontainer: WrappedValue, wkey: WrappedValue) -> WrappedValue:
 
 def set_item(rt, wcontainer: WrappedValue, wkey: WrappedValue, wvalue: WrappedValue) -> None:
     if isinstance(wcontainer.value, dict):
-        wkey = WrappedValue(rt.hooks.dict_key(wkey.value), wkey.provenance)
+        wkey = WrappedValue(hashed(rt, wkey.value), wkey.provenance)
     if wcontainer.provenance.is_outside:
         rt.hooks.on_store("item", wcontainer, wkey.value, wvalue)
         return
