@@ -10,6 +10,7 @@ through the interpreter's own iteration, then the builtin runs on them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 
@@ -79,6 +80,24 @@ def _dict(rt, wargs, wkwargs):
     return computed(result, items=items if len(items) == len(result) else None)
 
 
+@contextlib.contextmanager
+def _held(rt, *containers):
+    """Values kept in this code's own locals while it interprets calls (keys, an accumulator): listed where a hook's
+    walk for what the rest of the program can still reach sees them, as it sees a native call's arguments (a
+    value read inside a key function splits the program, and the comparisons after it use the keys before)."""
+    rt.native_arguments.append((containers, {}))
+    try:
+        yield
+    finally:
+        rt.native_arguments.pop()
+
+
+def _keys(key, ws, wkeys: list) -> list:
+    for w in ws:
+        wkeys.append(key(w))
+    return wkeys
+
+
 def _sort_key(rt, wkey):
     """The key function, interpreted (natively it would read its own outside values unchecked)."""
     if wkey is None or wkey.value is None:
@@ -105,14 +124,17 @@ class _Ordered:
 
 
 def _sorted(rt, wargs, wkwargs):
-    if len(wargs) != 1 or set(wkwargs) - {"key", "reverse"} or not _reads_matter(wargs[0]):
+    # with a key, always here: natively, the keys the key function returns are held by C code only
+    if len(wargs) != 1 or set(wkwargs) - {"key", "reverse"} or ("key" not in wkwargs and not _reads_matter(wargs[0])):
         return native_call(sorted, wargs, wkwargs)
     ws = elements(rt, wargs[0])
     key = _sort_key(rt, wkwargs.get("key"))
-    wkeys = [key(w) for w in ws]
-    keys = [_Ordered(rt, w) for w in wkeys] if _python_order(rt, wkeys) else _values(wkeys)
-    reverse = wkwargs["reverse"].value if "reverse" in wkwargs else False
-    order = sorted(range(len(ws)), key=keys.__getitem__, reverse=reverse)  # stable, as sorted() is
+    wkeys = []
+    with _held(rt, ws, wkeys):
+        _keys(key, ws, wkeys)
+        keys = [_Ordered(rt, w) for w in wkeys] if _python_order(rt, wkeys) else _values(wkeys)
+        reverse = wkwargs["reverse"].value if "reverse" in wkwargs else False
+        order = sorted(range(len(ws)), key=keys.__getitem__, reverse=reverse)  # stable, as sorted() is
     return computed([ws[i].value for i in order], items=[ws[i] for i in order])
 
 
@@ -139,12 +161,15 @@ def _reduce(rt, wargs, wkwargs):
     wfn = wargs[0]
     it = get_iter(rt, wargs[1])
     acc = wargs[2] if len(wargs) == 3 else _NO_VALUE
-    while True:  # element by element, as CPython interleaves reading and calling
-        try:
-            w = next_wrapped(rt, it)
-        except StopIteration:
-            break
-        acc = w if acc is _NO_VALUE else call_value(wfn, [acc, w], {})
+    held = [acc]
+    with _held(rt, held):
+        while True:  # element by element, as CPython interleaves reading and calling
+            try:
+                w = next_wrapped(rt, it)
+            except StopIteration:
+                break
+            acc = w if acc is _NO_VALUE else call_value(wfn, [acc, w], {})
+            held[0] = acc
     if acc is _NO_VALUE:
         raise TypeError("reduce() of empty iterable with no initial value")
     return acc
@@ -177,17 +202,19 @@ def _extreme(fn, op: str):
         else:
             ws = list(wargs)
         key = _sort_key(rt, wkwargs.get("key"))
-        wkeys = [key(w) for w in ws]
-        if "key" not in wkwargs and not _python_order(rt, wkeys):  # the elements read, CPython compares them
-            return native_call(fn, [computed(_values(ws))] if len(wargs) == 1 else wargs, wkwargs)
-        if not ws:
-            if "default" in wkwargs:
-                return wkwargs["default"]
-            return native_call(fn, [computed(())], {})  # CPython's own ValueError
-        best = 0
-        for i in range(1, len(ws)):
-            if compare_op(rt, op, wkeys[i], wkeys[best]).value:
-                best = i
+        wkeys = []
+        with _held(rt, ws, wkeys):
+            _keys(key, ws, wkeys)
+            if "key" not in wkwargs and not _python_order(rt, wkeys):  # the elements read, CPython compares them
+                return native_call(fn, [computed(_values(ws))] if len(wargs) == 1 else wargs, wkwargs)
+            if not ws:
+                if "default" in wkwargs:
+                    return wkwargs["default"]
+                return native_call(fn, [computed(())], {})  # CPython's own ValueError
+            best = 0
+            for i in range(1, len(ws)):
+                if compare_op(rt, op, wkeys[i], wkeys[best]).value:
+                    best = i
         return ws[best]
 
     return impl
