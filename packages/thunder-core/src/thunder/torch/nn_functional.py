@@ -15,10 +15,10 @@ from thunder.core import dtypes, prims
 from thunder.core.errors import check
 from thunder.core.proxies import torch_function_table
 from thunder.core.shapes import as_ints, canonicalize_dim, numel
+from thunder.grad.registry import register_nondifferentiable
 from thunder.torch import elementwise as ew
 from thunder.torch import indexing, reductions, shape_ops
 from thunder.torch.linalg import matmul
-from thunder.grad.registry import register_nondifferentiable
 from thunder.torch.registry import torchsymbol
 
 
