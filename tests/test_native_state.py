@@ -374,3 +374,60 @@ def test_native_code_calling_back_into_python_reads_like_eager(case):
         assert type(actual[1]) is type(expected[1]), f"call {call}"
         exec(change, eager_ns)
         exec(change, ns)
+
+
+# ---------------------------------------------------------------------------------------------
+# functools.lru_cache functions
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_positions(n):
+    return torch.arange(n).float()
+
+
+@functools.lru_cache
+def _cached_scaled(n, s):
+    return torch.ones(n) * s
+
+
+_LOG = []
+
+
+@functools.lru_cache
+def _cached_and_logged(n):
+    _LOG.append(n)
+    return n * 2
+
+
+@functools.lru_cache
+def _cached_of_anything(value):
+    return 1
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+def test_an_lru_cache_function_making_tensors_runs_its_body_as_eager_would(cache):
+    def fn(x, s):
+        return x * _cached_positions(x.shape[0]) + _cached_scaled(x.shape[0], s)
+
+    jfn = thunder.jit(fn, cache=cache)
+    for n, s in ((3, 1.0), (4, 2.0), (3, 2.0), (5, 1.0)):
+        x = torch.randn(n)
+        torch.testing.assert_close(jfn(x, s), fn(x, s), rtol=0, atol=0)
+
+
+def test_an_lru_cache_function_writing_outside_state_is_refused():
+    with pytest.raises(UnsupportedError, match="_cached_and_logged, a functools.lru_cache function, writes outside"):
+        thunder.jit(lambda x: x * _cached_and_logged(x.shape[0]))(torch.ones(2))
+    assert _LOG == []  # the write is not left behind
+
+
+def test_an_lru_cache_function_called_with_an_unhashable_argument_raises_eagers_error():
+    def fn(x):
+        return x * _cached_of_anything([1])
+
+    with pytest.raises(TypeError) as eager:
+        fn(torch.ones(2))
+    with pytest.raises(TypeError) as jitted:
+        thunder.jit(fn)(torch.ones(2))
+    assert str(jitted.value) == str(eager.value)

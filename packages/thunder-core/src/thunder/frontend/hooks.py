@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import io
 import math
 import sysconfig
@@ -288,6 +289,8 @@ def _is_tracing_tensor(tensor=None):
 
 # (module, name) of a library function -> what thunder runs in its place, looked up by name so that thunder never
 # imports the library (one lookup per interpreted call)
+_LRU_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
 _BY_NAME = {("transformers.utils.import_utils", "is_tracing"): _is_tracing_tensor}
 # Hints to torch.compile about a tensor (a static address for CUDA graphs, which sizes to keep dynamic): thunder
 # makes its own choices (the cache options), so inside a jitted program they do nothing; run natively they would
@@ -520,7 +523,24 @@ class JitHooks(Hooks):
             return inline
         if fn in _MODULE_CALLS:
             return lambda self_w, *args, **kwargs: self._module_call(fn, self_w, *args, **kwargs)
+        if type(fn) is _LRU_CACHE_WRAPPER and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
+            return lambda *args, **kwargs: self._cached_function_call(fn, args, kwargs)
         return None
+
+    def _cached_function_call(self, fn, wargs, wkwargs):
+        """A ``functools.lru_cache`` function: its body interpreted on every trace (natively it would hand back a
+        tensor or value made on an earlier call, unchecked), its value being what eager's cache returns as long as
+        the body only computes. A body writing outside state is refused: eager runs it once per distinct argument."""
+        for w in (*wargs, *wkwargs.values()):
+            hash(self.dict_key(w.value))  # eager's key: an unhashable argument raises its TypeError
+        writes = len(self.side_effects.writes)
+        result = call_wrapped(fn.__wrapped__, *wargs, **wkwargs)
+        if len(self.side_effects.writes) != writes:
+            raise UnsupportedError(
+                f"{fn.__wrapped__.__qualname__}, a functools.lru_cache function, writes outside state"
+                f"{user_location_suffix()}: eager runs its body once per distinct argument, which the compiled "
+                "program cannot tell; call it outside the jitted function, or remove the side effect or the cache")
+        return result
 
     def _module_call(self, module_call_wrapped, self_w, *args, **kwargs):
         check_module_call(self_w.value)
