@@ -55,6 +55,7 @@ from thunder.interpreter import (
     interpreted_frames,
     next_instruction,
 )
+from thunder.interpreter.calls import native_call
 from thunder.interpreter.derivation import ViewSource
 from thunder.interpreter.iteration import ProvenanceIterator
 from thunder.interpreter.typeutil import hashable as _hashable
@@ -528,11 +529,18 @@ class JitHooks(Hooks):
         return None
 
     def _cached_function_call(self, fn, wargs, wkwargs):
-        """A ``functools.lru_cache`` function: its body interpreted on every trace (natively it would hand back a
-        tensor or value made on an earlier call, unchecked), its value being what eager's cache returns as long as
-        the body only computes. A body writing outside state is refused: eager runs it once per distinct argument."""
-        for w in (*wargs, *wkwargs.values()):
-            hash(self.dict_key(w.value))  # eager's key: an unhashable argument raises its TypeError
+        """A ``functools.lru_cache`` function. Called with plain values and returning no tensor (a library's
+        ``is_torch_available()``), it runs natively as in eager. A tensor, or a proxy among the arguments, would be
+        a value made on an earlier call handed back unchecked (or a proxy in the cache): its body is interpreted
+        on every trace instead, its value being what eager's cache returns as long as the body only computes. A
+        body writing outside state is then refused: eager runs it once per distinct argument."""
+        values = [w.value for w in (*wargs, *wkwargs.values())]
+        for v in values:
+            hash(self.dict_key(v))  # eager's key: an unhashable argument raises its TypeError
+        if not any(isinstance(x, (TensorProxy, NumberProxy)) for x in tree_flatten(values)[0]):
+            result = native_call(fn, list(wargs), dict(wkwargs))
+            if not any(isinstance(x, torch.Tensor) for x in tree_flatten(result.value)[0]):
+                return result
         writes = len(self.side_effects.writes)
         result = call_wrapped(fn.__wrapped__, *wargs, **wkwargs)
         if len(self.side_effects.writes) != writes:
