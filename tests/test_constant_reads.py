@@ -55,7 +55,19 @@ def _updated_with_constants(x):
 
 
 def _random(x):
-    if (torch.rand(4) > 0.5).any():
+    if (torch.rand(1) > 0.5).all():
+        return x * 2
+    return x
+
+
+def _dropout_of_a_constant(x):
+    if (torch.nn.functional.dropout(torch.ones(1), 0.5) > 0).all():
+        return x * 2
+    return x
+
+
+def _drawn_in_place(x):
+    if torch.ones(1).bernoulli_(0.5).all():
         return x * 2
     return x
 
@@ -68,6 +80,7 @@ def _sized_by_a_symbolic_length(x):
 
 RUN_TIME_READS = {"from an input": (_from_input, {}), "updated through a view": (_updated_through_a_view, {}),
                   "updated in place with constants": (_updated_with_constants, {}), "random": (_random, {}),
+                  "dropout of a constant": (_dropout_of_a_constant, {}), "drawn in place": (_drawn_in_place, {}),
                   "symbolic length": (_sized_by_a_symbolic_length, {"cache": "symbolic values"})}
 
 
@@ -75,9 +88,9 @@ RUN_TIME_READS = {"from an input": (_from_input, {}), "updated through a view": 
 def test_a_read_of_a_value_the_call_decides_stays_at_run_time(name):
     fn, options = RUN_TIME_READS[name]
     jfn = thunder.jit(fn, **options)
-    for x in (torch.ones(3), torch.zeros(3), -torch.ones(5)):
-        torch.manual_seed(0)
+    for seed, x in enumerate((torch.ones(3), torch.zeros(3), -torch.ones(5), torch.ones(3), torch.ones(3))):
+        torch.manual_seed(seed)  # the random cases take both branches over these seeds
         expected = fn(x)
-        torch.manual_seed(0)
+        torch.manual_seed(seed)
         torch.testing.assert_close(jfn(x), expected)
     assert _reads_at_run_time(jfn)

@@ -39,7 +39,7 @@ def constant_closure(trace, proxy) -> list | None:
             return None  # an input (or a value made outside the recorded program)
         needed.add(p.name)
         b = bsyms[i]
-        if _NOT_A_FUNCTION & set(b.sym.tags) or isinstance(b.kwargs.get("out"), Proxy):
+        if not _a_function(b):
             return None
         pending.extend(b.flat_proxy_args)
     # what is computed from those tensors (views among it) must not be updated in place: the update would change
@@ -51,11 +51,18 @@ def constant_closure(trace, proxy) -> list | None:
         args = {a.name for a in b.flat_proxy_args}
         if not args & derived:
             continue
-        if _NOT_A_FUNCTION & set(b.sym.tags) or isinstance(b.kwargs.get("out"), Proxy):
+        if not _a_function(b):
             return None
         derived.update(o.name for o in b.flat_proxy_outs)
     chosen = {producer[n] for n in needed}
     return [b for i, b in enumerate(bsyms) if i in chosen]
+
+
+def _a_function(bsym) -> bool:
+    """Whether ``bsym``'s results are a function of its arguments and it changes nothing else (its decomposition
+    included: a composite may draw random numbers inside)."""
+    return not (_NOT_A_FUNCTION & set(bsym.sym.tags) or isinstance(bsym.kwargs.get("out"), Proxy)) and all(
+        _a_function(s) for s in bsym.subsymbols)
 
 
 def _symbolic_shape(p) -> bool:
