@@ -86,9 +86,10 @@ def test_llama_runs_eager_s_attention_kernel_not_a_compiler_s():
 
 def test_llama_training_without_a_cache_reads_no_tensor_data():
     # with use_cache=False transformers looks for packed sequences in the position ids, skipping the test (a read of
-    # tensor data) where is_tracing(tensor) says the tensor is traced, which a thunder proxy is: the program is not
-    # split at a value read (one per step, a GPU sync), and runs SDPA with an explicit mask (and the key/value heads
-    # repeated: transformers uses enable_gqa only without a mask), as under torch.compile
+    # tensor data) where is_tracing(tensor) says the tensor is traced. The position ids are made by arange from
+    # constants, so thunder reads them while tracing (frontend/constant_reads.py): the program is not split at a
+    # value read (one per step, a GPU sync), and SDPA runs as in eager: is_causal, no mask, the two key/value heads
+    # not repeated (enable_gqa)
     model, reference = _llama(), _llama()
     jmodel = thunder.jit(model)
     ids = torch.randint(0, 128, (2, 16))
@@ -96,8 +97,13 @@ def test_llama_training_without_a_cache_reads_no_tensor_data():
     _assert_grads_equal(model, reference)
     loss = jmodel(ids, labels=ids, use_cache=False).loss
     assert type(loss.grad_fn).__name__ == "ThunderAutogradFunctionBackward"  # one program, not segments
-    forward, _ = _attention_calls(jmodel)
-    assert len(forward) == 2  # both layers in the one program
+    forward, backward = _attention_calls(jmodel)
+    assert len(forward) == len(backward) == 2  # both layers in the one program
+    for b in forward + backward:
+        assert b.kwargs.get("attn_mask") is None and any(a is True for a in b.args), str(b)  # is_causal, no mask
+    if int(transformers.__version__.split(".")[0]) >= 5:  # 4.x repeats the key/value heads in eager too
+        for b in forward:
+            assert b.args[1].shape[1] == 2, str(b)
 
 
 # Forward of every model family users bring, tiny and random, in eval mode: logits (or hidden states) like eager.

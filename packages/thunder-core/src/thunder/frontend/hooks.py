@@ -280,12 +280,18 @@ def _compiler_hint(*args, **kwargs):
 
 
 # Libraries' "is this tensor being traced?" (transformers' is_tracing(tensor): a torch.fx proxy, a FakeTensor, Dynamo
-# compiling): inside thunder.jit every tensor is thunder's proxy, so yes. They ask it to skip checks that read the
-# tensor's data (transformers' packed-sequence test, `(mask[:, -1] == 0).all()`), which would split the program at a
-# value read (and sync a GPU) on every step; torch.compiler.is_compiling() stays False, as in eager, so they still
-# pick eager's kernels (SDPA with is_causal).
+# compiling): inside thunder.jit every tensor is thunder's proxy, so yes, unless the program computes it from
+# constants alone (frontend/constant_reads.py: transformers' position ids made by arange), whose value thunder
+# reads while tracing with no split and no check at run time. They ask it to skip checks that read the tensor's
+# data (transformers' packed-sequence test, `(mask[:, -1] == 0).all()`), which would split the program at a value
+# read (and sync a GPU) on every step; where the value is a constant they run the check as in eager and take
+# eager's path (SDPA with is_causal and enable_gqa, not an explicit mask). torch.compiler.is_compiling() stays
+# False, as in eager.
 def _is_tracing_tensor(tensor=None):
-    return isinstance(tensor, TensorProxy)
+    if not isinstance(tensor, TensorProxy):
+        return False
+    reader = getattr(get_tracectx(), "value_reader", None)
+    return reader is None or not reader.known_at_trace_time(tensor)
 
 
 # (module, name) of a library function -> what thunder runs in its place, looked up by name so that thunder never

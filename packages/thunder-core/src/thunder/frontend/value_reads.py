@@ -20,6 +20,7 @@ from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, NumberProxy, Proxy, Te
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
+from thunder.frontend.constant_reads import constant_closure, constant_value
 
 __all__ = ["ValueReader", "Read", "segment_end", "uses", "freeze", "CONVERSIONS", "ANY_SIZE"]
 
@@ -167,8 +168,17 @@ class ValueReader:
                 "the region and pass it in, or keep it a tensor (torch.where)"
             )
 
+    def known_at_trace_time(self, proxy) -> bool:
+        """Whether ``proxy`` is computed from constants alone (frontend/constant_reads.py): reading it splits
+        nothing."""
+        return constant_closure(self.trace, proxy) is not None
+
     def _read(self, proxy, kind, what):
         trace = self.trace
+        # the same value on every call: no split, no check (a size read is handed on as a symbolic number instead)
+        closure = constant_closure(trace, proxy) if kind != "size" else None
+        if closure is not None:
+            return CONVERSIONS[kind](constant_value(trace, proxy, self.executors, closure))
         self._check_top_level(what)
         index = len(self.reads)
         if index < len(self.known):
