@@ -159,9 +159,9 @@ class ThunderFunction:
                     # not the prefill's); entries accept disjoint or equally valid calls, so order is free
                     self.entries.remove(entry)
                     self.entries.insert(0, entry)
-                if entry.epilogue is None:
-                    return entry.computation(*inputs)
-                return self._run_with_epilogue(entry, inputs, args, kwargs)
+                if entry.epilogue is not None:
+                    return self._run_with_epilogue(entry, inputs, args, kwargs)
+                return self._run_without_epilogue(entry, inputs, args, kwargs)
         stats.cache_misses += 1
         if self.entries:
             record_miss(self, args, kwargs)  # why each entry rejected the call; warns past the recompile limit
@@ -169,6 +169,8 @@ class ThunderFunction:
         if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
         stats.last_entry = entry
+        if entry.epilogue is None and raised is None:
+            return self._run_without_epilogue(entry, inputs, args, kwargs)
         if entry.epilogue is None:
             return entry.computation(*inputs)
         if raised is None:
@@ -181,12 +183,24 @@ class ThunderFunction:
             pass
         raise raised
 
+    def _run_without_epilogue(self, entry, inputs, args, kwargs):
+        """The computation alone; where it raises the program's kind of exception before updating an input, the call
+        runs eagerly (see :meth:`_run_with_epilogue`)."""
+        if entry.written_inputs or entry.reraises:  # updated inputs, or the program's own raise: not run again
+            return entry.computation(*inputs)
+        try:
+            return entry.computation(*inputs)
+        except Exception as error:
+            if not is_program_exception(error):
+                raise
+            return self.run_eagerly_after(error, args, kwargs)
+
     def _run_with_epilogue(self, entry, inputs, args, kwargs):
         """The computation, then the epilogue's writes. Where the computation raises (eager's error from tensor
         data: an index out of range) before it updated any input, the side effects the program made before the
         failing op would be lost with the epilogue: the call runs eagerly instead, which makes them and raises
-        eager's error. Where eager does not fail, thunder's computation was wrong to: eager's result, with a
-        warning that names the error."""
+        eager's error. Where eager does not fail (the program catches that error: ``try: x[idx] except
+        IndexError``, which tracing could not see fail), eager's result, with a warning that names the error."""
         written = [inputs[i] for i in entry.written_inputs]
         versions = tensor_versions(written)
         try:
@@ -209,7 +223,9 @@ class ThunderFunction:
         """Eager's result or error (outside the handler of ``error``: eager's error has no context eager lacks)."""
         result = self.fn(*args, **kwargs)
         warnings.warn(f"thunder's compiled {self.__name__} raised {type(error).__name__}: {error} where eager runs; "
-                      "this call ran eagerly. Please file an issue.", CompiledProgramFailedWarning, stacklevel=4)
+                      "this call ran eagerly. If the program catches that error (an op failing on tensor data inside "
+                      "a try block), this is expected; otherwise please file an issue.", CompiledProgramFailedWarning,
+                      stacklevel=4)
         return result
 
     def __repr__(self) -> str:
