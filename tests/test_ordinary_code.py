@@ -640,3 +640,15 @@ def test_nan_constants_are_checked_as_nan(cache):
     expected = torch.masked._ops.median(x, 1, mask=mask)
     torch.testing.assert_close(thunder.jit(torch.masked._ops.median, cache=cache)(x, 1, mask=mask), expected,
                                equal_nan=True)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("numpy", lambda x: torch.from_numpy(x.numpy() * 2)),
+    ("data_ptr", lambda x: x * (x.data_ptr() > 0)),
+    ("grad_fn", lambda x: x * ((x * 2).grad_fn is not None)),
+])
+def test_what_would_leave_the_trace_is_refused_with_the_reason(name, fn):
+    # these failed inside PyTorch's meta run ("can't convert meta device type tensor to numpy") or as an opaque call
+    # "returning no tensor"; each is now named with the user's line and what to do instead
+    with pytest.raises(UnsupportedError, match=rf"torch.Tensor.{name}.* inside a jitted function .*\(at .*test_ordinary_code.py"):
+        thunder.jit(fn)(torch.randn(2, requires_grad=True))

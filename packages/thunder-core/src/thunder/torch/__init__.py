@@ -26,6 +26,7 @@ from thunder.torch.registry import language_symbols, torchsymbol  # noqa: F401
 from thunder.torch import inplace  # noqa: E402,F401
 from thunder.torch import foreach  # noqa: E402,F401
 from thunder.torch import data_dependent  # noqa: E402,F401
+from thunder.torch import leaving_the_trace  # noqa: E402,F401
 # isort: on
 
 # Re-export every language symbol as thunder.torch.<name> (printed traces call ltorch.<name>).
