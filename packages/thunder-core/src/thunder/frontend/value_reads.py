@@ -120,6 +120,27 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
+def _vmap_error(message):
+    return lambda what: RuntimeError(message)
+
+
+# eager's errors for a value read from a batched tensor (torch/csrc/functorch): the conversions to a number call
+# .item(); a tensor's text has no eager meaning to match under thunder's per-sample tracing: refused
+_VMAP_ITEM = _vmap_error(
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a Tensor, "
+    "please try to rewrite what you're doing with other operations. If error is occurring somewhere inside PyTorch "
+    "internals, please file a bug report.")
+_VMAP_READ_ERRORS = {
+    "__bool__": _vmap_error(
+        "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't support "
+        "that yet, please file an issue at https://github.com/pytorch/pytorch/issues ."),
+    "tolist": _vmap_error("Cannot access data pointer of Tensor that doesn't have storage"),
+    "text": lambda what: UnsupportedError(
+        f"{what} inside a function vmap runs{user_location_suffix()} is not supported by thunder.jit: eager formats "
+        "the batched tensor; format it outside the vmapped function"),
+}
+
+
 class ValueReader:
     """Reads values from tensor data while the program is traced (``trace.value_reader``).
 
@@ -135,6 +156,8 @@ class ValueReader:
         self.evaluated = 0  # bound symbols of the trace already run by probes
         self.reads: list[Read] = []
         self._rng = None
+        # inside the function vmap runs once per sample (frontend/func_transforms.py): eager's vmap refuses reads
+        self.vmapped = 0
 
     # what the program calls -----------------------------------------------------------------------------------
     def read_tensor(self, proxy: TensorProxy, kind: str):
@@ -148,6 +171,11 @@ class ValueReader:
         number for the rest of the program, so one continuation serves every size the program does not branch on
         (its constraints decide, see ``size_read_guards``)."""
         self._check_top_level(what)
+        if self.vmapped:
+            op = {"unique": "_unique2"}.get(what.rsplit(" ", 1)[-1], what.rsplit(" ", 1)[-1])
+            raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted "
+                               f"to vmap over aten::{op}. Please file an issue at "
+                               "https://github.com/pytorch/pytorch/issues if you need this feature.")
         size = prims.item(count)  # recorded at the top level: the segment hands the size over
         size.value = self._read(size, "size", what)
         size.data_dependent = False
@@ -170,6 +198,8 @@ class ValueReader:
     def _read(self, proxy, kind, what):
         trace = self.trace
         self._check_top_level(what)
+        if self.vmapped and kind != "size":
+            raise _VMAP_READ_ERRORS.get(kind, _VMAP_ITEM)(what)
         index = len(self.reads)
         if index < len(self.known):
             value = self.known[index]  # this segment already ran in the call being continued
