@@ -16,7 +16,7 @@ import torch
 
 from thunder.core import prims
 from thunder.core.errors import ReadInsideRegionError, UnsupportedError, user_location_suffix
-from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, NumberProxy, Proxy, TensorProxy
+from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, IntegerProxy, NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
@@ -120,6 +120,10 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
+# how Symbol.__call__ names a number computed from tensor data given to an op (core/symbol.py)
+_AN_ARGUMENT = "an argument of "
+
+
 def _vmap_error(message):
     return lambda what: RuntimeError(message)
 
@@ -164,6 +168,10 @@ class ValueReader:
         return self._read(proxy, kind, f"{VALUE_READ_DESCRIPTIONS[kind]} of a tensor")
 
     def read_number(self, proxy: NumberProxy, what: str):
+        if self.hooks.symbolic and isinstance(proxy, IntegerProxy) and what.startswith(_AN_ARGUMENT):
+            # cache="symbolic values": an integer read from tensor data that only flows into an op (a size, a slice
+            # bound, an operand) stays a symbolic number, as a data-dependent size does (``read_size``)
+            return self._read_symbolic(proxy, f"{what} of {proxy.name}")
         return self._read(proxy, "number", f"{what} of {proxy.name}")
 
     def read_size(self, count: TensorProxy, what: str) -> NumberProxy:
@@ -176,7 +184,10 @@ class ValueReader:
             raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted "
                                f"to vmap over aten::{op}. Please file an issue at "
                                "https://github.com/pytorch/pytorch/issues if you need this feature.")
-        size = prims.item(count)  # recorded at the top level: the segment hands the size over
+        return self._read_symbolic(prims.item(count), what)  # recorded at the top level: the segment hands it over
+
+    def _read_symbolic(self, size: IntegerProxy, what: str):
+        """``size``, a number computed from tensor data, read here and a symbolic number afterwards."""
         size.value = self._read(size, "size", what)
         size.data_dependent = False
         if size.value in (0, 1):
