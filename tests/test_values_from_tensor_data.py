@@ -257,6 +257,15 @@ def test_continuations_are_bounded_with_a_warning():
             torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(k)), torch.full((2,), float(k)))
     messages = [str(w.message) for w in caught if issubclass(w.category, ContinuationLimitWarning)]
     assert messages and "int() of a tensor at" in messages[0] and "took more than 16 values" in messages[0]
+    assert "return x * int(n)" in messages[0]  # the user's line
+    # bounded: the 16 most recent values are kept, the oldest were dropped and are traced again
+    traced = thunder.compile_stats(jfn).continuations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(19)), torch.full((2,), 19.0))
+        assert thunder.compile_stats(jfn).continuations == traced
+        torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(1)), torch.full((2,), 1.0))
+        assert thunder.compile_stats(jfn).continuations == traced + 1
 
 
 def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
