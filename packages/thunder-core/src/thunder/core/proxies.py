@@ -326,7 +326,8 @@ class NumberProxy(Proxy):
                 return reader.read_number(self, what)
             from thunder.core.errors import read_in_sub_program
 
-            raise read_in_sub_program(f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value")
+            raise read_in_sub_program(
+                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value")
         if not self.static:
             from thunder.core.trace import get_tracectx
 
