@@ -257,6 +257,15 @@ def test_continuations_are_bounded_with_a_warning():
             torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(k)), torch.full((2,), float(k)))
     messages = [str(w.message) for w in caught if issubclass(w.category, ContinuationLimitWarning)]
     assert messages and "int() of a tensor at" in messages[0] and "took more than 16 values" in messages[0]
+    assert "return x * int(n)" in messages[0]  # the user's line
+    # bounded: the 16 most recent values are kept, the oldest were dropped and are traced again
+    traced = thunder.compile_stats(jfn).continuations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(19)), torch.full((2,), 19.0))
+        assert thunder.compile_stats(jfn).continuations == traced
+        torch.testing.assert_close(jfn(torch.ones(2), torch.tensor(1)), torch.full((2,), 1.0))
+        assert thunder.compile_stats(jfn).continuations == traced + 1
 
 
 def test_read_inside_a_checkpointed_region_is_refused_with_the_line():
@@ -706,3 +715,22 @@ def test_a_continuation_tells_a_merged_value_from_the_updated_one_it_equals(name
     jfn = thunder.jit(f, cache=cache)
     for x in ([1.0, -2.0, 3.0, 4.0], [-1.0, -2.0, -3.0, 1.0], [2.0, 2.0, 2.0, 2.0], [1.0, -2.0, 3.0, 4.0]):
         check_like_eager(f, torch.tensor(x, requires_grad=True), jfn=jfn)
+
+
+def _sized_by_an_item(x, counts):
+    n = counts.max().item()  # an integer read from tensor data that only sizes tensors
+    padded = x.new_zeros(n, x.shape[1])
+    return torch.cat([padded, x]) * 2, torch.arange(n) + 1
+
+
+@pytest.mark.parametrize("cache, continuations", [("symbolic values", 0), ("constant values", 3)])
+def test_an_integer_that_only_sizes_tensors_stays_symbolic_under_symbolic_values(cache, continuations):
+    # under "symbolic values" the size is read (in the segment, checked by its guard) and stays i0 in the trace:
+    # one trace serves each count; under "constant values" each count is a continuation of its own
+    jfn = thunder.jit(_sized_by_an_item, cache=cache)
+    x = torch.randn(3, 4, requires_grad=True)
+    for c in (2, 5, 3, 7, 5):
+        check_like_eager(_sized_by_an_item, x, torch.tensor([c, 1]), jfn=jfn)
+    assert thunder.compile_stats(jfn).continuations == continuations
+    if cache == "symbolic values":
+        assert "i64[i0]" in str(thunder.last_traces(jfn)[-1])  # arange(n): sized by the symbolic read

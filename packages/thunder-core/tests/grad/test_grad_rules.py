@@ -92,6 +92,23 @@ def test_max_with_dim_sends_the_gradient_to_the_returned_index():
     check_grads(lambda a: torch.min(a, 1, keepdim=True).values, x)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.topk(x, 2, dim=-1).values,
+    lambda x: x.topk(2, 0, largest=False)[0],
+    lambda x: torch.topk(x, k=3, dim=1, sorted=False).values * 1.0,
+    lambda x: torch.sort(x, 1, descending=True)[0],
+    lambda x: x.sort(dim=0, stable=True).values,
+    lambda x: torch.topk(x[0, 0], 1)[0],  # 0-d: the value itself
+], ids=["topk", "method-dim0-smallest", "unsorted-kwargs", "sort", "method-stable", "0-d"])
+def test_topk_and_sort_scatter_the_gradient_to_the_positions_picked(fn):
+    # ties among the values: eager's kernel picks the indices, the rule scatters to the very ones it returned
+    x = torch.tensor([[3.0, 1.0, 3.0, 2.0], [0.5, 0.5, -1.0, 4.0], [2.0, 2.0, 2.0, 2.0]], dtype=torch.float64,
+                     requires_grad=True)
+    jfn = check_grads(fn, x)
+    # a grad rule, not PyTorch's autograd run inside the trace (grad/torch_island.py): no island in the backward
+    assert not any("island" in s or "torch_autograd" in s for s in _symbols(jfn, backward=True) | _symbols(jfn))
+
+
 def test_clamp_at_the_bounds_passes_the_gradient():
     x = t(-1.0, 0.0, 0.5, 1.0, 2.0)
     check_grads(lambda a: torch.clamp(a, 0.0, 1.0), x)

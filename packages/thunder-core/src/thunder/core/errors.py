@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["check", "ThunderError", "UnsupportedError", "user_location_suffix"]
+__all__ = ["check", "ThunderError", "UnsupportedError", "user_location_suffix", "read_in_sub_program"]
 
 
 class ThunderError(Exception):
@@ -31,6 +31,16 @@ def user_location_suffix() -> str:
     user = trace.user_location()
     # inside a library (torch's Python code, transformers): the user's line that led there too
     return f" (at {loc}, called from {user})" if user is not None and user != loc else f" (at {loc})"
+
+
+def read_in_sub_program(what: str, instead: str = "keep it a tensor (torch.where)") -> UnsupportedError:
+    """The refusal of a value read from tensor data inside a sub-program traced apart from the program (a torch.cond
+    branch, a while_loop body), where the program cannot be split; ``what`` says what needs which value ("bool() of
+    a tensor needs its value")."""
+    return UnsupportedError(
+        f"{what}{user_location_suffix()}, which a sub-program (a torch.cond branch, a checkpointed or while_loop "
+        "region, an autograd.Function, a nested function transform) cannot read while it is traced: the program can "
+        f"only be split at the top level; move the read out of the region or {instead}")
 
 
 def check(condition, message, exception_type: type[Exception] = RuntimeError) -> None:

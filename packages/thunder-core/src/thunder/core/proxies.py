@@ -70,14 +70,9 @@ def _value_needed(name):
 
         reader = getattr(get_tracectx(), "value_reader", None)
         if reader is None:
-            from thunder.core.errors import UnsupportedError, user_location_suffix
+            from thunder.core.errors import read_in_sub_program
 
-            raise UnsupportedError(
-                f"{VALUE_READ_DESCRIPTIONS[name]} of a tensor needs its value{user_location_suffix()}, which a sub-program "
-                "(a torch.cond branch, a checkpointed or while_loop region, a nested function transform) cannot read "
-                "while it is traced: the program can only be split at the top level; move the read out of the "
-                "region or keep it a tensor (torch.where)"
-            )
+            raise read_in_sub_program(f"{VALUE_READ_DESCRIPTIONS[name]} of a tensor needs its value")
         return reader.read_tensor(self, name)
 
     method.__name__ = name
@@ -329,14 +324,10 @@ class NumberProxy(Proxy):
             reader = getattr(get_tracectx(), "value_reader", None)
             if reader is not None:  # the program is split here: the value is read when the part before has run
                 return reader.read_number(self, what)
-            from thunder.core.errors import UnsupportedError, user_location_suffix
+            from thunder.core.errors import read_in_sub_program
 
-            raise UnsupportedError(
-                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value"
-                f"{user_location_suffix()}, which a sub-program (a torch.cond branch, a checkpointed or while_loop "
-                "region, a nested function transform) cannot read while it is traced: move the read out of the "
-                "region or keep it a tensor (torch.where)"
-            )
+            raise read_in_sub_program(
+                f"{what} of {self.name}, a number computed from tensor data (.item()), needs its value")
         if not self.static:
             from thunder.core.trace import get_tracectx
 

@@ -36,10 +36,15 @@ def uniform(shape, minval, maxval, *, device, dtype):
 
 
 def broadcast_in_dim(a, shape, broadcast_dimensions):
+    if len(broadcast_dimensions) == len(shape) and list(broadcast_dimensions) == _AXES[:len(shape)]:
+        return a.expand(shape)  # the same rank, each dimension where it was (a backward's cotangent of a broadcast)
     view_shape = [1] * len(shape)
     for d, bd in zip(a.shape, broadcast_dimensions):
         view_shape[bd] = d
     return a.view(view_shape).expand(shape) if a.ndim else a.expand(shape)
+
+
+_AXES = list(range(64))
 
 
 def slice_prim(a, start_indices, end_indices, strides=None):
@@ -75,15 +80,22 @@ _POSITIONS = (torch.int64, torch.int32)
 def index_put_(a, indices, values, accumulate):
     # one position per index (0-d integer tensors on the CPU: the gradient of ``w[expert]``): a write into the slice
     # there, as eager's select_backward does, not the indexing kernel's pass computing an offset per element
-    if a.device.type == "cpu" and isinstance(values, torch.Tensor) and values.dtype == a.dtype \
-            and values.ndim <= a.ndim - len(indices) and all(
-                i is not None and i.ndim == 0 and i.dtype in _POSITIONS and i.device == a.device for i in indices):
-        part = a[tuple(int(i) for i in indices)]
-        if accumulate:
-            part.add_(values)
+    # (a loop, not generators: called once per expert and weight in a MoE layer's backward, where the kernels are
+    # small)
+    if a.is_cpu and isinstance(values, torch.Tensor) and values.dtype == a.dtype \
+            and values.ndim <= a.ndim - len(indices):
+        positions = []
+        for i in indices:
+            if i is None or i.ndim != 0 or i.dtype not in _POSITIONS or not i.is_cpu:
+                break
+            positions.append(int(i))
         else:
-            part.copy_(values)
-        return a
+            part = a[tuple(positions)]
+            if accumulate:
+                part.add_(values)
+            else:
+                part.copy_(values)
+            return a
     return torch.ops.aten.index_put_.default(a, list(indices), values, accumulate)
 
 

@@ -393,6 +393,8 @@ _LEGACY_TENSOR_TYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.in
 
 
 def _check_versions(saved, versions) -> None:
+    if list(map(_version, saved[:len(versions)])) == versions:  # the common case, without a Python loop
+        return
     for t, v in zip(saved, versions):
         if t._version != v:
             # eager's message (torch/csrc/autograd/saved_variable.cpp)

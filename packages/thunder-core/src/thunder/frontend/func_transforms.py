@@ -73,7 +73,16 @@ def vmap_impl_lookaside(func_w, in_dims_w, out_dims_w, randomness_w, chunk_size_
         trace = get_tracectx()
         start = len(trace.scopes[-1])
         slices = [[_ltorch("select")(x, 0, i) for x in batched] for i in range(n)]
-        outputs = [example(s) for s in slices]
+        # each sample traced apart at the top level, where a value read from its data would split the program:
+        # eager's vmap refuses such reads, and so does the reader
+        reader = getattr(trace, "value_reader", None)
+        if reader is not None:
+            reader.vmapped += 1
+        try:
+            outputs = [example(s) for s in slices]
+        finally:
+            if reader is not None:
+                reader.vmapped -= 1
         _check_body(trace.scopes[-1][start:], randomness, func_w.value)
         recorded = trace.scopes[-1][start:]
         sources = {x.name for s in slices for x in s}

@@ -569,6 +569,19 @@ class JitHooks(Hooks):
                                                                 records=self.records))
         return _module_call(module_call_wrapped, self_w, *args, records=self.records, **kwargs)
 
+    def interpreted_instead(self, fn):
+        # torch.compile's wrapper of a function (or of a compiled module's call): thunder compiles the program as a
+        # whole, so the function it wraps is interpreted as the program's own code (a value it reads from tensor
+        # data splits the program there, as at the top level). Run natively, Dynamo would trace thunder's proxies.
+        # (functools.wraps gives the wrapper the user's __module__: its globals are Dynamo's)
+        if type(fn) is types.FunctionType and fn.__globals__.get("__name__", "").startswith("torch._dynamo") \
+                and not getattr(fn, "_torchdynamo_disable", False) \
+                and getattr(fn, "_torchdynamo_orig_callable", None) is not None:
+            return "_torchdynamo_orig_callable"
+        if (type(fn).__module__, type(fn).__name__) == ("torch._dynamo.eval_frame", "OptimizedModule"):
+            return "_orig_mod"  # torch.compile(module): the module it compiles
+        return None
+
     def lookaside(self, fn):
         hashable = _hashable(fn)  # no table holds an unhashable callable
         if self.user_lookasides and hashable:

@@ -100,6 +100,8 @@ class SegmentTape:
         held = {id(t) for t in outputs}
         for _, record in self.steps:  # a saved output held by the node it comes out of: a cycle, unless detached
             saved = record.saved
+            if held.isdisjoint(map(id, saved)):  # the common case, without a Python loop over what a segment saves
+                continue
             for i, t in enumerate(saved):
                 if id(t) in held:
                     saved[i] = t.detach()

@@ -321,6 +321,8 @@ class SegmentedProgram:
                     torch._C._set_grad_enabled(node.grad_mode)
                 env.update(zip(node.out_names, outs))
                 values.extend(convert(outs[i]) for i, convert in node.inner)
+                if getattr(outs[0], "is_cuda", False) and torch.cuda.is_current_stream_capturing():
+                    raise _read_while_capturing(node.read)
                 value = node.convert(outs[0])
                 values.append(value)
                 node = _chosen(self._child(node, value, values, env, args, kwargs, visited), split_at)
@@ -449,6 +451,14 @@ class SegmentedProgram:
                 "of the program (the oldest is dropped). Keep it a tensor (torch.where, masks) if it changes on "
                 "every call", ContinuationLimitWarning, stacklevel=4)
         node.children.setdefault(key, []).append(variant)
+
+
+def _read_while_capturing(read) -> UnsupportedError:
+    return UnsupportedError(
+        f"{read.what} at {read.location} needs a value read from the device's tensor data, which cannot be read while "
+        "a CUDA graph is captured (the read waits for the device, and a replay would not read it again): keep it a "
+        "tensor (torch.where, masks, torch.nonzero_static), or capture only the parts of the program before and "
+        "after the read")
 
 
 class _Restart(Exception):

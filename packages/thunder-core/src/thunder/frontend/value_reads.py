@@ -16,7 +16,7 @@ import torch
 
 from thunder.core import prims
 from thunder.core.errors import ReadInsideRegionError, UnsupportedError, user_location_suffix
-from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, NumberProxy, Proxy, TensorProxy
+from thunder.core.proxies import VALUE_READ_DESCRIPTIONS, IntegerProxy, NumberProxy, Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten
 from thunder.core.symbol import Symbol
 from thunder.core.trace import _current_trace, from_trace
@@ -121,6 +121,31 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
+# how Symbol.__call__ names a number computed from tensor data given to an op (core/symbol.py)
+_AN_ARGUMENT = "an argument of "
+
+
+def _vmap_error(message):
+    return lambda what: RuntimeError(message)
+
+
+# eager's errors for a value read from a batched tensor (torch/csrc/functorch): the conversions to a number call
+# .item(); a tensor's text has no eager meaning to match under thunder's per-sample tracing: refused
+_VMAP_ITEM = _vmap_error(
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a Tensor, "
+    "please try to rewrite what you're doing with other operations. If error is occurring somewhere inside PyTorch "
+    "internals, please file a bug report.")
+_VMAP_READ_ERRORS = {
+    "__bool__": _vmap_error(
+        "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't support "
+        "that yet, please file an issue at https://github.com/pytorch/pytorch/issues ."),
+    "tolist": _vmap_error("Cannot access data pointer of Tensor that doesn't have storage"),
+    "text": lambda what: UnsupportedError(
+        f"{what} inside a function vmap runs{user_location_suffix()} is not supported by thunder.jit: eager formats "
+        "the batched tensor; format it outside the vmapped function"),
+}
+
+
 class ValueReader:
     """Reads values from tensor data while the program is traced (``trace.value_reader``).
 
@@ -136,12 +161,18 @@ class ValueReader:
         self.evaluated = 0  # bound symbols of the trace already run by probes
         self.reads: list[Read] = []
         self._rng = None
+        # inside the function vmap runs once per sample (frontend/func_transforms.py): eager's vmap refuses reads
+        self.vmapped = 0
 
     # what the program calls -----------------------------------------------------------------------------------
     def read_tensor(self, proxy: TensorProxy, kind: str):
         return self._read(proxy, kind, f"{VALUE_READ_DESCRIPTIONS[kind]} of a tensor")
 
     def read_number(self, proxy: NumberProxy, what: str):
+        if self.hooks.symbolic and isinstance(proxy, IntegerProxy) and what.startswith(_AN_ARGUMENT):
+            # cache="symbolic values": an integer read from tensor data that only flows into an op (a size, a slice
+            # bound, an operand) stays a symbolic number, as a data-dependent size does (``read_size``)
+            return self._read_symbolic(proxy, f"{what} of {proxy.name}")
         return self._read(proxy, "number", f"{what} of {proxy.name}")
 
     def read_size(self, count: TensorProxy, what: str) -> NumberProxy:
@@ -149,7 +180,15 @@ class ValueReader:
         number for the rest of the program, so one continuation serves every size the program does not branch on
         (its constraints decide, see ``size_read_guards``)."""
         self._check_top_level(what)
-        size = prims.item(count)  # recorded at the top level: the segment hands the size over
+        if self.vmapped:
+            op = {"unique": "_unique2"}.get(what.rsplit(" ", 1)[-1], what.rsplit(" ", 1)[-1])
+            raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted "
+                               f"to vmap over aten::{op}. Please file an issue at "
+                               "https://github.com/pytorch/pytorch/issues if you need this feature.")
+        return self._read_symbolic(prims.item(count), what)  # recorded at the top level: the segment hands it over
+
+    def _read_symbolic(self, size: IntegerProxy, what: str):
+        """``size``, a number computed from tensor data, read here and a symbolic number afterwards."""
         size.value = self._read(size, "size", what)
         size.data_dependent = False
         if size.value in (0, 1):
@@ -180,6 +219,8 @@ class ValueReader:
         if closure is not None:
             return CONVERSIONS[kind](constant_value(trace, proxy, self.executors, closure))
         self._check_top_level(what)
+        if self.vmapped and kind != "size":
+            raise _VMAP_READ_ERRORS.get(kind, _VMAP_ITEM)(what)
         index = len(self.reads)
         if index < len(self.known):
             value = self.known[index]  # this segment already ran in the call being continued

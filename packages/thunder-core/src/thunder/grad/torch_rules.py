@@ -10,12 +10,15 @@ from __future__ import annotations
 import inspect
 import math
 
+import torch
+
 from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, numel, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
 from thunder.grad.registry import register_grad, register_nondifferentiable
+from thunder.torch.opaque import OPAQUE_ID_PREFIX, display_name, opaque_symbol
 
 __all__ = []
 
@@ -305,6 +308,32 @@ def _extremum_rule(sym, binary):
 
 _extremum_rule(ltorch.max, ltorch.gt)
 _extremum_rule(ltorch.min, ltorch.lt)
+
+
+def _selecting_along_dim(fn, dim_position: int) -> None:
+    """A torch op with no torch-language symbol yet (run as one opaque call) returning (values, indices) of elements
+    picked along ``dim`` (``topk``, ``sort``): the values' cotangent goes back to the positions picked, scattered into
+    zeros (PyTorch's ``value_selecting_reduction_backward``). Without a rule the op is differentiated by PyTorch's
+    autograd run inside the trace (grad/torch_island.py), one more engine call per backward: MoE routers call topk
+    on every step."""
+
+    @register_grad(f"{OPAQUE_ID_PREFIX}{display_name(fn)}")
+    def rule(*args, **kwargs):
+        out = opaque_symbol(fn)(*args, **kwargs)
+        a = args[0]
+        dim = args[dim_position] if len(args) > dim_position else kwargs.get("dim", -1)
+
+        def backward(g, *rest):
+            if a.ndim == 0:
+                return (g,)
+            d = canonicalize_dim(a.ndim, dim)
+            return (prims.scatter_add(_zeros(a.shape, g), d, out[1], g),)
+
+        return out, backward
+
+
+for _fn, _dim_position in ((torch.topk, 2), (torch.Tensor.topk, 2), (torch.sort, 1), (torch.Tensor.sort, 1)):
+    _selecting_along_dim(_fn, _dim_position)
 
 
 @_fused(ltorch.sigmoid)

@@ -78,6 +78,11 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
                 f"wrapped_lookaside for {fn!r} returned {type(result).__name__}, expected a WrappedValue"
             )
         return result
+    instead = hooks.interpreted_instead(fn)
+    if instead is not None:
+        from .derivation import derive_attr
+
+        return call_value(derive_attr(rt, wfn, instead, getattr(fn, instead)), wargs, wkwargs)
     replacement = hooks.lookaside(fn)
     if replacement is not None:
         return native_call(replacement, wargs, wkwargs)

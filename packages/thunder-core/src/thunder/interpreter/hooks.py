@@ -18,6 +18,11 @@ class Hooks:
         """
         return None
 
+    def interpreted_instead(self, fn) -> str | None:
+        """The name of an attribute of ``fn`` holding the callable the program runs in its place (a compiler's
+        wrapper around the user's function: what it wraps is interpreted, reached from ``fn``), or None."""
+        return None
+
     def lookaside(self, fn) -> Callable | None:
         """Replacement called natively with unwrapped args instead of ``fn``, or None.
 

@@ -28,8 +28,25 @@ def _device(device):
     return cpu if device is None else to_device(device)
 
 
+def _read_sizes(shape: tuple) -> tuple:
+    """``shape`` with each size computed from tensor data (``t.item()``) read: the program is split there (a
+    symbolic number under cache="symbolic values"), so no tensor is shaped by a number with no value. Inside a
+    torch-language function the function's caller reads it (Symbol.__call__)."""
+    if not any(isinstance(d, NumberProxy) and d.data_dependent for d in shape):
+        return shape
+    from thunder.core.errors import ReadInsideRegionError
+    from thunder.core.trace import get_tracectx
+
+    trace = get_tracectx()
+    reader = getattr(trace, "value_reader", None)
+    if reader is None or trace.decomposing:
+        raise ReadInsideRegionError("a size computed from tensor data is read by the caller")
+    return tuple(reader.read_number(d, "an argument of full") if isinstance(d, NumberProxy) and d.data_dependent
+                 else d for d in shape)
+
+
 def _full(shape, fill_value, dtype, device, negative_size_message=None):
-    shape = tuple(shape)
+    shape = _read_sizes(tuple(shape))
     for d in shape:
         # compared as a number of the trace: a symbolic size gets a constraint, so a later negative one raises
         check(d >= 0, negative_size_message or (

@@ -20,7 +20,7 @@ import warnings
 import torch
 
 from thunder.core import dtypes
-from thunder.core.errors import UnsupportedError, check, user_location_suffix
+from thunder.core.errors import UnsupportedError, check, read_in_sub_program, user_location_suffix
 from thunder.core.proxies import TensorProxy, proxy_number, torch_function_table
 from thunder.core.shapes import broadcast_shapes
 from thunder.core.symbol import call_rewrites
@@ -39,7 +39,8 @@ def _read_size(count, op: str):
     called the op, a symbolic number afterwards (frontend/value_reads.py, frontend/size_guards.py)."""
     reader = getattr(get_tracectx(), "value_reader", None)
     if reader is None:
-        return int(count)  # refused, with the region that cannot be split
+        raise read_in_sub_program(f"{op} needs the size of its output, read from tensor data",
+                                  "keep the sizes static (a mask and torch.where, torch.nonzero_static)")
     return reader.read_size(count, f"the output size of {op}")
 
 
