@@ -251,6 +251,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return constant_tensor(data, dtype, device)
 
 
+def as_tensor(data, dtype=None, device=None):
+    # a tensor is itself, converted only where asked (eager copies nothing then); other data as torch.tensor's
+    if isinstance(data, TensorProxy):
+        return data if dtype is None and device is None else data.to(device=device, dtype=dtype)
+    return constant_tensor(data, dtype, device)
+
+
+torch_function_table[torch.as_tensor] = as_tensor
+
+
 def _new_tensor(a, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     check(not isinstance(data, TensorProxy), "x.new_tensor(a_tensor) is not supported; use a.clone() or a.detach()",
           NotImplementedError)

@@ -158,6 +158,7 @@ class _State:
         self.producers: dict[str, Symbol] = {}  # raw name -> the symbol that made it
         self.raw: dict[str, Proxy] = {p.name: p for p in trace.args if isinstance(p, Proxy)}  # raw name -> proxy
         self.updating: list[BoundSymbol] = []  # the in-place calls being visited, outermost first
+        self.update_start = 0  # where the outermost one's own computations begin in the new trace
         # the jit's model of eager's layouts (traces made elsewhere: every input contiguous)
         self.layouts = (source.layouts or Layouts()).replay_from(source)
         # an input that is the same tensor as an earlier one is an alias of it: updates reach both
@@ -212,6 +213,8 @@ class _State:
     # visiting --------------------------------------------------------------------------------------
     def visit(self, bsym: BoundSymbol) -> None:
         if "inplace" in bsym.sym.tags and not bsym.sym.is_prim:
+            if not self.updating:
+                self.update_start = len(self.trace.bound_symbols)
             self.updating.append(bsym)
             for sub in bsym.subsymbols:
                 self.visit(sub if sub.source is not None else sub.replace(source=bsym.source))
@@ -256,6 +259,13 @@ class _State:
         if root is not None:
             self._update_through_expand(target, self.raw[root], value, where, grad_enabled)
             return
+        if target.name not in self.inputs and self.view_of(target.name) is None and self._held_elsewhere(value):
+            # a.copy_(b), both the program's tensors: a holds b's values in memory of its own. Renaming a to b would
+            # make them one object (returned or stored twice, one update changing both), so a gets a copy
+            import thunder.torch as ltorch
+
+            value = ltorch.clone(value)
+            self.trace.bound_symbols[-1] = self.trace.bound_symbols[-1].replace(source=where.source)
         if target.name not in self.inputs and not grad_enabled and target.requires_grad:
             # eager keeps the tensor's autograd graph: gradients reaching it flow on as if it had not changed
             value = prims.update_without_grad(value, self.read(target))
@@ -284,6 +294,16 @@ class _State:
         # writes through .data / detach() bypass autograd, as in eager
         self.update(base_raw, new_base, where, grad_enabled and view.bsym.sym.id not in UNTRACKED_ALIASES)
         view.derived_from = self.current[view.base]
+
+    def _held_elsewhere(self, value) -> bool:
+        """Whether ``value`` is a tensor the program had before the in-place call being functionalized (an input,
+        or an intermediate it made), rather than one that call computed."""
+        if not isinstance(value, TensorProxy):
+            return False
+        if value.name in self.inputs:
+            return True
+        made_by_this_call = {o.name for b in self.trace.bound_symbols[self.update_start:] for o in b.flat_proxy_outs}
+        return value.name not in made_by_this_call
 
     def _expanded_root(self, name: str) -> str | None:
         """The tensor at the end of ``name``'s chain of views when an ``expand`` is on the way, else None."""
