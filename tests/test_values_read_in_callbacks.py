@@ -45,3 +45,15 @@ def test_values_read_inside_key_functions_across_calls(name, cache):
         expected.sum().backward()
         actual.sum().backward()
         torch.testing.assert_close(x_jit.grad, x.grad, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("cache", CACHES)
+def test_a_read_inside_a_generator_given_to_any(cache):
+    # the walk for what the rest of the program can reach went from the generator's frame into modules and touched
+    # torch.backends.cuda's plan cache, whose __getattr__ raised "Torch not compiled with CUDA enabled"
+    def fn(x):
+        return x * any(v > 0 for v in x) + all(x > -5)
+
+    jfn = thunder.jit(fn, cache=cache)
+    for x in (torch.tensor([-1.0, 2.0]), torch.tensor([-1.0, -2.0]), torch.tensor([-9.0, 2.0])):
+        torch.testing.assert_close(jfn(x), fn(x), rtol=0, atol=0)

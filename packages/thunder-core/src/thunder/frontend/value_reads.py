@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import types
 
 import torch
 
@@ -351,21 +352,23 @@ class ValueReader:
             elif isinstance(x, dict):
                 pending.extend(x.values())
                 pending.extend(x.keys())
-            else:
-                d = getattr(x, "__dict__", None)
-                if isinstance(d, dict):
-                    pending.extend(d.values())
-                for cls in type(x).__mro__:
-                    for slot in cls.__dict__.get("__slots__", ()):
-                        if isinstance(slot, str):
-                            pending.append(getattr(x, slot, None))
-                cells = getattr(x, "__closure__", None)
-                if cells:
-                    for c in cells:
-                        try:
-                            pending.append(c.cell_contents)
-                        except ValueError:
-                            pass
+            elif isinstance(x, types.FunctionType):
+                for c in x.__closure__ or ():
+                    try:
+                        pending.append(c.cell_contents)
+                    except ValueError:  # an empty cell
+                        pass
+            elif not isinstance(x, types.ModuleType):
+                try:  # any object: its own __getattr__ may raise anything (torch.backends.cuda's plan cache)
+                    d = getattr(x, "__dict__", None)
+                    if isinstance(d, dict):
+                        pending.extend(d.values())
+                    for cls in type(x).__mro__:
+                        for slot in cls.__dict__.get("__slots__", ()):
+                            if isinstance(slot, str):
+                                pending.append(getattr(x, slot, None))
+                except Exception:
+                    continue
         return list(found.values())
 
     def _made_names(self) -> set[str]:
