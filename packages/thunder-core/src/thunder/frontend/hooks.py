@@ -91,7 +91,7 @@ _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib"
 
 def _in_library(filename) -> bool:
     return isinstance(filename, str) and filename.startswith(_LIBRARY_DIRS)
-_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType,
+_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType, torch.Generator,
                    types.CodeType)
 
 
