@@ -1394,3 +1394,47 @@ def test_a_segments_unused_output_over_a_zero_division_leaves_no_nan_in_the_grad
     assert grads[0].isfinite().all()
     torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
     torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=0)  # the product and the count
+
+
+def _retains(x):
+    y = x * 2
+    y.retain_grad()
+    return (y * y).sum()
+
+
+def _hooks_intermediate(x):
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    return (y * y).sum()
+
+
+def _hooks_input(x):
+    x.register_hook(lambda g: g * 3)
+    return (x * x).sum()
+
+
+def _hooks_accumulation(x):
+    x.register_post_accumulate_grad_hook(lambda t: None)
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn", [_retains, _hooks_intermediate, _hooks_input, _hooks_accumulation],
+                         ids=["retain_grad", "register_hook on an intermediate", "register_hook on an input",
+                              "register_post_accumulate_grad_hook"])
+def test_autograd_hooks_inside_are_refused_with_the_line_or_raise_eagers_error(fn):
+    # eager's hook would see the gradient of one tensor inside the function; thunder's backward is one node. Where
+    # the tensor needs no grad, eager's own error
+    name = fn.__name__
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(UnsupportedError, match=r"Tensor\.\w+\(\) inside a jitted function.*test_autograd.py:\d+"):
+        thunder.jit(fn)(x)
+    for grad_mode in (True, False):
+        inputs = torch.ones(3) if grad_mode else x  # under no_grad, an intermediate needs no grad either
+        if not grad_mode and fn in (_hooks_input, _hooks_accumulation):
+            continue  # (a hook on a leaf that requires grad is registered under no_grad too: refused above)
+        with torch.set_grad_enabled(grad_mode):
+            with pytest.raises(RuntimeError) as eager:
+                fn(inputs)
+            with pytest.raises(RuntimeError) as got:
+                thunder.jit(fn)(inputs)
+        assert type(got.value) is type(eager.value) and str(got.value) == str(eager.value), name
