@@ -38,3 +38,14 @@ def test_a_backward_region_gets_the_sizes_of_its_saved_tensors(triton_ex):
 
     outcome = run_program(generate(89, grad_fraction=0.25), "symbolic values", EXECUTORS)
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+@pytest.mark.parametrize("seed", [1074, 1269])
+def test_a_backward_region_gets_the_sizes_of_its_cotangents_after_a_split(triton_ex, seed):
+    # fuzzer seeds 1074, 1269 (grad fraction 1.0, cache="symbolic values"): a program split at nonzero() whose
+    # backward also holds a PyTorch island's gradient (flip), whose sizes no argument has: the sizes of the
+    # cotangent the Triton reduction takes were then not bound either (an UnboundLocalError); they are
+    from thunder.testing.fuzz.generator import generate
+
+    outcome = run_program(generate(seed, grad_fraction=1.0), "symbolic values", EXECUTORS)
+    assert outcome.cls in AGREEMENT, outcome.detail
