@@ -49,3 +49,15 @@ def test_a_backward_region_gets_the_sizes_of_its_cotangents_after_a_split(triton
 
     outcome = run_program(generate(seed, grad_fraction=1.0), "symbolic values", EXECUTORS)
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+@pytest.mark.parametrize("seed", [1664, 1666, 1773, 2691])
+def test_backward_regions_after_a_split_run(triton_ex, seed):
+    # fuzzer seeds 1664, 1666 (grad fraction 1.0, symbolic values): the backward computes a size its cotangent has
+    # (``i0 = s0 - 1`` of a slice) after the Triton region that takes it: now read from the cotangent first. Seeds
+    # 1773, 2691: a reduction region read a cat gradient's slice, sized ``i12`` (= s0), as a reduced row, with fewer
+    # strides than the launcher passed ("got multiple values for argument 'XBLOCK'"); its level is its sizes' values
+    from thunder.testing.fuzz.generator import generate
+
+    outcome = run_program(generate(seed, grad_fraction=1.0), "symbolic values", EXECUTORS)
+    assert outcome.cls in AGREEMENT, outcome.detail
