@@ -63,23 +63,24 @@ def test_backward_regions_after_a_split_run(triton_ex, seed):
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="open: an output eager's op saves (exp's, relu's, amax's result) that the "
-                   "Triton region recomputes in the backward is not saved, so the caller's in-place update of it "
-                   "passes where eager's backward raises 'modified by an inplace operation' (seeds 1006, 1009, 1134, "
-                   "1194, 1505, 1578, 1944)")
-def test_the_callers_update_of_an_output_eager_saved_fails_the_backward(triton_ex):
+# open findings, each a strict xfail: what the test names still differs from eager
+OPEN = {
+    # an output eager's op saves (exp's, relu's, amax's result) that the Triton region recomputes in the backward is
+    # not saved, so the caller's in-place update of it passes where eager's backward raises "modified by an inplace
+    # operation" (seeds 1006, 1009, 1134, 1194, 1505, 1578, 1944)
+    "the caller's update of an output eager saved fails the backward": (1006, 0.25),
+    # a returned view of an input (t1.expand(...)) that a Triton region computes comes back as a new tensor, not a
+    # view: the caller may update it where eager refuses ("a view of a leaf Variable that requires grad"), and it
+    # does not alias the input (seeds 1070, 2853)
+    "a returned view of an input is a view": (1070, 1.0),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (see OPEN)")
+@pytest.mark.parametrize("name", list(OPEN))
+def test_open_findings(triton_ex, name):
     from thunder.testing.fuzz.generator import generate
 
-    outcome = run_program(generate(1006, grad_fraction=0.25), "constant values", EXECUTORS)
-    assert outcome.cls in AGREEMENT, outcome.detail
-
-
-@pytest.mark.xfail(strict=True, reason="open: a returned view of an input (t1.expand(...)) that a Triton region "
-                   "computes comes back as a new tensor, not a view: the caller may update it where eager refuses "
-                   "('a view of a leaf Variable that requires grad'), and it does not alias the input (seeds 1070, "
-                   "2853, grad fraction 1.0)")
-def test_a_returned_view_of_an_input_is_a_view(triton_ex):
-    from thunder.testing.fuzz.generator import generate
-
-    outcome = run_program(generate(1070, grad_fraction=1.0), "constant values", EXECUTORS)
+    seed, grad_fraction = OPEN[name]
+    outcome = run_program(generate(seed, grad_fraction=grad_fraction), "constant values", EXECUTORS)
     assert outcome.cls in AGREEMENT, outcome.detail
