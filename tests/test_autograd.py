@@ -159,13 +159,13 @@ def test_an_unused_outputs_zero_is_not_added_to_a_reshaped_gradient():
 
 def test_backward_folds_the_reshape_chains_of_view_chains():
     # each view's rule reshapes its cotangent back: a chain of views gave a chain of reshapes, some to the shape the
-    # tensor already had (.contiguous()'s), each a call at run time; one reshape per chain is left, and the gradients
-    # are eager's bit for bit
+    # tensor already had (.contiguous()'s), each a call at run time; one reshape per chain of a contiguous tensor (the
+    # matmul's gradient) is left, and the gradients are eager's bit for bit
     def f(x, w):
         h = x.view(4, 2, 3, 8).transpose(1, 2).contiguous()
-        return (h.view(4, 3, 16).reshape(4, 48) * w).sum()
+        return (h.view(4, 3, 16).reshape(4, 48) @ w).sum()
 
-    x, w = _leaves((4, 6, 8), (4, 48))
+    x, w = _leaves((4, 6, 8), (48, 5))
     ex, ew = _clone_leaves([x, w])
     jf = thunder.jit(f)
     actual, expected = jf(x, w), f(ex, ew)
@@ -174,7 +174,29 @@ def test_backward_folds_the_reshape_chains_of_view_chains():
     torch.testing.assert_close(actual, expected)
     assert torch.equal(x.grad, ex.grad) and torch.equal(w.grad, ew.grad)
     backward = str(thunder.last_backward_traces(jf)[-1])
-    assert backward.count("reshape(") == 2, backward  # into the transposed shape, and back to x's after the permute
+    # into the transposed shape, back to x's after the permute, and w's gradient (returned as the reshape made it)
+    assert backward.count("reshape(") == 3, backward
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4, 5), (1, 3)])
+def test_a_gradient_through_a_copying_reshape_chain_has_eager_strides(shape):
+    # x.reshape(n).reshape(a, b) of a transposed tensor copies (contiguous); one reshape of it to (a, b) would be a
+    # view with the transposed strides: the backward keeps the chain where the tensor may be non-contiguous
+    def f(x, w):
+        n = x.numel()
+        return x.reshape(n).reshape(x.shape).t() * w, x.t().reshape(n).reshape(x.shape[1], x.shape[0]) * w
+
+    jf = thunder.jit(f)
+    for call in range(2):
+        x, w = _leaves(shape, shape[::-1], seed=call)
+        ex, ew = _clone_leaves([x, w])
+        for cotangents in (False, True):
+            outs, eouts = jf(x, w), f(ex, ew)
+            grads = [torch.randn_like(o).t().contiguous().t() if cotangents else torch.ones_like(o) for o in eouts]
+            got = torch.autograd.grad(outs, (x, w), grads)
+            want = torch.autograd.grad(eouts, (ex, ew), grads)
+            for g, e in zip(got, want):
+                assert torch.equal(g, e) and g.stride() == e.stride(), (g.stride(), e.stride())
 
 
 def test_backward_computes_a_repeated_product_once():
@@ -1372,3 +1394,47 @@ def test_a_segments_unused_output_over_a_zero_division_leaves_no_nan_in_the_grad
     assert grads[0].isfinite().all()
     torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
     torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=0)  # the product and the count
+
+
+def _retains(x):
+    y = x * 2
+    y.retain_grad()
+    return (y * y).sum()
+
+
+def _hooks_intermediate(x):
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    return (y * y).sum()
+
+
+def _hooks_input(x):
+    x.register_hook(lambda g: g * 3)
+    return (x * x).sum()
+
+
+def _hooks_accumulation(x):
+    x.register_post_accumulate_grad_hook(lambda t: None)
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn", [_retains, _hooks_intermediate, _hooks_input, _hooks_accumulation],
+                         ids=["retain_grad", "register_hook on an intermediate", "register_hook on an input",
+                              "register_post_accumulate_grad_hook"])
+def test_autograd_hooks_inside_are_refused_with_the_line_or_raise_eagers_error(fn):
+    # eager's hook would see the gradient of one tensor inside the function; thunder's backward is one node. Where
+    # the tensor needs no grad, eager's own error
+    name = fn.__name__
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(UnsupportedError, match=r"Tensor\.\w+\(\) inside a jitted function.*test_autograd.py:\d+"):
+        thunder.jit(fn)(x)
+    for grad_mode in (True, False):
+        inputs = torch.ones(3) if grad_mode else x  # under no_grad, an intermediate needs no grad either
+        if not grad_mode and fn in (_hooks_input, _hooks_accumulation):
+            continue  # (a hook on a leaf that requires grad is registered under no_grad too: refused above)
+        with torch.set_grad_enabled(grad_mode):
+            with pytest.raises(RuntimeError) as eager:
+                fn(inputs)
+            with pytest.raises(RuntimeError) as got:
+                thunder.jit(fn)(inputs)
+        assert type(got.value) is type(eager.value) and str(got.value) == str(eager.value), name

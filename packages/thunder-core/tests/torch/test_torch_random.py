@@ -6,7 +6,6 @@ import torch
 import torch.nn.functional as F
 
 import thunder
-from thunder.core.errors import UnsupportedError
 
 x = torch.randn(4, 5)
 probs = torch.rand(3, 6) + 0.1
@@ -92,10 +91,14 @@ def test_random_ops_are_neither_merged_nor_dropped():
     assert src.count("= torch.rand(") == 1 and src.count("= torch.randn_like(") == 2, src
 
 
-def test_generator_argument_is_refused():
-    g = torch.Generator().manual_seed(0)
-    with pytest.raises(UnsupportedError, match="generator"):
-        thunder.jit(lambda a: torch.rand(3, generator=g) + a)(torch.randn(3))
+def test_generator_argument_draws_from_that_generator():
+    # an outside generator is passed to the call the program runs (tests/test_explicit_generators.py covers more)
+    g, eg = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    jf = thunder.jit(lambda a: torch.rand(3, generator=g) + a)
+    a = torch.randn(3)
+    for _ in range(2):
+        assert torch.equal(jf(a), torch.rand(3, generator=eg) + a)
+    assert torch.equal(g.get_state(), eg.get_state())
 
 
 def test_random_validation_errors_match_eager():

@@ -70,8 +70,9 @@ def region_fusion(executor, prims_, tensor_inputs, number_inputs, outputs) -> Sy
     symbolic = any(isinstance(d, NumberProxy) for t in tensor_inputs for d in t.shape)
     name = f"inductor_fusion_{next(_counter)}"
     stores = [b for b in prims_ if b.sym.executor is not None]
-    fusion = InductorFusion(name, trace, len(tensor_inputs), symbolic, IndexCheck.of(stores, tensor_inputs))
     writes_inputs = bool(stores) or any(b.sym.id == "prims.copy_to_out_" for b in prims_)
+    fusion = InductorFusion(name, trace, len(tensor_inputs), symbolic, IndexCheck.of(stores, tensor_inputs),
+                            writes_inputs)
     return Symbol(name, id=f"inductor.{name}", is_prim=True, executor=executor, call_ctx={name: fusion},
                   tags=("side_effect",) if writes_inputs else ())
 
@@ -148,9 +149,9 @@ class InductorFusion:
     calls the compiled graph."""
 
     def __init__(self, name: str, trace: TraceCtx, n_tensors: int, symbolic: bool,
-                 index_check: IndexCheck | None = None):
+                 index_check: IndexCheck | None = None, writes_inputs: bool = False):
         self.name, self.trace, self.n_tensors, self.symbolic = name, trace, n_tensors, symbolic
-        self.index_check = index_check
+        self.index_check, self.writes_inputs = index_check, writes_inputs
         # input key -> the compiled graph (static sizes), or a list of (compiled graph, its guards) (symbolic)
         self.compiled: dict = {}
         self.codes: dict = {}  # disk key -> the code of the FX graph compiled for it
@@ -262,6 +263,13 @@ class InductorFusion:
 
         if key in self.failed:
             return False
+        if self.writes_inputs and _share_memory(tensors):
+            # AOTAutograd merges inputs that share memory and are written into one "synthetic base", a graph that
+            # fails when called (fuzz seeds 7768, 7802); the torch calls write and read through the views in
+            # program order, as eager. Which inputs share memory is the trace's (a view of an input is made in
+            # the computation; the prologue keeps aliased inputs aliased), so it is asked once per key, here
+            self.failed.add(key)
+            return False
         graphs = self.compiled.setdefault(key, []) if self.symbolic else None
         if graphs is not None and len(graphs) >= MAX_GRAPHS:
             return False
@@ -328,6 +336,11 @@ class InductorFusion:
             compiled = standalone_compile(gm, examples,
                                           dynamic_shapes="from_graph" if self.symbolic else "from_example_inputs")
         return compiled, gm.code, _guards(gm) if self.symbolic else None
+
+
+def _share_memory(tensors) -> bool:
+    storages = [t.untyped_storage().data_ptr() for t in tensors if t.numel()]
+    return len(set(storages)) < len(storages)
 
 
 def _guards(gm) -> str | None:

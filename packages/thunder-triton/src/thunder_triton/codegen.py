@@ -17,7 +17,7 @@ as eager PyTorch rounds after every op.
 
 from __future__ import annotations
 
-from thunder.core.proxies import NumberProxy, TensorProxy
+from thunder.core.proxies import NumberProxy, TensorProxy, pyval
 from thunder_triton import rules
 from thunder_triton.regions import FULL, REDUCED, level_of
 
@@ -128,6 +128,12 @@ class _Writer:
             if x.name in self.values:
                 return self.values[x.name]
             level = level_of(x.shape, self.domain, self.raxis)
+            if level is None:
+                # an operand whose sizes are other names for the domain's (a cat's gradient sliced back: ``i12`` is
+                # ``2 * s0 - s0``): the op's meta made them equal (a constraint the prologue checks), so their values
+                # tell the level. Left None, a reduction region indexed it as a reduced row, with fewer strides than
+                # the launcher passed (fuzz seeds 1773, 2691: "got multiple values for argument 'XBLOCK'")
+                level = level_of(tuple(map(pyval, x.shape)), tuple(map(pyval, self.domain)), self.raxis)
             return self.load(x, level, self.direct_map(x.shape))
         if isinstance(x, NumberProxy):
             k = self.scalar_index.get(x.name)

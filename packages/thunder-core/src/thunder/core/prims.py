@@ -673,7 +673,7 @@ def _check_meta(*args, **kwargs):
 # TensorGuards over all of them (thunder.frontend.tensor_guards)
 for _name in ("check_tensor", "check_tensors", "check_literal", "check_is", "check_type", "check_len", "check_contains",
               "check_hasattr", "check_no_hooks", "check_state",
-              "check_arg_count", "check_grad_mode", "check_distinct_storage", "check_strides"):
+              "check_arg_count", "check_grad_mode", "check_distinct_storage", "check_strides", "check_tensor_method"):
     make_prim(_name, _check_meta, tags=("prologue",))
 
 # Epilogue: the writes to outside state a program made, replayed on every call.

@@ -166,6 +166,13 @@ def _check_strides(bsym, imports):
     return [f"if {prettyprint(t, imports)}.stride() != {prettyprint(tuple(strides))}: return None"]
 
 
+def _check_tensor_method(bsym, imports):
+    # check_tensor_method(t, name, value): t.name() is value (a layout or inference fact the program asked about)
+    t, name, value = bsym.args
+    test = "is not" if isinstance(value, bool) else "!="
+    return [f"if {prettyprint(t, imports)}.{name}() {test} {prettyprint(value, imports)}: return None"]
+
+
 def _check_literal(bsym, imports):
     x, value = bsym.args
     name = prettyprint(x, imports)
@@ -333,6 +340,7 @@ for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
     "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
     "check_tensor": _check_tensor, "check_tensors": _check_tensors, "check_strides": _check_strides,
+    "check_tensor_method": _check_tensor_method,
     "check_literal": _check_literal, "check_is": _check_is,
     "check_type": _check_type, "check_len": _check_len, "check_contains": _check_contains,
     "check_hasattr": _check_hasattr, "check_no_hooks": _check_no_hooks,

@@ -93,7 +93,7 @@ _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib"
 
 def _in_library(filename) -> bool:
     return isinstance(filename, str) and filename.startswith(_LIBRARY_DIRS)
-_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType,
+_IDENTITY_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType, torch.Generator,
                    types.CodeType)
 
 
@@ -320,6 +320,27 @@ def _refused_backward(what):
 _BY_NAME.update({("torch.autograd", "grad"): _refused_backward("torch.autograd.grad"),
                  ("torch.autograd", "backward"): _refused_backward("torch.autograd.backward")})
 tensor_methods["backward"] = _refused_backward("Tensor.backward()")
+
+
+def _refused_autograd_hook(what, eager_error: str):
+    def refuse(t, *args, **kwargs):
+        if isinstance(t, TensorProxy) and not t.requires_grad:
+            raise RuntimeError(eager_error)  # eager's error for a tensor that does not require grad
+        raise UnsupportedError(
+            f"{what} inside a jitted function is not supported by thunder.jit{user_location_suffix()}: thunder "
+            "differentiates the function as a whole (one autograd node), so the tensors inside it have no node of "
+            "their own to keep a gradient or run a hook on. Call it on the jitted function's outputs or inputs "
+            "outside it, or jit the code before and after that tensor apart and call it on the tensor between them")
+
+    return refuse
+
+
+# hooks on the autograd graph: eager's gradient of an intermediate, or its hook's place in the backward, has no
+# counterpart in thunder's one node (docs/architecture.md, "Not supported")
+_NO_HOOK = "cannot register a hook on a tensor that doesn't require gradient"
+for _name, _error in (("retain_grad", "can't retain_grad on Tensor that has requires_grad=False"),
+                      ("register_hook", _NO_HOOK), ("register_post_accumulate_grad_hook", _NO_HOOK)):
+    tensor_methods[_name] = _refused_autograd_hook(f"Tensor.{_name}()", _error)
 
 
 def _manual_seed(seed):

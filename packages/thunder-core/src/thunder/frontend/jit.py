@@ -400,7 +400,8 @@ class ThunderFunction:
         """The prologue as built from the records, before it is lowered to Python."""
         prologue = build_prologue(hooks.records, list(computation.args), self.fn, nargs, kwnames, checks=checks,
                                   computation=computation, distinct_storage=distinct_storage,
-                                  aliases=hooks.aliases, strides=hooks.layouts.assumed)
+                                  aliases=hooks.aliases, strides=hooks.layouts.assumed,
+                                  tensor_facts=hooks.layouts.assumed_facts)
         prologue.provenance = TraceProvenance("Prologue (input unpacking and checks)" if checks else
                                               "Prologue (input unpacking; cache='same input' skips checks)")
         return prologue

@@ -23,6 +23,8 @@ import time
 import types
 import uuid
 
+import torch
+
 from thunder.core.errors import UnsupportedError, user_location_suffix
 from thunder.core.trace import get_tracectx
 from thunder.interpreter.typeutil import hashable as _hashable
@@ -32,6 +34,8 @@ __all__ = ["stateful_object", "refuse_native_call"]
 _DRAW_ADVICE = ("draw with torch instead (torch.rand, torch.randint, torch.randperm use torch's generator, which "
                 "thunder replays), or draw outside the jitted function and pass the value as an argument")
 _CONTAINER_ADVICE = "use a list (whose changes thunder replays), or do this outside the jitted function"
+_GENERATOR_ADVICE = ("seed it or read its state outside the jitted function; inside, pass it to torch's random "
+                     "functions (generator=g), which thunder runs on every call")
 
 # type -> (what it is, what to do); matched with isinstance, so subclasses count
 _STATEFUL_TYPES = {
@@ -39,6 +43,7 @@ _STATEFUL_TYPES = {
     collections.deque: ("a collections.deque", _CONTAINER_ADVICE),
     array.array: ("an array.array", _CONTAINER_ADVICE),
     bytearray: ("a bytearray", _CONTAINER_ADVICE),
+    torch.Generator: ("a torch.Generator", _GENERATOR_ADVICE),
 }
 # by module prefix and class name, for libraries thunder does not import
 _STATEFUL_BY_NAME = {
@@ -56,6 +61,11 @@ _MUTATING_FUNCTIONS = frozenset({heapq.heappush, heapq.heappop, heapq.heapify, h
 # functions whose result differs on every call: baked into the program, it would be the first call's. Refused on
 # the user's own lines only: libraries read the clock for what the program does not compute with (a log
 # record's timestamp)
+# objects the trace would hold as made while tracing: the program's next call would go on with that object, where
+# eager makes a new one (a torch.Generator seeded inside the function draws the same numbers on every call)
+_MADE_ONCE = {torch.Generator: ("a torch.Generator", "create and seed it outside the jitted function and pass it in "
+                                "(its state then advances on every call as in eager), or seed the default generator "
+                                "with torch.manual_seed inside")}
 _CHANGING_RESULTS = frozenset({time.time, time.time_ns, time.perf_counter, time.perf_counter_ns, time.monotonic,
                                time.monotonic_ns, time.process_time, time.process_time_ns, time.thread_time,
                                time.thread_time_ns, os.urandom, uuid.uuid1, uuid.uuid4})
@@ -116,6 +126,11 @@ def refuse_native_call(fn, wargs, outside_objects: dict) -> None:
     method's receiver among ``outside_objects``, by id, or an argument whose provenance is outside), a function
     that changes an outside list, or one whose result changes on every call."""
     keyed = _hashable(fn)  # asked once: every native call while tracing comes here
+    if keyed and fn in _MADE_ONCE:
+        what, advice = _MADE_ONCE[fn]
+        raise UnsupportedError(
+            f"creating {what} inside the jitted function is not supported: thunder.jit would create it once, while "
+            f"tracing, and every later call would go on drawing from that one{user_location_suffix()}; {advice}")
     if keyed and fn in _CHANGING_RESULTS and _on_users_line():
         raise UnsupportedError(
             f"{_name(fn)}() gives a new result on every call, but thunder.jit would read it once, while tracing, and "

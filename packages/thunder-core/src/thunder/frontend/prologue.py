@@ -72,9 +72,10 @@ def _parameter_name(fn, index: int) -> str:
 def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs: int, kwnames: tuple, *,
                    checks: bool = True, computation: TraceCtx | None = None,
                    distinct_storage: bool = False, aliases: dict | None = None,
-                   strides: dict | None = None) -> TraceCtx:
+                   strides: dict | None = None, tensor_facts: dict | None = None) -> TraceCtx:
     """``checks=False`` (cache='same input') only unpacks the computation's inputs. ``strides``: input name ->
-    the layout the program relied on ("contiguous" or exact strides)."""
+    the layout the program relied on ("contiguous" or exact strides); ``tensor_facts``: input name -> {method name:
+    its answer} for other facts it relied on (``storage_offset``, ``is_inference``)."""
     strides = strides or {}
     trace = TraceCtx("prologue")
     trace.names.update(p.name for p in computation_args)
@@ -124,6 +125,8 @@ def build_prologue(records: list[InputRecord], computation_args: list, fn, nargs
                 prims.check_tensor(v, t.shape, device, dtypes.to_torch_dtype(t.dtype), t.requires_grad, tp, guard)
                 if t.name in strides:  # the program's meaning depended on them (transforms/layouts.py)
                     prims.check_strides(v, strides[t.name])
+                for name, value in (tensor_facts or {}).get(t.name, {}).items():  # storage_offset(), is_inference()
+                    prims.check_tensor_method(v, name, value)
                 if any(isinstance(d, NumberProxy) for d in t.shape):
                     prims.unpack_dims(v)
                     scope = trace.scopes[-1]
@@ -359,6 +362,9 @@ def _torch_device(device):
 
 
 def _ref_name(obj) -> str:
-    return re.sub(r"\W+", "_", getattr(obj, "__name__", type(obj).__name__)).strip("_") or "obj"
+    # an object without a name of its own (a torch.Generator) is named by its type in lower case: ``g is Generator``
+    # would read as a test of the class
+    name = getattr(obj, "__name__", None) or type(obj).__name__.lower()
+    return re.sub(r"\W+", "_", name).strip("_") or "obj"
 
 

@@ -254,6 +254,11 @@ def _describe_strides(bsym, paths):
     return paths.of(t), f"strides {tuple(strides)}", f"strides {v.stride()}"
 
 
+def _describe_tensor_method(bsym, paths):
+    t, name, value = bsym.args
+    return paths.of(t), f"{name}() {value!r}", f"{name}() {getattr(paths.value(t), name)()!r}"
+
+
 def _describe_literal(bsym, paths):
     x, value = bsym.args
     v = paths.value(x)
@@ -331,6 +336,7 @@ def _describe_other(bsym, paths):
 
 DESCRIBE = {
     "check_tensor": _describe_tensor, "check_tensors": _describe_tensors, "check_strides": _describe_strides,
+    "check_tensor_method": _describe_tensor_method,
     "check_literal": _describe_literal,
     "check_is": _describe_is, "check_type": _describe_type, "check_len": _describe_len,
     "check_contains": _describe_contains, "check_hasattr": _describe_hasattr, "check_arg_count": _describe_arg_count,

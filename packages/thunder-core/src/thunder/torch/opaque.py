@@ -454,6 +454,12 @@ def _torch_builtin_kind(fn) -> str | None:
     return "ignored" if fn in _ignored else "overridable"
 
 
+def _generator_method(fn) -> bool:
+    owner = getattr(fn, "__objclass__", None)  # ``Generator.manual_seed``, as the interpreter calls a method
+    return isinstance(getattr(fn, "__self__", None), torch.Generator) or (
+        isinstance(owner, type) and issubclass(owner, torch.Generator))
+
+
 def _holds_tensor(result) -> bool:
     return any(isinstance(x, torch.Tensor) for x in tree_flatten(result)[0])
 
@@ -469,8 +475,8 @@ def opaque_lookaside(fn):
     if cached is not None:
         return cached
     kind = _torch_builtin_kind(fn)
-    if kind is None:
-        return None
+    if kind is None or _generator_method(fn):
+        return None  # a generator's methods read or change its state: native calls (frontend/native_state.py)
 
     def lookaside(*args, **kwargs):
         leaves = tree_flatten((args, kwargs))[0]

@@ -6,7 +6,9 @@ and dispatch keeps their order. The torch executor runs each as the very same to
 seed a jitted program draws exactly the numbers eager draws and leaves the generator in the same state.
 Their metas compute outputs by running the torch callable on the meta device (no random numbers drawn).
 
-An explicit ``generator=`` is refused: the program would hold on to the object seen while tracing.
+An explicit ``generator=`` from outside is outside state like the default generator: the call the program runs
+draws from it, so its state advances on every call as eager's does; the prologue checks that it is the same
+object (another generator is another entry). One made inside the jitted function is refused (frontend/hooks.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from thunder.core.errors import UnsupportedError, check, user_location_suffix
+from thunder.core.errors import check
 from thunder.core.proxies import pyval, torch_function_table
 from thunder.core.pytree import tree_map
 from thunder.core.shapes import normalize_shape_arg
@@ -24,18 +26,31 @@ from thunder.torch.registry import torchsymbol
 RANDOM_TAGS = ("random", "side_effect")
 
 
-def _no_generator(name, kwargs):
-    if kwargs.get("generator") is not None:
-        raise UnsupportedError(
-            f"{name}(generator=...) is not supported by thunder yet{user_location_suffix()}: seed the default "
-            "generator with torch.manual_seed instead"
-        )
+def _without_generator(kwargs) -> dict:
+    """``kwargs`` for the meta run: a ``generator=`` is passed on to the call the program runs (an outside
+    generator, checked by identity in the prologue, whose state the call advances as eager's does) but draws
+    nothing while tracing. Its device must be the result's, as eager requires."""
+    generator = kwargs.get("generator")
+    if generator is None:
+        return kwargs
+    check(isinstance(generator, torch.Generator),
+          lambda: f"generator must be a torch.Generator, not {type(generator).__name__}", TypeError)
+    return {k: v for k, v in kwargs.items() if k != "generator"}
+
+
+def _check_generator_device(kwargs, out) -> None:
+    generator = kwargs.get("generator")
+    if generator is not None:
+        device = out.device.type
+        check(generator.device.type == device, lambda: f"Expected a '{device}' device type for generator but found "
+              f"'{generator.device.type}'")
 
 
 def _random(name, torch_fn, *torch_fns, method=()):
     def meta(*args, **kwargs):
-        _no_generator(name, kwargs)
-        return meta_outputs(torch_fn, args, kwargs, what=f"torch.{name}")
+        out = meta_outputs(torch_fn, args, _without_generator(kwargs), what=f"torch.{name}")
+        _check_generator_device(kwargs, out)
+        return out
 
     meta.__name__ = name
     return torchsymbol(torch_fn, *torch_fns, method=method, tags=RANDOM_TAGS)(meta)
@@ -47,8 +62,9 @@ def _sized_random(name, torch_fn, size_of):
     so the program serves every size (the torch executor passes them to the very same torch call)."""
 
     def meta(*args, **kwargs):
-        _no_generator(name, kwargs)
-        out = meta_outputs(torch_fn, tree_map(pyval, args), tree_map(pyval, kwargs), what=f"torch.{name}")
+        out = meta_outputs(torch_fn, tree_map(pyval, args), tree_map(pyval, _without_generator(kwargs)),
+                           what=f"torch.{name}")
+        _check_generator_device(kwargs, out)
         out.shape = tuple(size_of(*args, **kwargs))
         return out
 
@@ -125,7 +141,8 @@ def random_fill_like(a, method, *args, **kwargs):
     """A new tensor like ``a`` filled by the random in-place method ``method`` (``"uniform_"``); the torch
     executor runs that very method on a fresh tensor with ``a``'s strides, so with the same seed it draws what
     eager's ``a.uniform_()`` draws. The in-place forms are this followed by the update of ``a``."""
-    _no_generator(f"Tensor.{method}", kwargs)
     check(method in RANDOM_FILLS, lambda: f"{method} is not a random fill", ValueError)
-    meta_outputs(getattr(torch.Tensor, method), (a, *args), kwargs, what=f"torch.Tensor.{method}")  # validates
+    meta_outputs(getattr(torch.Tensor, method), (a, *args), _without_generator(kwargs),
+                 what=f"torch.Tensor.{method}")  # validates
+    _check_generator_device(kwargs, a)
     return a.replace(requires_grad=False)

@@ -252,18 +252,28 @@ def _is_contiguous(a, memory_format=torch.contiguous_format):
 register_method("is_contiguous", _is_contiguous, torch.Tensor.is_contiguous)
 
 
-def _stride(a, dim=None):
+def _layout_answer(a, question: str, **kwargs):
+    """The layout model's answer to ``question`` about ``a`` (transforms/layouts.py), as eager's; refused where the
+    jit does not know ``a``'s layout."""
     layouts = get_tracectx().layouts
-    strides = layouts.strides(a) if layouts is not None else None
-    if strides is None:
+    answer = getattr(layouts, question)(a, **kwargs) if layouts is not None else None
+    if answer is None:
         raise UnsupportedError(
-            f"Tensor.stride(){user_location_suffix()}: thunder.jit does not know the strides of this tensor (made by a "
-            "call it cannot replay on the meta device); rewrite the code without it"
+            f"Tensor.{question}(){user_location_suffix()}: thunder.jit does not know the layout of this tensor (made "
+            "by a call it cannot replay on the meta device); rewrite the code without it"
         )
+    return answer
+
+
+def _stride(a, dim=None):
+    strides = _layout_answer(a, "strides")
     return strides if dim is None else strides[canonicalize_dim(a.ndim, dim)]
 
 
 register_method("stride", _stride, torch.Tensor.stride)
+register_method("storage_offset", lambda a: _layout_answer(a, "storage_offset"), torch.Tensor.storage_offset)
+register_method("dim_order", lambda a, **kwargs: _layout_answer(a, "dim_order", **kwargs), torch.Tensor.dim_order)
+register_method("is_inference", lambda a: _layout_answer(a, "is_inference"), torch.Tensor.is_inference)
 
 
 def slice_dim(a, dim, start, stop):

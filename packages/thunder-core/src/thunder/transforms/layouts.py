@@ -171,6 +171,10 @@ class Layouts:
         self.assumed: dict[str, object] = {}
         self._input_layouts: dict[str, object] = {}
         self.input_strides: dict[str, tuple] = {}
+        # input name -> {method: its answer} the program relied on besides strides (``storage_offset``: a view's
+        # offset is computed from its input's; ``is_inference``: a view of an inference tensor is one)
+        self.assumed_facts: dict[str, dict] = {}
+        self._input_facts: dict[str, dict] = {}
         # after tracing (replay_from): the trace asked about, the ops that made its tensors, replayed results
         self._trace = None
         self._producers: dict[str, BoundSymbol] = {}
@@ -186,7 +190,15 @@ class Layouts:
     def add_input(self, proxy: TensorProxy, tensor: torch.Tensor) -> None:
         if tensor.layout is not torch.strided or tensor.is_nested:
             return
-        standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+        offset = tensor.storage_offset()
+        # an inference tensor's stand-in is one too: PyTorch then tells which tensors made from it are (its views)
+        with torch.inference_mode(tensor.is_inference()):
+            standin = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+            if offset:  # the same layout at the same place in a longer buffer
+                extent = standin.untyped_storage().nbytes() // tensor.element_size()
+                standin = torch.empty(offset + extent, dtype=tensor.dtype, device="meta").as_strided(
+                    tensor.shape, tensor.stride(), offset)
+        self._input_facts[proxy.name] = {"storage_offset": offset, "is_inference": tensor.is_inference()}
         self._known[id(proxy)] = (proxy, standin, frozenset((proxy.name,)))
         self._input_dims[proxy.name] = tuple(proxy.shape)
         self.input_strides[proxy.name] = tuple(tensor.stride())
@@ -256,6 +268,45 @@ class Layouts:
             return None
         self.rely_on(asked[1], exact=True)
         return tuple(asked[0].stride())
+
+    def storage_offset(self, proxy: TensorProxy) -> int | None:
+        """Eager's ``proxy.storage_offset()`` (None: not known): from the strides and offsets of the inputs it comes
+        from, which are checked exactly."""
+        asked = self._asked(proxy)
+        if asked is None:
+            return None
+        self.rely_on(asked[1], exact=True)
+        self._rely_on_fact(asked[1], "storage_offset")
+        return asked[0].storage_offset()
+
+    def dim_order(self, proxy: TensorProxy, **kwargs) -> tuple | None:
+        """Eager's ``proxy.dim_order()`` (None: not known), from the strides (checked exactly); eager's error for an
+        ambiguous order where ``ambiguity_check`` asks for it."""
+        asked = self._asked(proxy)
+        if asked is None:
+            return None
+        self.rely_on(asked[1], exact=True)
+        return asked[0].dim_order(**kwargs)
+
+    def is_inference(self, proxy: TensorProxy) -> bool | None:
+        """Eager's ``proxy.is_inference()`` (None: not known): a tensor the program made inside
+        ``torch.inference_mode()`` (entered for real while tracing) and a view of an inference tensor are. Only
+        stand-ins made while tracing answer (a replay would run outside the program's inference regions): known
+        ones, and guessed ones where no input is an inference tensor (an opaque call might return a view of one)."""
+        asked = self._asked(proxy, replay=False)
+        if asked is not None:
+            self._rely_on_fact(asked[1], "is_inference")
+            return asked[0].is_inference()
+        guessed = self._guessed.get(id(proxy))
+        if guessed is None or guessed[0] is not proxy or any(f["is_inference"] for f in self._input_facts.values()):
+            return None
+        self._rely_on_fact(self._input_facts, "is_inference")
+        return guessed[1].is_inference()
+
+    def _rely_on_fact(self, inputs, name: str) -> None:
+        for i in inputs:
+            if i in self._input_facts:  # (not a symbolic size)
+                self.assumed_facts.setdefault(i, {})[name] = self._input_facts[i][name]
 
     def is_contiguous(self, proxy: TensorProxy, replay: bool = True) -> bool | None:
         """Whether ``proxy`` is contiguous in eager (None: not known, the trace treats it as contiguous). Without

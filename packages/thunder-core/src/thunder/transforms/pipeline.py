@@ -74,16 +74,18 @@ def sizes_from_shapes(trace):
     from thunder.core import prims
     from thunder.core.trace import TraceProvenance, from_trace
 
+    # a size is missing where a shape names it before the trace defines it: a backward may compute a size its
+    # cotangents have (a slice's ``i0 = s0 - 1``, inside a later decomposition) after a region took it (fuzz seeds
+    # 1664, 1666: an UnboundLocalError); read from an argument, it is the same value the later definition gives
     defined = {p.name for p in tree_flatten(trace.args)[0] if isinstance(p, Proxy)}
     missing = {}
-    for b in trace.bound_symbols:
-        defined.update(o.name for o in b.flat_proxy_outs)
-        defined.update(o.name for d in b.number_definitions() for o in d.flat_proxy_outs)
     for b in trace.bound_symbols:
         for t in (*b.flat_proxy_args, *b.flat_proxy_outs):
             for d in t.shape if isinstance(t, TensorProxy) else ():
                 if isinstance(d, NumberProxy) and d.name not in defined:
                     missing.setdefault(d.name, d)
+        defined.update(o.name for o in b.flat_proxy_outs)
+        defined.update(o.name for d in b.number_definitions() for o in d.flat_proxy_outs)
     if not missing:
         return trace
     unpacks = []
@@ -93,8 +95,10 @@ def sizes_from_shapes(trace):
         dims = tuple(d if isinstance(d, NumberProxy) and missing.pop(d.name, None) is not None else None
                      for d in t.shape)
         unpacks.append(prims.unpack_dims.bind(t, output=dims))
-    if missing:
-        return trace  # read from nowhere: the trace's own checks name it
+    if not unpacks:
+        return trace
+    # a size no argument has (the shape of a PyTorch island's gradient) is left to the trace's own checks; the
+    # others are bound all the same (fuzz seeds 1074, 1269: a Triton region's size of a cotangent went unbound)
     new = from_trace(trace)
     new.bound_symbols = unpacks + list(trace.bound_symbols)
     new.provenance = TraceProvenance("Sizes read from the shapes of the arguments")

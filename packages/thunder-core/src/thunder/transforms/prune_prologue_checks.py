@@ -16,7 +16,8 @@ from thunder.transforms.transform import Transform
 
 __all__ = ["PrunePrologueChecks"]
 
-_VALUE_CHECKS = frozenset({"prims.check_tensor", "prims.check_literal", "prims.check_len", "prims.check_strides"})
+_VALUE_CHECKS = frozenset({"prims.check_tensor", "prims.check_literal", "prims.check_len", "prims.check_strides",
+                           "prims.check_tensor_method"})
 
 
 class PrunePrologueChecks(Transform):

@@ -3,9 +3,13 @@
 Grad rules reshape a cotangent back to each view's input shape, so a chain of views in the forward
 (``y.transpose(1, 2).contiguous().view(B, T, C)``, a reshape before a linear) becomes a chain of reshapes in the
 backward, some to the shape the tensor already has. Each is a Python-level call when the backward runs, on caches
-the forward and the optimizer have made cold. A reshape to its input's own shape is dropped, and a reshape of a
-reshape reshapes the first one's input. Values are unchanged: the trace is still functional (no ``out=`` yet), and
-any reshape keeps the elements in their order. Only static shapes are compared.
+the forward and the optimizer have made cold. A reshape to its input's own shape is dropped (``reshape`` gives
+the tensor's own layout back), and a reshape of a reshape of a tensor known to be contiguous reshapes that tensor.
+Values are unchanged: the trace is still functional (no ``out=`` yet), and any reshape keeps the elements in their
+order. Strides are eager's too: a reshape of a non-contiguous tensor may copy (a contiguous result), where one
+reshape straight to the last shape would be a view (``x.reshape(6).reshape(2, 3)`` of a transposed ``x`` is
+contiguous; ``x.reshape(2, 3)`` is ``x``), so a chain is folded only from a tensor every reshape of which is a view
+of the same layout. Only static shapes are compared.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from thunder.extend import swap_proxies
 __all__ = ["fold_reshape_chains"]
 
 _RESHAPES = frozenset({"prims.reshape", "ltorch.reshape"})
+# ops whose result is always a fresh contiguous tensor, whatever their arguments' strides
+_CONTIGUOUS_RESULTS = frozenset({"prims.matmul", "ltorch.matmul", "ltorch.mm", "ltorch.bmm", "ltorch.linear"})
 
 
 def _static_shape(t) -> tuple | None:
@@ -29,11 +35,13 @@ def _static_shape(t) -> tuple | None:
 
 
 def fold_reshape_chains(trace: TraceCtx) -> TraceCtx:
-    """``trace`` with each reshape to its input's shape dropped and each reshape of a reshape made a reshape of its
-    input (the first reshape is left for DCE where nothing else reads it); ``trace`` itself where none is found."""
+    """``trace`` with each reshape to its input's shape dropped and each reshape of a reshape of a contiguous tensor
+    made a reshape of that tensor (the first reshape is left for DCE where nothing else reads it); ``trace`` itself
+    where none is found."""
     start = time.perf_counter_ns()
     returned = {p.name for p in tree_flatten(trace.output)[0] if isinstance(p, Proxy)}
     base_of: dict[str, TensorProxy] = {}  # a reshape's output -> the tensor it reshapes
+    contiguous: set[str] = set()  # tensors made by an op of _CONTIGUOUS_RESULTS
     rename: dict[str, Proxy] = {}
     kept, changed = [], False
     for b in trace.bound_symbols:
@@ -41,6 +49,8 @@ def fold_reshape_chains(trace: TraceCtx) -> TraceCtx:
             b = swap_proxies(b, rename)
         if b.sym.id not in _RESHAPES or not b.args or not isinstance(b.args[0], TensorProxy) \
                 or len(b.flat_proxy_outs) != 1:
+            if b.sym.id in _CONTIGUOUS_RESULTS:
+                contiguous.update(p.name for p in b.flat_proxy_outs)
             kept.append(b)
             continue
         out, x = b.flat_proxy_outs[0], b.args[0]
@@ -56,7 +66,8 @@ def fold_reshape_chains(trace: TraceCtx) -> TraceCtx:
         if base is not x:
             b = prims.reshape.bind(base, shape, output=out, source=b.source)
             changed = True
-        base_of[out.name] = base
+        if base.name in contiguous:  # its reshapes are views, contiguous like it: the chain may start from it
+            base_of[out.name] = base
         kept.append(b)
     if not changed:
         return trace
