@@ -34,6 +34,8 @@ import warnings
 
 import torch
 
+from thunder.distributed.engine_state import param_group
+
 __all__ = ["engine_boundary", "DDPBoundary", "FSDPBoundary"]
 
 
@@ -174,8 +176,6 @@ class FSDPBoundary:
             target = before[-1] if before else None
         if target is None or target is unit or not target.regathers():
             return None
-        from thunder.distributed.fsdp_gradients import param_group
-
         return param_group(target.module)
 
     def discard_pending(self, unit) -> None:
@@ -271,7 +271,7 @@ class _FSDPUnit:
 
     def can_gather(self) -> bool:
         """Whether this call's trace can do FSDP2's work for the unit (read before the call, changes nothing)."""
-        from thunder.distributed.fsdp_gradients import param_group, unsupported_configuration
+        from thunder.distributed.fsdp_gradients import unsupported_configuration
 
         if not self.checked:
             self.checked, self.refused = True, unsupported_configuration(self.module)
@@ -284,7 +284,6 @@ class _FSDPUnit:
         """Issues the all-gather of this unit's parameters from their current shards (a compiled function of its own,
         :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`) and hands it over to its backward."""
         from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, issue_all_gather, unit_key
-        from thunder.distributed.fsdp_gradients import param_group
         from thunder.frontend.jit import ThunderFunction
 
         if self.prefetcher is None:
@@ -297,7 +296,7 @@ class _FSDPUnit:
         return self.reduce_scatter is not None and bool(self.reduce_scatter.regathered)
 
     def __call__(self, *args, **kwargs):
-        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group
+        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine
 
         if not self.runs_hooks:  # FSDP2's hooks ran around this call
             self._warn_once()
@@ -326,8 +325,6 @@ class _FSDPUnit:
                           f"gradients itself, not in thunder's traces, because {self.refused}", stacklevel=4)
 
     def _gather(self, args, kwargs):
-        from thunder.distributed.fsdp_gradients import param_group
-
         # the shards as leaves of the call: their gradients, the unit's unsharded gradients, are reduce-scattered
         # in the backward trace and written into the sharded parameters' .grad
         shards = tuple(p._sharded_param_data.detach().requires_grad_(p.sharded_param.requires_grad)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import torch
 
 from thunder.core.proxies import TensorProxy, pyval
+from thunder.distributed.engine_state import keyed_object, param_group
 from thunder.frontend.hooks import interpreted_program
 from thunder.torch.registry import torchsymbol
 
@@ -46,9 +47,7 @@ def unit_key(group) -> str:
 @torchsymbol(tags=TAGS)
 def local_shard(key: str):
     """The current local shard (FSDP2's padded flat ``_sharded_param_data``) of the sharded parameter ``key``."""
-    from thunder.distributed.fsdp_gather import sharded_param
-
-    data = sharded_param(key)._sharded_param_data
+    data = keyed_object(key)._sharded_param_data
     return TensorProxy(shape=tuple(data.shape), dtype=data.dtype, device=data.device)
 
 
@@ -64,9 +63,7 @@ def all_gather_unless_prefetched(a, group_size: int, group_name: str, key: str):
 
 
 def read_local_shard(key: str) -> torch.Tensor:
-    from thunder.distributed.fsdp_gather import sharded_param
-
-    return sharded_param(key)._sharded_param_data
+    return keyed_object(key)._sharded_param_data
 
 
 def hand_over_pending(pending: torch.Tensor, key: str) -> None:
@@ -104,7 +101,6 @@ def issue_all_gather(self, shards):
     """The pending all-gather of ``shards``, the unit ``self``'s (compiled on its own: the root's backward, which
     thunder does not compile, hands it over)."""
     from thunder.distributed.fsdp_gather import issue
-    from thunder.distributed.fsdp_gradients import param_group
 
     return issue(param_group(self), shards)
 

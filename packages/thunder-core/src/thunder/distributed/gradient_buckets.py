@@ -31,6 +31,7 @@ from __future__ import annotations
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
+from thunder.distributed.engine_state import group_name
 from thunder.transforms.transform import Transform
 
 __all__ = ["DDPGradientBuckets", "NeedsDDPReducer"]
@@ -150,12 +151,6 @@ def _bucket_assignment(ddp, parameters: list) -> list[list[int]]:
     indices = list(range(len(parameters)))
     buckets, _ = dist._compute_bucket_assignment_by_size(parameters, limits, [False] * len(parameters), indices)
     return buckets
-
-
-def group_name(group) -> str:
-    from torch.distributed._functional_collectives import _resolve_group_name
-
-    return _resolve_group_name(group)
 
 
 def _issue(backward, members: list[list[int]], world_size: int, group_name: str) -> TensorProxy:
