@@ -46,15 +46,11 @@ def buckets_overlap_backward(rank, world_size):
             torch.testing.assert_close(q.grad, p.grad, msg=lambda m, name=name: f"{name}.grad: {m}")
             p.grad = q.grad = None
 
-    lines = _lines(thunder.last_backward_traces(jitted)[-1])
-    issued = [i for i, line in enumerate(lines) if f"{_COLLECTIVE}all_reduce_(" in line]
-    waited = [i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor(" in line]
-    computed = [i for i, line in enumerate(lines) if "torch.matmul(" in line]
-    assert len(issued) == len(waited) > 2, "the gradients were not reduced in several buckets"
-    # the first buckets are in flight while later gradients are computed; all are waited for at the end
-    assert issued[0] < computed[-1] and min(waited) > max(issued) and min(waited) > computed[-1]
+    issued = _assert_buckets_overlap(thunder.last_backward_traces(jitted)[-1])
     # every all-reduce this rank started is the trace's; DDP's reducer did nothing
-    assert (reduces, reducer_ran) == (len(issued), False), (reduces, reducer_ran, len(issued))
+    assert (reduces, reducer_ran) == (issued, False), (reduces, reducer_ran, issued)
+
+    accumulation_overlaps_backward(rank, world_size, model, loss_fn)
 
     # a communication hook is DDP's reducer's: registered, the reducer reduces (and calls it) instead of the trace
     calls = []
@@ -75,6 +71,53 @@ def buckets_overlap_backward(rank, world_size):
         for p, q in zip(eager.parameters(), compiled.parameters(), strict=True):
             torch.testing.assert_close(q.grad, p.grad)
             p.grad = q.grad = None
+
+
+def _assert_buckets_overlap(trace) -> int:
+    """The backward ``trace`` all-reduces the gradients in several buckets, the first ones issued while later
+    gradients are computed, all waited for at the end; returns how many."""
+    lines = _lines(trace)
+    issued = [i for i, line in enumerate(lines) if f"{_COLLECTIVE}all_reduce_(" in line]
+    waited = [i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor(" in line]
+    computed = [i for i, line in enumerate(lines) if "torch.matmul(" in line]
+    assert len(issued) == len(waited) > 2, f"the gradients were not reduced in several buckets: {trace}"
+    assert issued[0] < computed[-1] and min(waited) > max(issued) and min(waited) > computed[-1], trace
+    return len(issued)
+
+
+def accumulation_overlaps_backward(rank, world_size, model, loss_fn):
+    """Gradient accumulation: two micro-steps under ``no_sync()``, then a synchronizing one, for several optimizer
+    steps. The synchronizing step's backward trace reduces each gradient plus the one accumulated in ``.grad``,
+    bucket by bucket, overlapping the rest of the backward as a plain step's does, DDP's reducer idle; the
+    gradients and parameters equal eager DDP's after every cycle."""
+    from .training import assert_same_state
+
+    eager = thunder.distributed.ddp(copy.deepcopy(model), bucket_size_in_mb=SMALL_BUCKETS_MB)
+    compiled = thunder.distributed.ddp(copy.deepcopy(model), bucket_size_in_mb=SMALL_BUCKETS_MB)
+    jitted = thunder.jit(compiled)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
+    for step in range(3):
+        for micro in range(3):
+            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(100 * rank + 10 * step + micro))
+            for m, runner in ((eager, eager), (compiled, jitted)):
+                if micro < 2:
+                    with m.no_sync():
+                        loss_fn(runner, x).backward()
+                elif m is eager:
+                    loss_fn(runner, x).backward()
+                else:
+                    reduces, reducer_ran = _collectives_and_reducer(lambda x=x: loss_fn(jitted, x).backward())
+        assert_same_state(compiled, eager, f"after accumulation cycle {step}", {})
+        for opt in optimizers:
+            opt.step()
+            opt.zero_grad()
+        assert_same_state(compiled, eager, f"after the optimizer step of cycle {step}", {})
+    accumulating = jitted._run.accumulating._tfn
+    assert thunder.compile_stats(accumulating).calls == 3
+    trace = thunder.last_backward_traces(accumulating)[-1]
+    issued = _assert_buckets_overlap(trace)
+    assert (reduces, reducer_ran) == (issued, False), (reduces, reducer_ran, issued)
+    assert str(trace).count("gradient_buckets.add_accumulated_grad(") == len(list(model.parameters())), trace
 
 
 class _Branching(nn.Module):

@@ -10,8 +10,9 @@ after it. So the jit draws its boundary where the engine hands over to the model
 - ``DistributedDataParallel(m)``: DDP's forward runs natively and calls the jitted ``m``, whose backward trace
   all-reduces the gradients bucket by bucket as DDP would, each bucket while the rest of the backward runs
   (:mod:`thunder.distributed.gradient_buckets`); DDP's reducer is told to expect no backward, as under
-  ``no_sync()``. Where the reducer must do the work (``find_unused_parameters``, ``static_graph``, a
-  communication hook, the step after ``no_sync()`` steps), the parameters, leaves of thunder's autograd node,
+  ``no_sync()``; in the step after ``no_sync()`` steps it reduces the gradients accumulated in ``.grad`` with the
+  new ones. Where the reducer must do the work (``find_unused_parameters``, ``static_graph``, a
+  communication hook), the parameters, leaves of thunder's autograd node,
   reach its hooks as in eager, and it reduces when the node's backward has ended.
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
   model when only the root is sharded) runs its forward jitted; what a unit with sub-units computes around them
@@ -55,10 +56,10 @@ def engine_boundary(model, jit_options: dict):
 
 class DDPBoundary:
     """DDP's forward natively around the jitted wrapped module, whose backward all-reduces the gradients in its
-    trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call. DDP's
-    reducer reduces instead where the trace cannot do what it would (:func:`_needs_reducer`), and in the
-    synchronizing step after ``no_sync()`` steps: the reducer reduces the gradient accumulated in ``.grad``, which
-    the trace does not see."""
+    trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call; in the
+    synchronizing step after ``no_sync()`` steps a second jitted function's backward reduces the gradients
+    accumulated in ``.grad`` with the new ones. DDP's reducer reduces instead where the trace cannot do what it
+    would (:func:`_needs_reducer`)."""
 
     def __init__(self, ddp, jit_options: dict):
         from thunder.distributed.gradient_buckets import DDPGradientBuckets
@@ -68,32 +69,37 @@ class DDPBoundary:
                                       "(TORCH_DDP_USE_PYTHON_REDUCER) is not supported; use the default C++ reducer")
         self.ddp, self.jit_options = ddp, jit_options
         self.reducing = None if _needs_reducer(ddp) else _jitted(ddp.module, jit_options, DDPGradientBuckets(ddp))
+        self.accumulating = None  # reduces .grad plus the new gradients: made on first need
         self.plain = _jitted(ddp.module, jit_options) if self.reducing is None else None  # made on first need
         self.unsynced = False  # .grad holds gradients accumulated under no_sync(), not reduced yet
 
     @property
     def functions(self) -> list:
-        """The jitted functions that ran (the one reducing in its trace first), or the first made if none did."""
-        made = [m._tfn for m in (self.reducing, self.plain) if m is not None]
+        """The jitted functions that ran (those reducing in their traces first), or the first made if none did."""
+        made = [m._tfn for m in (self.reducing, self.accumulating, self.plain) if m is not None]
         return [f for f in made if f.stats.calls] or made[:1]
 
     def __call__(self, *args, **kwargs):
-        from thunder.distributed.gradient_buckets import NeedsDDPReducer
+        from thunder.distributed.gradient_buckets import DDPGradientBuckets, NeedsDDPReducer
 
         ddp = self.ddp
         sync, training = ddp.require_backward_grad_sync, torch.is_grad_enabled()
-        in_trace = self.reducing is not None and sync and not (training and self.unsynced) and not _needs_reducer(ddp)
+        in_trace = self.reducing is not None and sync and not _needs_reducer(ddp)
+        accumulated = training and self.unsynced
         if training:
             self.unsynced = not sync
         if in_trace:
+            if accumulated and self.accumulating is None:
+                self.accumulating = _jitted(ddp.module, self.jit_options,
+                                            DDPGradientBuckets(ddp, accumulated=True))
             try:
-                return self._call(self.reducing, args, kwargs, reducer=False)
+                return self._call(self.accumulating if accumulated else self.reducing, args, kwargs, reducer=False)
             except NeedsDDPReducer as e:
                 # raised while compiling, the same on every rank, before the program ran: from now on DDP's
                 # reducer reduces, as in eager (it also raises eager's error for a parameter left unused)
                 warnings.warn(f"thunder: DDP's reducer all-reduces this model's gradients when the backward has "
                               f"ended, not overlapping it, because {e}", stacklevel=2)
-                self.reducing = None
+                self.reducing = self.accumulating = None
         if self.plain is None:
             self.plain = _jitted(ddp.module, self.jit_options)
         return self._call(self.plain, args, kwargs, reducer=True)

@@ -25,6 +25,8 @@ backward reads the gathered parameters the forward saved, as FSDP2 does with ``r
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from thunder.core.dtypes import is_float_dtype, to_torch_dtype

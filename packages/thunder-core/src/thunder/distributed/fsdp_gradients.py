@@ -101,8 +101,7 @@ def write_sharded_grad(shard: torch.Tensor, key: str) -> None:
             param.grad = fsdp_param.to_sharded_dtensor(shard)
         else:
             param.grad.to_local().add_(shard)
-    for hook in (getattr(param, "_post_accumulate_grad_hooks", None) or {}).values():
-        hook(param)
+    buckets.run_post_accumulate_grad_hooks(param)
 
 
 IMPLEMENTATIONS = {accumulate_sharded_grad: "thunder.distributed.fsdp_gradients.write_sharded_grad"}
