@@ -234,3 +234,32 @@ def explicit_backward_prefetch(rank, world_size):
             eager.zero_grad(), compiled.zero_grad()
         block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
         assert ("hand_over_pending" in block1) == hands_over, block1
+
+
+def hooks_registered_during_a_call(rank, world_size):
+    """Forward hooks of the compiled blocks added while the jitted model runs (by a hook of the root, at its first
+    call) and between calls stay registered and run on every later call, as in eager; FSDP2's own forward hooks of
+    the blocks step aside only while the jitted model runs: the same model called directly afterwards is FSDP2's
+    eager model. Outputs, gradients and parameters equal eager's."""
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+    ran = {id(m): [] for m in (eager, compiled)}
+    for m in (eager, compiled):
+        def register_once(module, args, m=m):
+            if not ran[id(m)]:
+                ran[id(m)].append("registered")
+                m.blocks[0].register_forward_hook(lambda block, a, out, m=m: ran[id(m)].append("block 0") or out * 0.5)
+
+        m.register_forward_pre_hook(register_once)
+    for step in range(4):
+        if step == 2:  # between calls
+            for m in (eager, compiled):
+                m.blocks[1].register_forward_pre_hook(lambda block, a, m=m: ran[id(m)].append("block 1") or (a[0] * 2,))
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        _backward_like_eager(loss_fn, eager, compiled if step == 3 else jitted, x)  # step 3: called directly
+        assert_same_state(compiled, eager, f"hooks added during and between calls, step {step}", {})
+        eager.zero_grad(), compiled.zero_grad()
+    assert ran[id(compiled)] == ran[id(eager)] == ["registered"] + ["block 0"] * 2 + ["block 0", "block 1"] * 2, ran
+    assert thunder.compile_stats(jitted._run.functions[0]).calls == 3

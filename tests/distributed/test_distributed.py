@@ -22,6 +22,7 @@ from .fsdp_prefetch import (
     evaluation_between_steps,
     explicit_backward_prefetch,
     forward_prefetch,
+    hooks_registered_during_a_call,
     mixed_precision_per_unit,
 )
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
@@ -46,6 +47,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
+    hooks_registered_during_a_call(rank, world_size)
     backward_prefetch(rank, world_size)
     backward_prefetch_not_taken(rank, world_size)
     communicates_like_eager(rank, world_size)

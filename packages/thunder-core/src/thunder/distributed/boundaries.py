@@ -19,7 +19,7 @@ after it. So the jit draws its boundary where the engine hands over to the model
   (the root's embedding and head) runs eagerly, between FSDP2's hooks. Where it can do what FSDP2 would, the
   jitted forward all-gathers the unit's parameters from their shards in its trace and issues the next unit's
   all-gather (:mod:`thunder.distributed.fsdp_gather`), and its backward reduce-scatters the unit's gradients
-  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit taken out for the call; else
+  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit stepping aside for the call; else
   FSDP2's hooks run around the jitted forward, which reads the unsharded parameters they installed. Either way
   nothing is computed on shards.
 
@@ -152,6 +152,10 @@ class FSDPBoundary:
         self.model = model
         self.units = [_FSDPUnit(u, name or "the model", jit_options, self) for name, u in innermost]
         self._unit_of = {id(unit.module): unit for unit in self.units}
+        self.calling = _Switch()  # on while this boundary calls the model: FSDP2's forward hooks of the units step aside
+        for unit in self.units:
+            if unit.runs_hooks:
+                _gate_fsdp_forward_hooks(unit.module, self.calling)
         self.pending: dict = {}  # unit -> its parameters' all-gather, issued by the unit before it (prefetch)
         self.forward_order: list = []  # the units whose traces gathered their parameters in this call, in order
 
@@ -192,19 +196,18 @@ class FSDPBoundary:
 
     def __call__(self, *args, **kwargs):
         # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides; FSDP2's forward hooks
-        # of the units are taken out for the call: a unit runs them itself where its trace does not gather
-        removed = [_ForwardHooksRemoved(unit.module) for unit in self.units if unit.runs_hooks]
+        # of the units step aside for the call: a unit runs them itself where its trace does not gather
         self.forward_order = []
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
+        self.calling.on = True
         try:
             output = self.model(*args, **kwargs)
         finally:
+            self.calling.on = False
             for unit in self.units:
                 unit.module.__dict__.pop("forward", None)
                 self.discard_pending(unit)
-            for hooks in removed:
-                hooks.restore()
         self._root_backward_prefetch(output)
         return output
 
@@ -225,24 +228,28 @@ class FSDPBoundary:
                                                           mode="any")
 
 
-class _ForwardHooksRemoved:
-    """A ``fully_shard`` module's forward hooks, FSDP2's two taken out until ``restore()``."""
+class _Switch:
+    on = False
 
-    _DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
-              "_forward_hooks_always_called")
 
-    def __init__(self, module):
-        state = module._get_fsdp_state()
-        fsdp = {state._pre_forward_hook_handle.id, state._post_forward_hook_handle.id}
-        self.saved = [(getattr(module, name), dict(getattr(module, name))) for name in self._DICTS]
-        for hooks, _ in self.saved:
-            for key in fsdp & hooks.keys():
-                del hooks[key]
+class _SteppingAside:
+    """Stands in for one of FSDP2's forward hooks in a unit's hook dict (under the hook's key, so its handle still
+    removes it): calls the hook, except while ``calling`` is on. Set once, not per call, so that the module's other
+    hooks, also those added or removed during a call, stay as they are. A copy of the module (deepcopy) gets a copy
+    of FSDP2's hook bound to its own FSDP2 state and a switch of its own, off."""
 
-    def restore(self) -> None:
-        for hooks, saved in self.saved:
-            hooks.clear()
-            hooks.update(saved)
+    def __init__(self, hook, calling: _Switch):
+        self.hook, self.calling = hook, calling
+
+    def __call__(self, *args, **kwargs):
+        return None if self.calling.on else self.hook(*args, **kwargs)  # None: the hook changes nothing
+
+
+def _gate_fsdp_forward_hooks(module, calling: _Switch) -> None:
+    state = module._get_fsdp_state()
+    for hooks, handle in ((module._forward_pre_hooks, state._pre_forward_hook_handle),
+                          (module._forward_hooks, state._post_forward_hook_handle)):
+        hooks[handle.id] = _SteppingAside(hooks[handle.id], calling)
 
 
 class _FSDPUnit:
