@@ -20,6 +20,7 @@ from .fsdp_prefetch import (
     backward_prefetch_not_taken,
     block_called_twice,
     evaluation_between_steps,
+    explicit_and_default_prefetch_mixed,
     explicit_backward_prefetch,
     forward_prefetch,
     hooks_registered_during_a_call,
@@ -79,6 +80,7 @@ def _fsdp_units_around_the_traces(rank, world_size):
     mixed_precision_per_unit(rank, world_size)
     block_called_twice(rank, world_size)
     explicit_backward_prefetch(rank, world_size)
+    explicit_and_default_prefetch_mixed(rank, world_size)
     communicates_like_eager(rank, world_size, ("fsdp_bf16",))
 
 

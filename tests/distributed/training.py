@@ -171,7 +171,7 @@ def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
             assert backward.count("_c10d_functional.reduce_scatter_tensor(") == 1, backward
             if "blocks_only" not in options:  # ZERO3 blocks gather their parameters again for the backward
                 regathers = backward.count("fsdp_backward_prefetch.prefetched_or_all_gather(")
-                prefetches = backward.count("_c10d_functional.all_gather_into_tensor(")
+                prefetches = backward.count("fsdp_backward_prefetch.all_gather_and_hand_over(")
                 assert (regathers, prefetches) == (zero3, zero3 and k > 0), backward
 
 

@@ -29,6 +29,7 @@ itself, called directly, stays eager.
 
 from __future__ import annotations
 
+import copy
 import sys
 import types
 import warnings
@@ -155,7 +156,7 @@ class FSDPBoundary:
         self.calling = _Switch()  # on while this boundary calls the model: FSDP2's forward hooks of the units step aside
         for unit in self.units:
             if unit.runs_hooks:
-                _gate_fsdp_forward_hooks(unit.module, self.calling)
+                _gate_fsdp_forward_hooks(unit, self.calling)
         self.pending: dict = {}  # unit -> its parameters' all-gather, issued by the unit before it (prefetch)
         self.forward_order: list = []  # the units whose traces gathered their parameters in this call, in order
 
@@ -200,6 +201,7 @@ class FSDPBoundary:
         self.forward_order = []
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
+            unit.paths.clear()
         self.calling.on = True
         try:
             output = self.model(*args, **kwargs)
@@ -215,12 +217,14 @@ class FSDPBoundary:
         """FSDP2's root unit (running natively, around compiled units) all-gathers, when its backward starts, the
         parameters of the unit whose forward ran last before its own; its hooks do not see the compiled units, so
         the boundary hooks the output as FSDP2 does and hands that unit's all-gather over to its backward
-        (:meth:`_FSDPUnit.prefetch_for_backward`)."""
+        (:meth:`_FSDPUnit.prefetch_for_backward`). The root's ``set_modules_to_backward_prefetch`` targets replace
+        that one, as in FSDP2: FSDP2 prefetches them, which a compiled unit's trace takes (:class:`_RoutedUnshard`)."""
         from torch.distributed.fsdp import FSDPModule
         from torch.utils._pytree import tree_leaves
 
         last = self.forward_order[-1] if self.forward_order else None
-        if last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers():
+        if (last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers()
+                or self.model._get_fsdp_state()._states_to_backward_prefetch):
             return
         tensors = [t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.requires_grad]
         if tensors:
@@ -235,21 +239,48 @@ class _Switch:
 class _SteppingAside:
     """Stands in for one of FSDP2's forward hooks in a unit's hook dict (under the hook's key, so its handle still
     removes it): calls the hook, except while ``calling`` is on. Set once, not per call, so that the module's other
-    hooks, also those added or removed during a call, stay as they are. A copy of the module (deepcopy) gets a copy
-    of FSDP2's hook bound to its own FSDP2 state and a switch of its own, off."""
+    hooks, also those added or removed during a call, stay as they are. Where it calls the hook (the model called
+    directly), ``paths`` (the unit's) records that FSDP2's hooks ran the unit. A copy of the module (deepcopy) gets
+    FSDP2's hook itself, bound to the copy's FSDP2 state."""
 
-    def __init__(self, hook, calling: _Switch):
-        self.hook, self.calling = hook, calling
+    def __init__(self, hook, calling: _Switch, paths: set):
+        self.hook, self.calling, self.paths = hook, calling, paths
 
     def __call__(self, *args, **kwargs):
-        return None if self.calling.on else self.hook(*args, **kwargs)  # None: the hook changes nothing
+        if self.calling.on:
+            return None  # the hook changes nothing
+        self.paths.add("hooks")
+        return self.hook(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(self.hook, memo)
 
 
-def _gate_fsdp_forward_hooks(module, calling: _Switch) -> None:
+class _RoutedUnshard:
+    """Stands in for FSDP2's ``unshard`` of a compiled unit's parameter group (an instance attribute, set once), which
+    FSDP2 calls to all-gather the unit's parameters: its hooks' own, another unit's prefetch (FSDP2's
+    ``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch`` of a unit that runs natively, the
+    root's backward prefetch) or the user's. Where the unit's traces gather the parameters, the unit does it
+    (:meth:`_FSDPUnit.takes_unshard`), so that they are gathered once, as in eager; else FSDP2's ``unshard``. A copy
+    of the model (deepcopy) gets FSDP2's ``unshard`` itself."""
+
+    def __init__(self, unshard, unit):
+        self.unshard, self.unit = unshard, unit
+
+    def __call__(self, *args, **kwargs):
+        if not self.unit.takes_unshard():
+            return self.unshard(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(self.unshard, memo)
+
+
+def _gate_fsdp_forward_hooks(unit, calling: _Switch) -> None:
+    module = unit.module
     state = module._get_fsdp_state()
     for hooks, handle in ((module._forward_pre_hooks, state._pre_forward_hook_handle),
                           (module._forward_hooks, state._post_forward_hook_handle)):
-        hooks[handle.id] = _SteppingAside(hooks[handle.id], calling)
+        hooks[handle.id] = _SteppingAside(hooks[handle.id], calling, unit.paths)
 
 
 class _FSDPUnit:
@@ -268,10 +299,15 @@ class _FSDPUnit:
         self.runs_hooks = len(module._get_fsdp_state()._modules) == 1
         self.gathering = self.plain = None
         self.reduce_scatter = None  # the gathering function's FSDPReduceScatter
-        self.prefetcher = None  # the all-gather of the parameters the root's backward hands over
+        self.prefetcher = None  # the all-gather of the parameters issued outside the unit's traces (prefetches)
         self.refused = None  # why FSDP2 does the unit's work: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
         self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
+        # how the unit ran since the jitted model's last call began: "trace", "hooks" (FSDP2's, also called directly)
+        self.paths: set = set()
+        group = param_group(module)
+        if self.runs_hooks and group is not None:
+            group.unshard = _RoutedUnshard(group.unshard, self)
         if self.runs_hooks:
             self._function(gathering=True)  # thunder.last_traces(jmodel) names one before any call
         else:
@@ -293,16 +329,45 @@ class _FSDPUnit:
         group = param_group(self.module)
         return group.reduce_grads and group.is_sharded and group._all_gather_result is None
 
+    def takes_unshard(self) -> bool:
+        """FSDP2 is about to all-gather this unit's parameters. Where thunder's traces gather them, the unit does it
+        instead and returns True: in a forward of the jitted model whose trace for this unit will gather (FSDP2's
+        hooks have not run for it), the all-gather issued now and handed to that trace; in the backward of a forward
+        whose traces alone ran the unit, ZERO3's all-gather handed over to its backward trace (ZERO2's forward kept
+        the gathered parameters for it: nothing to gather)."""
+        from torch.distributed.fsdp._fully_shard._fsdp_common import TrainingState
+
+        state = param_group(self.module)._training_state
+        if state == TrainingState.FORWARD and self.boundary.calling.on and "hooks" not in self.paths:
+            if not self.can_gather():
+                return False
+            if self not in self.boundary.pending:
+                self.boundary.pending[self] = self._all_gather_now()
+            return True
+        if state == TrainingState.PRE_BACKWARD and self.paths == {"trace"}:
+            if self.regathers():
+                self.prefetch_for_backward()
+            return True
+        return False
+
     def prefetch_for_backward(self) -> None:
-        """Issues the all-gather of this unit's parameters from their current shards (a compiled function of its own,
-        :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`) and hands it over to its backward."""
-        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, issue_all_gather, unit_key
+        """Issues the all-gather of this unit's parameters from their current shards and hands it over to its
+        backward, unless one is handed over already."""
+        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, handed_over, unit_key
+
+        key = unit_key(param_group(self.module))
+        if not handed_over(key):
+            hand_over_pending(self._all_gather_now(), key)
+
+    def _all_gather_now(self):
+        """The pending all-gather of this unit's parameters from their current shards (a compiled function of its
+        own, :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`)."""
+        from thunder.distributed.fsdp_backward_prefetch import issue_all_gather
         from thunder.frontend.jit import ThunderFunction
 
         if self.prefetcher is None:
             self.prefetcher = ThunderFunction(types.MethodType(issue_all_gather, self.module), **self.jit_options)
-        group = param_group(self.module)
-        hand_over_pending(self.prefetcher(tuple(p._sharded_param_data for p in group.fsdp_params)), unit_key(group))
+        return self.prefetcher(tuple(p._sharded_param_data for p in param_group(self.module).fsdp_params))
 
     def regathers(self) -> bool:
         """Whether this unit's backward trace gathers its parameters again (ZERO3), as compiled so far."""
@@ -322,9 +387,12 @@ class _FSDPUnit:
             self.unsynced = not param_group(self.module).reduce_grads
         if gather:
             try:
-                return self._gather(args, kwargs)
+                output = self._gather(args, kwargs)
+                self.paths.add("trace")
+                return output
             except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
                 self.refused = str(e)
+        self.paths.add("hooks")
         self.boundary.discard_pending(self)
         self._warn_once()
         args, kwargs = state._pre_forward(self.module, args, kwargs)
