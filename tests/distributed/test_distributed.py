@@ -8,9 +8,13 @@ in ``nox -s distributed``.
 
 from __future__ import annotations
 
+import multiprocessing
+import time
+
 import pytest
 import torch
 import torch.distributed as dist
+from torch.multiprocessing import ProcessRaisedException
 
 from .collectives import collectives, inplace_collectives, waits_before_the_gathered_tensor_is_overwritten, waits_placed_late
 from .communication import communicates_like_eager
@@ -121,6 +125,29 @@ def _four_process_cases(rank, world_size):
 def test_four_processes():
     """litgpt's GPT under DDP and HF's Llama under FSDP2 on 4 processes, and DDP's buckets in the backward trace."""
     run_distributed(_four_process_cases, 4, timeout=600)
+
+
+def _rank_hangs(rank, world_size):
+    if rank == 1:
+        time.sleep(600)  # rank 0 waits for it at the final barrier
+
+
+def _rank_fails(rank, world_size):
+    # every rank: a rank left waiting at the final barrier may fail first, with gloo's "connection reset"
+    raise ValueError(f"rank {rank} failed on purpose")
+
+
+def test_runs_end_by_their_deadline_and_report_a_failed_rank():
+    """What every test here relies on (tests/distributed/launch.py): a run past its deadline is killed and fails, a
+    rank's exception fails the run with its message, and no rank process outlives the run either way."""
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish within 5 s"):
+        run_distributed(_rank_hangs, 2, timeout=5)
+    assert time.monotonic() - start < 60
+    assert not multiprocessing.active_children()
+    with pytest.raises(ProcessRaisedException, match=r"ValueError: rank \d failed on purpose"):
+        run_distributed(_rank_fails, 2, timeout=120)
+    assert not multiprocessing.active_children()
 
 
 @pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")

@@ -67,7 +67,8 @@ class DDPBoundary:
 
         if getattr(ddp, "_use_python_reducer", False):
             raise NotImplementedError("thunder.jit of DistributedDataParallel with the Python reducer "
-                                      "(TORCH_DDP_USE_PYTHON_REDUCER) is not supported; use the default C++ reducer")
+                                      "(torch._dynamo.config.optimize_ddp = 'python_reducer' when DDP was made) is not "
+                                      "supported; make the model with the default C++ reducer")
         self.ddp, self.jit_options = ddp, jit_options
         self.reducing = None if _needs_reducer(ddp) else _jitted(ddp.module, jit_options, DDPGradientBuckets(ddp))
         self.accumulating = None  # reduces .grad plus the new gradients: made on first need
