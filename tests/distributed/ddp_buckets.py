@@ -5,6 +5,7 @@ autograd accumulates inside thunder's backward (checkpointed blocks) refused."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -215,23 +216,32 @@ class _TiedFrozen(nn.Module):
 
 def shared_frozen_and_input_gradients(rank, world_size):
     """A shared weight's gradients are summed then reduced once, a frozen parameter gets none, an input's gradient
-    stays each rank's own; per dtype (DDP buckets each dtype apart)."""
+    stays each rank's own; per dtype (DDP buckets each dtype apart); in a plain step and in the synchronizing step
+    after a step under ``no_sync()`` (the trace adds the accumulated .grad)."""
     torch.manual_seed(0)
     base = _TiedFrozen()
     for dtype in (torch.float32, torch.bfloat16):
         eager = thunder.distributed.ddp(copy.deepcopy(base).to(dtype), bucket_size_in_mb=0.0002)
         compiled = thunder.distributed.ddp(copy.deepcopy(base).to(dtype), bucket_size_in_mb=0.0002)
         jitted = thunder.jit(compiled)
-        for step in range(2):
+        for step, sync in enumerate((True, False, True)):
             generator = torch.Generator().manual_seed(7 * rank + step)
             ids, extra = torch.randint(0, 16, (3, 5), generator=generator), torch.randn(3, 5, 8, generator=generator)
             x_eager, x_jit = (extra.to(dtype).requires_grad_() for _ in range(2))
-            eager(ids, x_eager).float().square().mean().backward()
-            jitted(ids, x_jit).float().square().mean().backward()
+            with contextlib.ExitStack() as stack:
+                if not sync:
+                    stack.enter_context(eager.no_sync())
+                    stack.enter_context(compiled.no_sync())
+                eager(ids, x_eager).float().square().mean().backward()
+                jitted(ids, x_jit).float().square().mean().backward()
             torch.testing.assert_close(x_jit.grad, x_eager.grad)
+            if not sync:
+                continue
             for (name, p), q in zip(eager.named_parameters(), compiled.parameters(), strict=True):
                 assert (p.grad is None) == (q.grad is None), name
                 if p.grad is not None:
                     torch.testing.assert_close(q.grad, p.grad, msg=lambda m, name=name: f"{name}.grad: {m}")
                 p.grad = q.grad = None
         assert f"{_COLLECTIVE}all_reduce_(" in str(thunder.last_backward_traces(jitted)[-1])
+        accumulating = str(thunder.last_backward_traces(jitted._run.accumulating._tfn)[-1])
+        assert accumulating.count("add_accumulated_grad(") == 3, accumulating  # emb (and head), mid, not frozen
