@@ -29,10 +29,10 @@ itself, called directly, stays eager.
 
 from __future__ import annotations
 
-import copy
 import sys
 import types
 import warnings
+import weakref
 
 import torch
 
@@ -241,8 +241,7 @@ class _SteppingAside:
     """Stands in for one of FSDP2's forward hooks in a unit's hook dict (under the hook's key, so its handle still
     removes it): calls the hook, except while ``calling`` is on. Set once, not per call, so that the module's other
     hooks, also those added or removed during a call, stay as they are. Where it calls the hook (the model called
-    directly), ``paths`` (the unit's) records that FSDP2's hooks ran the unit. A copy of the module (deepcopy) gets
-    FSDP2's hook itself, bound to the copy's FSDP2 state."""
+    directly), ``paths`` (the unit's) records that FSDP2's hooks ran the unit."""
 
     def __init__(self, hook, calling: _Switch, paths: set):
         self.hook, self.calling, self.paths = hook, calling, paths
@@ -253,27 +252,22 @@ class _SteppingAside:
         self.paths.add("hooks")
         return self.hook(*args, **kwargs)
 
-    def __deepcopy__(self, memo):
-        return copy.deepcopy(self.hook, memo)
-
 
 class _RoutedUnshard:
     """Stands in for FSDP2's ``unshard`` of a compiled unit's parameter group (an instance attribute, set once), which
     FSDP2 calls to all-gather the unit's parameters: its hooks' own, another unit's prefetch (FSDP2's
     ``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch`` of a unit that runs natively, the
     root's backward prefetch) or the user's. Where the unit's traces gather the parameters, the unit does it
-    (:meth:`_FSDPUnit.takes_unshard`), so that they are gathered once, as in eager; else FSDP2's ``unshard``. A copy
-    of the model (deepcopy) gets FSDP2's ``unshard`` itself."""
+    (:meth:`_FSDPUnit.takes_unshard`), so that they are gathered once, as in eager; else FSDP2's ``unshard``. The
+    model does not keep the jitted model alive (a weak reference to the unit)."""
 
     def __init__(self, unshard, unit):
-        self.unshard, self.unit = unshard, unit
+        self.unshard, self.unit = unshard, weakref.ref(unit)
 
     def __call__(self, *args, **kwargs):
-        if not self.unit.takes_unshard():
+        unit = self.unit()
+        if unit is None or not unit.takes_unshard():
             return self.unshard(*args, **kwargs)
-
-    def __deepcopy__(self, memo):
-        return copy.deepcopy(self.unshard, memo)
 
 
 def _gate_fsdp_forward_hooks(unit, calling: _Switch) -> None:
