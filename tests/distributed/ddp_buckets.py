@@ -245,3 +245,30 @@ def shared_frozen_and_input_gradients(rank, world_size):
         assert f"{_COLLECTIVE}all_reduce_(" in str(thunder.last_backward_traces(jitted)[-1])
         accumulating = str(thunder.last_backward_traces(jitted._run.accumulating._tfn)[-1])
         assert accumulating.count("add_accumulated_grad(") == 3, accumulating  # emb (and head), mid, not frozen
+
+
+def parameter_hooks_see_each_ranks_gradient(rank, world_size):
+    """Gradient hooks on parameters see each rank's own gradient, as in eager, where DDP's reducer reduces after them:
+    a hook changing a weight's gradient (not linearly: reducing before it would give another result) and a
+    post-accumulate-grad hook recording a bias's accumulated gradient, in plain steps and in the synchronizing step
+    after a ``no_sync()`` one. Gradients, parameters and what the hooks saw equal eager's."""
+    from .training import assert_same_state, gradient_sync
+
+    model, loss_fn = net()
+    eager, compiled = (thunder.distributed.ddp(copy.deepcopy(model)) for _ in range(2))
+    jitted = thunder.jit(compiled)
+    seen = {id(eager): [], id(compiled): []}
+    for m in (eager, compiled):
+        m.module.blocks[0].fc1.weight.register_hook(lambda g: g * g.abs())
+        m.module.head.bias.register_post_accumulate_grad_hook(lambda p, m=m: seen[id(m)].append(p.grad.clone()))
+    for step, sync in enumerate((True, False, True, True)):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        for m, runner in ((eager, eager), (compiled, jitted)):
+            with gradient_sync(m, "ddp", enabled=sync):
+                loss_fn(runner, x).backward()
+        if sync:
+            assert_same_state(compiled, eager, f"with gradient hooks, step {step}", {})
+            eager.zero_grad(), compiled.zero_grad()
+    assert len(seen[id(compiled)]) == len(seen[id(eager)]) == 4, seen
+    for actual, expected in zip(seen[id(compiled)], seen[id(eager)]):
+        torch.testing.assert_close(actual, expected)

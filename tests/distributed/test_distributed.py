@@ -18,7 +18,12 @@ from torch.multiprocessing import ProcessRaisedException
 
 from .collectives import collectives, inplace_collectives, waits_before_the_gathered_tensor_is_overwritten, waits_placed_late
 from .communication import communicates_like_eager
-from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
+from .ddp_buckets import (
+    buckets_overlap_backward,
+    parameter_hooks_see_each_ranks_gradient,
+    reducer_fallbacks,
+    shared_frozen_and_input_gradients,
+)
 from .fsdp_prefetch import (
     backward_prefetch,
     backward_prefetch_not_taken,
@@ -59,6 +64,7 @@ def _small_model_collectives_and_refusals(rank, world_size):
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
+    parameter_hooks_see_each_ranks_gradient(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
     waits_placed_late(rank, world_size)

@@ -60,7 +60,7 @@ class DDPBoundary:
     trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call; in the
     synchronizing step after ``no_sync()`` steps a second jitted function's backward reduces the gradients
     accumulated in ``.grad`` with the new ones. DDP's reducer reduces instead where the trace cannot do what it
-    would (:func:`_needs_reducer`)."""
+    would (:func:`_needs_reducer`, and parameters with gradient hooks)."""
 
     def __init__(self, ddp, jit_options: dict):
         from thunder.distributed.gradient_buckets import DDPGradientBuckets
@@ -74,6 +74,7 @@ class DDPBoundary:
         self.accumulating = None  # reduces .grad plus the new gradients: made on first need
         self.plain = _jitted(ddp.module, jit_options) if self.reducing is None else None  # made on first need
         self.unsynced = False  # .grad holds gradients accumulated under no_sync(), not reduced yet
+        self.hooks_seen = (None, False)  # (PyTorch's hook-handle counter, whether a parameter had hooks then)
 
     @property
     def functions(self) -> list:
@@ -86,7 +87,7 @@ class DDPBoundary:
 
         ddp = self.ddp
         sync, training = ddp.require_backward_grad_sync, torch.is_grad_enabled()
-        in_trace = self.reducing is not None and sync and not _needs_reducer(ddp)
+        in_trace = self.reducing is not None and sync and not _needs_reducer(ddp) and not self._parameters_hooked()
         accumulated = training and self.unsynced
         if training:
             self.unsynced = not sync
@@ -123,6 +124,21 @@ class DDPBoundary:
                 ddp.require_backward_grad_sync = sync
                 # what DDP's forward sets when it prepares the reducer: buffers are synchronized next forward
                 ddp.require_forward_param_sync = torch.is_grad_enabled()
+
+
+    def _parameters_hooked(self) -> bool:
+        """Whether a parameter has gradient hooks (``register_hook``, ``register_post_accumulate_grad_hook``): in
+        eager they see each rank's own gradient, before DDP's reducer reduces it, which thunder's buckets would
+        reduce before them (or, in the synchronizing step after ``no_sync()``, write past them); so DDP's reducer
+        reduces. Looked at again only when a hook was registered anywhere since (PyTorch's hook-handle counter)."""
+        from torch.utils.hooks import RemovableHandle
+
+        counter, hooked = self.hooks_seen
+        if counter != RemovableHandle.next_id:
+            hooked = any(p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)
+                         for p in self.ddp.module.parameters())
+            self.hooks_seen = (RemovableHandle.next_id, hooked)
+        return hooked
 
 
 def _needs_reducer(ddp) -> bool:
