@@ -18,6 +18,10 @@ gradients reduce-scattered, their parameters all-gathered in the forward) from t
 functional collectives. Wire traffic depends on
 the backend's algorithm (a ring all-reduce sends about twice the payload).
 
+Boundary overhead (thunder variants): the median time per call that the jitted model spends outside the engine's
+model it calls (thunder/distributed/boundaries.py: swapping the compiled forwards in, FSDP2's hooks stepping aside,
+the root's backward prefetch hooked), timed around both calls.
+
     python benchmarks/distributed_step.py [--steps N] [--world-size 2] [--tag -SUFFIX]
 """
 
@@ -130,6 +134,37 @@ def _trace_collective_bytes(step, model) -> tuple[int, int]:
 VARIANTS = {"ddp": ("eager", "thunder", "thunder_ddp_reducer"), "fsdp": ("eager", "thunder")}
 
 
+# the boundary's own work per call ----------------------------------------------------------------------------------
+
+class CallTimer:
+    """Nanoseconds of each call of the jitted model (``outer``) and of the engine's model inside it (``inner``: its
+    class swapped for a subclass that times ``__call__``); their difference is the boundary's own work."""
+
+    def __init__(self, jitted, model):
+        self.jitted, self.outer, self.inner = jitted, [], []
+        cls, inner = type(model), self.inner
+
+        def timed_call(module, *args, **kwargs):
+            start = time.perf_counter_ns()
+            try:
+                return cls.__call__(module, *args, **kwargs)
+            finally:
+                inner.append(time.perf_counter_ns() - start)
+
+        model.__class__ = type(cls.__name__, (cls,), {"__call__": timed_call})
+
+    def __call__(self, *args, **kwargs):
+        start = time.perf_counter_ns()
+        try:
+            return self.jitted(*args, **kwargs)
+        finally:
+            self.outer.append(time.perf_counter_ns() - start)
+
+    def overhead_us(self, first: int) -> float:
+        """Median microseconds per call outside the engine's model, of the calls from ``first`` on."""
+        return statistics.median(o - i for o, i in zip(self.outer[first:], self.inner[first:], strict=True)) / 1e3
+
+
 # one rank -----------------------------------------------------------------------------------------------------------
 
 def _step(model, runner, opt, ids):
@@ -148,7 +183,7 @@ def _measure(rank, wrapper, steps):
         model = wrap(copy.deepcopy(base), wrapper)
         if name == "thunder_ddp_reducer":  # a comm hook hands the reduction back to DDP's reducer
             model.register_comm_hook(None, _counting_allreduce_hook)
-        runner = thunder.jit(model) if name.startswith("thunder") else model
+        runner = CallTimer(thunder.jit(model), model) if name.startswith("thunder") else model
         variants[name] = {"model": model, "runner": runner, "opt": torch.optim.AdamW(model.parameters(), lr=1e-3),
                           "wall": [], "cpu": [], "losses": []}
     generator = torch.Generator().manual_seed(100 + rank)
@@ -162,6 +197,9 @@ def _measure(rank, wrapper, steps):
             else:
                 v["wall"].append(wall)
                 v["cpu"].append(cpu)
+    for v in variants.values():
+        if isinstance(v["runner"], CallTimer):  # the timed steps' calls, the first (tracing) left out
+            v["boundary_us_per_call"] = round(v["runner"].overhead_us(1), 1)
     for name, v in variants.items():  # one more step, counting the bytes handed to collectives
         if name == "eager" and wrapper == "ddp":
             v["model"].register_comm_hook(None, _counting_allreduce_hook)
@@ -183,6 +221,7 @@ def _measure(rank, wrapper, steps):
             "over_eager": round(wall / statistics.median(eager["wall"]), 3),
             "bytes_communicated_per_step": v["bytes_per_step"],
             **({"all_reduces_per_step": v["all_reduces_per_step"]} if "all_reduces_per_step" in v else {}),
+            **({"boundary_us_per_call": v["boundary_us_per_call"]} if "boundary_us_per_call" in v else {}),
             "max_loss_diff_vs_eager": max(abs(a - b).item() for a, b in zip(v["losses"], eager["losses"])),
         }
     return result
@@ -231,8 +270,9 @@ def main():
     for r in results:
         for name in VARIANTS[r["wrapper"]]:
             v = r[name]
+            boundary = f"  boundary {v['boundary_us_per_call']} us/call" if "boundary_us_per_call" in v else ""
             print(f"{r['wrapper']:5s} {name:20s} {v['step_ms']:8.2f} ms ({v['over_eager']:.3f}x eager)  "
-                  f"bytes/step {v['bytes_communicated_per_step']}")
+                  f"bytes/step {v['bytes_communicated_per_step']}{boundary}")
     path = ROOT / "benchmarks" / "results" / f"distributed-step-{datetime.date.today().isoformat()}{args.tag}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")

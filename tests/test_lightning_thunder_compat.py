@@ -228,6 +228,11 @@ def test_distributed_plugins_prepare_the_model_with_thunder_distributed(name):
         x = torch.randn(5, 4)
         out, expected = cm(x), reference(x)
         torch.testing.assert_close(out, expected)
+        # the plugin prepared the model with DDP / FSDP2, and the jit runs the engine around the compiled forward
+        from thunder.distributed.boundaries import DDPBoundary, FSDPBoundary
+
+        assert isinstance(cm._run, {"ddp": DDPBoundary, "fsdp": FSDPBoundary}[name]), type(cm._run)
+        assert thunder.compile_stats(cm._run.functions[0]).calls == 1
         out.sum().backward()
         expected.sum().backward()
         grads = [p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad for p in model.parameters()]

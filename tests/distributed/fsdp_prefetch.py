@@ -8,10 +8,12 @@ from __future__ import annotations
 import copy
 
 import torch
+from torch import nn
 
 import thunder
+from thunder.distributed import fsdp_backward_prefetch
 
-from .training import net
+from .training import Block, net
 
 _COLLECTIVE = "torch.ops._c10d_functional."
 _BACKWARD_PREFETCH = "thunder.distributed.fsdp_backward_prefetch."
@@ -182,19 +184,16 @@ def backward_prefetch(rank, world_size):
     assert thunder.compile_stats(prefetcher).calls == 3, thunder.compile_stats(prefetcher).calls
     assert _calls(thunder.last_traces(prefetcher)[-1]) == ["all_gather_into_tensor"]
     block0, block1 = (_calls(thunder.last_backward_traces(f)[-1]) for f in jitted._run.functions)
-    # block 1: its all-gather (handed over by the root) waited for, block 0's shards read and all-gathered, handed
+    # block 1: its all-gather (handed over by the root) waited for, block 0's shards read, all-gathered and handed
     # over before block 1's reduce-scatter; block 0: the all-gather handed over, waited for
     shards = ["read_local_shard"] * 4
-    assert block1[:8] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_into_tensor",
-                          "hand_over_pending"], block1
-    assert block0[:2] == ["prefetched_or_all_gather", "wait_tensor"] and "hand_over_pending" not in block0, block0
+    assert block1[:7] == ["prefetched_or_all_gather", "wait_tensor", *shards, "all_gather_and_hand_over"], block1
+    assert block0[:2] == ["prefetched_or_all_gather", "wait_tensor"] and "all_gather_and_hand_over" not in block0, block0
 
 
 def backward_prefetch_not_taken(rank, world_size):
     """Block 0's output detached: its backward never runs, so the all-gather block 1's backward hands over to it is
     waited for when the backward ends, not left pending; gradients (block 0's none) and parameters equal eager's."""
-    from thunder.distributed import fsdp_backward_prefetch
-
     from .training import Net, assert_same_state
 
     class Detached(Net):
@@ -213,7 +212,7 @@ def backward_prefetch_not_taken(rank, world_size):
         assert not fsdp_backward_prefetch._HANDED_OVER
         assert_same_state(compiled, eager, f"block 0 detached, step {step}", {})
         assert all(p.grad is None for p in compiled.blocks[0].parameters())
-    assert "hand_over_pending" in _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
+    assert "all_gather_and_hand_over" in _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
 
 
 def explicit_backward_prefetch(rank, world_size):
@@ -233,4 +232,84 @@ def explicit_backward_prefetch(rank, world_size):
             assert_same_state(compiled, eager, f"backward prefetch set explicitly, step {step}", {})
             eager.zero_grad(), compiled.zero_grad()
         block1 = _calls(thunder.last_backward_traces(jitted._run.functions[1])[-1])
-        assert ("hand_over_pending" in block1) == hands_over, block1
+        assert ("all_gather_and_hand_over" in block1) == hands_over, block1
+
+
+def hooks_registered_during_a_call(rank, world_size):
+    """Forward hooks of the compiled blocks added while the jitted model runs (by a hook of the root, at its first
+    call) and between calls stay registered and run on every later call, as in eager; FSDP2's own forward hooks of
+    the blocks step aside only while the jitted model runs: the same model called directly afterwards is FSDP2's
+    eager model. Outputs, gradients and parameters equal eager's."""
+    from .training import assert_same_state
+
+    model, loss_fn = net()
+    eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+    ran = {id(m): [] for m in (eager, compiled)}
+    for m in (eager, compiled):
+        def register_once(module, args, m=m):
+            if not ran[id(m)]:
+                ran[id(m)].append("registered")
+                m.blocks[0].register_forward_hook(lambda block, a, out, m=m: ran[id(m)].append("block 0") or out * 0.5)
+
+        m.register_forward_pre_hook(register_once)
+    for step in range(4):
+        if step == 2:  # between calls
+            for m in (eager, compiled):
+                m.blocks[1].register_forward_pre_hook(lambda block, a, m=m: ran[id(m)].append("block 1") or (a[0] * 2,))
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+        _backward_like_eager(loss_fn, eager, compiled if step == 3 else jitted, x)  # step 3: called directly
+        assert_same_state(compiled, eager, f"hooks added during and between calls, step {step}", {})
+        eager.zero_grad(), compiled.zero_grad()
+    assert ran[id(compiled)] == ran[id(eager)] == ["registered"] + ["block 0"] * 2 + ["block 0", "block 1"] * 2, ran
+    assert thunder.compile_stats(jitted._run.functions[0]).calls == 3
+
+
+class _ThreeBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block(), Block()])
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+# FSDP2 prefetch targets set explicitly beside thunder.distributed.fsdp's forward prefetch (block i -> i + 1) and
+# FSDP2's default backward prefetch (the unit whose forward ran before)
+_EXPLICIT_PREFETCH = {
+    # block 2's backward prefetches block 0, whose all-gather block 1's backward would prefetch by default too
+    "block 2 -> block 0 in the backward": lambda m: m.blocks[2].set_modules_to_backward_prefetch([m.blocks[0]]),
+    # the root (natively run) prefetches block 2 when its backward starts, in place of its default (the last block)
+    "root -> block 2 in the backward": lambda m: m.set_modules_to_backward_prefetch([m.blocks[2]]),
+    # the root prefetches block 0 in its forward (FSDP2's own prefetch of a compiled block: the block's trace takes it)
+    "root -> block 0 in the forward": lambda m: m.set_modules_to_forward_prefetch([m.blocks[0]]),
+}
+
+
+def explicit_and_default_prefetch_mixed(rank, world_size):
+    """FSDP2 prefetch targets set explicitly mixed with the default ones: every step issues the collectives eager
+    issues (each parameter gathered once in the forward and once in the backward, ZERO3), every block's traces
+    gather its parameters on every step, and gradients and parameters equal eager's."""
+    from .communication import collectives_issued
+    from .training import assert_same_state
+
+    torch.manual_seed(0)
+    model = _ThreeBlocks()
+    for what, set_targets in _EXPLICIT_PREFETCH.items():
+        eager, compiled, jitted = _sharded_twice(model, "ZERO3")
+        for m in (eager, compiled):
+            set_targets(m)
+        optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
+        for step in range(3):
+            x = torch.randn(4, 8, generator=torch.Generator().manual_seed(10 * rank + step))
+            issued = [collectives_issued(lambda r=r: r(x).pow(2).mean().backward(), world_size) for r in (eager, jitted)]
+            assert issued[1] == issued[0], f"{what}, step {step}: thunder issued {issued[1]}, eager {issued[0]}"
+            assert_same_state(compiled, eager, f"{what}, step {step}", {})
+            for opt in optimizers:
+                opt.step()
+                opt.zero_grad()
+        calls = [thunder.compile_stats(unit.gathering).calls for unit in jitted._run.units]
+        assert calls == [3, 3, 3], f"{what}: the blocks' gathering traces ran {calls} times"
+        assert not fsdp_backward_prefetch._HANDED_OVER

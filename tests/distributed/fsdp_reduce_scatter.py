@@ -85,8 +85,9 @@ def reduce_scatter_in_backward_trace(rank, world_size):
     issued = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}reduce_scatter_tensor(" in line)
     pending = lines[issued].split(" = ")[0]
     waited = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}wait_tensor({pending})" in line)
-    # ZERO3: the forward did not keep the gathered parameters; the backward all-gathers them again first
-    gathered = next(i for i, line in enumerate(lines) if f"{_COLLECTIVE}all_gather_into_tensor(" in line)
+    # ZERO3: the forward did not keep the gathered parameters; the backward all-gathers them again first (or takes
+    # the all-gather the root's backward handed over)
+    gathered = next(i for i, line in enumerate(lines) if "fsdp_backward_prefetch.prefetched_or_all_gather(" in line)
     assert gathered < next(i for i, line in enumerate(lines) if "matmul(" in line), "\n".join(lines)
     returned, = (name for name in lines[-1].removeprefix("return (").rstrip(")").replace(",", " ").split()
                  if name != "None")  # the input's gradient: the shards' are written into the sharded .grad

@@ -2,12 +2,14 @@
 
 Each rank calls ``fn(rank, world_size, *args)`` between ``init_process_group`` and ``destroy_process_group``;
 the group meets through a file, so concurrent runs never compete for a port. A rank that raises fails the run
-with its traceback; a run past ``timeout`` is killed and fails.
+with its traceback, and with those of the other ranks that failed too (the rank torch reports first may be one whose
+final barrier failed because its peer had gone); a run past ``timeout`` is killed and fails.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -36,6 +38,19 @@ def _rank_main(rank, world_size, init_file, backend, fn, args):
     os._exit(0)
 
 
+_GRACE_S = 5.0  # after a rank failed, how long the others get to end (and write their errors) before they are killed
+
+
+def _other_errors(context, reported: int) -> str:
+    """The tracebacks of the ranks that failed besides the one torch reported."""
+    errors = ""
+    for index, path in enumerate(context.error_files):
+        if index != reported and os.access(path, os.R_OK):
+            with open(path, "rb") as f:
+                errors += f"\n\n-- Process {index:d} also failed:\n{pickle.load(f)}"
+    return errors
+
+
 def run_distributed(fn, world_size: int, *args, timeout: float = 300.0, backend: str = "gloo") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         init_file = os.path.join(tmp, "rendezvous")
@@ -43,9 +58,12 @@ def run_distributed(fn, world_size: int, *args, timeout: float = 300.0, backend:
                                      join=False, start_method="spawn")
         deadline = time.monotonic() + timeout
         try:
-            while not context.join(timeout=max(0.0, deadline - time.monotonic())):
+            while not context.join(timeout=max(0.0, deadline - time.monotonic()), grace_period=_GRACE_S):
                 if time.monotonic() >= deadline:
                     raise TimeoutError(f"the {world_size}-process run did not finish within {timeout:.0f} s")
+        except mp.ProcessRaisedException as e:
+            raise mp.ProcessRaisedException(e.msg + _other_errors(context, e.error_index), e.error_index,
+                                            e.error_pid) from None
         finally:
             for process in context.processes:
                 if process.is_alive():

@@ -21,6 +21,12 @@ def refusals(rank, world_size):
                                                r"call .*distributed\.py.*thunder\.jit\(model\)"):
         thunder.jit(lambda x: ddp(x).sum())(x)
 
+    # DDP made with the Python reducer: the boundary drives the C++ reducer's switches
+    with torch._dynamo.config.patch(optimize_ddp="python_reducer"):
+        python_reducer = thunder.distributed.ddp(net()[0])
+    with pytest.raises(NotImplementedError, match=r"DistributedDataParallel with the Python reducer .*optimize_ddp"):
+        thunder.jit(python_reducer)
+
     # a pending collective (its Work handle) and a barrier: effects the trace cannot hold
     def pending(t):
         t = t * 2

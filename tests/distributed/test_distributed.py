@@ -8,20 +8,31 @@ in ``nox -s distributed``.
 
 from __future__ import annotations
 
+import multiprocessing
+import time
+
 import pytest
 import torch
 import torch.distributed as dist
+from torch.multiprocessing import ProcessRaisedException
 
 from .collectives import collectives, inplace_collectives, waits_before_the_gathered_tensor_is_overwritten, waits_placed_late
 from .communication import communicates_like_eager
-from .ddp_buckets import buckets_overlap_backward, reducer_fallbacks, shared_frozen_and_input_gradients
+from .ddp_buckets import (
+    buckets_overlap_backward,
+    parameter_hooks_see_each_ranks_gradient,
+    reducer_fallbacks,
+    shared_frozen_and_input_gradients,
+)
 from .fsdp_prefetch import (
     backward_prefetch,
     backward_prefetch_not_taken,
     block_called_twice,
     evaluation_between_steps,
+    explicit_and_default_prefetch_mixed,
     explicit_backward_prefetch,
     forward_prefetch,
+    hooks_registered_during_a_call,
     mixed_precision_per_unit,
 )
 from .fsdp_reduce_scatter import engine_reduces_where_the_trace_cannot, reduce_scatter_in_backward_trace
@@ -46,12 +57,14 @@ def _small_model_collectives_and_refusals(rank, world_size):
     buckets_overlap_backward(rank, world_size)
     shared_frozen_and_input_gradients(rank, world_size)
     forward_prefetch(rank, world_size)
+    hooks_registered_during_a_call(rank, world_size)
     backward_prefetch(rank, world_size)
     backward_prefetch_not_taken(rank, world_size)
     communicates_like_eager(rank, world_size)
     reduce_scatter_in_backward_trace(rank, world_size)
     engine_reduces_where_the_trace_cannot(rank, world_size)
     reducer_fallbacks(rank, world_size)
+    parameter_hooks_see_each_ranks_gradient(rank, world_size)
     collectives(rank, world_size)
     inplace_collectives(rank, world_size)
     waits_placed_late(rank, world_size)
@@ -77,6 +90,7 @@ def _fsdp_units_around_the_traces(rank, world_size):
     mixed_precision_per_unit(rank, world_size)
     block_called_twice(rank, world_size)
     explicit_backward_prefetch(rank, world_size)
+    explicit_and_default_prefetch_mixed(rank, world_size)
     communicates_like_eager(rank, world_size, ("fsdp_bf16",))
 
 
@@ -117,6 +131,30 @@ def _four_process_cases(rank, world_size):
 def test_four_processes():
     """litgpt's GPT under DDP and HF's Llama under FSDP2 on 4 processes, and DDP's buckets in the backward trace."""
     run_distributed(_four_process_cases, 4, timeout=600)
+
+
+def _rank_hangs(rank, world_size):
+    if rank == 1:
+        time.sleep(600)  # rank 0 waits for it at the final barrier
+
+
+def _rank_fails(rank, world_size):
+    if rank == 1:  # rank 0 waits at the final barrier, which may fail first ("connection reset")
+        raise ValueError("rank 1 failed on purpose")
+
+
+def test_runs_end_by_their_deadline_and_report_a_failed_rank():
+    """What every test here relies on (tests/distributed/launch.py): a run past its deadline is killed and fails, a
+    rank's exception fails the run with its message (also where the other rank's failure is the one torch reports),
+    and no rank process outlives the run either way."""
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish within 5 s"):
+        run_distributed(_rank_hangs, 2, timeout=5)
+    assert time.monotonic() - start < 60
+    assert not multiprocessing.active_children()
+    with pytest.raises(ProcessRaisedException, match="ValueError: rank 1 failed on purpose"):
+        run_distributed(_rank_fails, 2, timeout=120)
+    assert not multiprocessing.active_children()
 
 
 @pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="needs a CUDA GPU and NCCL")

@@ -135,20 +135,26 @@ def _batches(rank, steps, model_name: str):
 
 
 # DDP options with which DDP's reducer, not the backward trace, reduces the gradients
-_DDP_REDUCER_OPTIONS = {"accumulate", "find_unused_parameters", "static_graph"}
+_DDP_REDUCER_OPTIONS = {"find_unused_parameters", "static_graph"}
 
 
 def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
-    """Thunder really traced the model's math, once, and ran it on every call (a silent fallback to eager could
-    not pass); under DDP, its backward trace all-reduced the gradients (in several buckets with small ones); under
+    """Thunder really traced the model's math, once per jitted function, and ran it on every call (a silent fallback
+    to eager could not pass; with ``accumulate``, DDP's micro-steps without synchronization run a function that does
+    not reduce, and the synchronizing ones one that reduces the accumulated gradients); under DDP, its backward
+    trace all-reduced the gradients (in several buckets with small ones); under
     FSDP2, each unit's forward trace all-gathered its parameters and its backward trace reduce-scattered its
     gradients."""
     functions = jitted._run.functions
     assert functions, f"thunder compiled nothing of the {wrapper} model"
     for function in functions:
         stats = thunder.compile_stats(function)
-        assert (stats.cache_misses, stats.cache_hits) == (1, calls - 1), (stats.cache_misses, stats.cache_hits)
+        assert (stats.cache_misses, stats.cache_hits) == (1, stats.calls - 1), (stats.cache_misses, stats.cache_hits)
         assert "ltorch.linear(" in str(stats.last_traces[0])
+    units = len(getattr(jitted._run, "units", (jitted._run,)))
+    assert sum(thunder.compile_stats(f).calls for f in functions) == units * calls, functions
+    if wrapper == "ddp" and "accumulate" in options:  # the synchronizing steps' trace reads the accumulated .grad
+        assert "add_accumulated_grad(" in str(thunder.last_backward_traces(functions[0])[-1])
     if wrapper == "ddp" and not _DDP_REDUCER_OPTIONS & set(options):
         buckets = str(thunder.last_backward_traces(functions[0])[-1]).count("_c10d_functional.all_reduce_(")
         assert buckets > ("small_buckets" in options), f"{buckets} all-reduces in the backward trace"
@@ -165,7 +171,7 @@ def _assert_compiled(jitted, wrapper: str, calls: int, options=()) -> None:
             assert backward.count("_c10d_functional.reduce_scatter_tensor(") == 1, backward
             if "blocks_only" not in options:  # ZERO3 blocks gather their parameters again for the backward
                 regathers = backward.count("fsdp_backward_prefetch.prefetched_or_all_gather(")
-                prefetches = backward.count("_c10d_functional.all_gather_into_tensor(")
+                prefetches = backward.count("fsdp_backward_prefetch.all_gather_and_hand_over(")
                 assert (regathers, prefetches) == (zero3, zero3 and k > 0), backward
 
 

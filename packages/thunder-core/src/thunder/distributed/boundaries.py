@@ -10,15 +10,16 @@ after it. So the jit draws its boundary where the engine hands over to the model
 - ``DistributedDataParallel(m)``: DDP's forward runs natively and calls the jitted ``m``, whose backward trace
   all-reduces the gradients bucket by bucket as DDP would, each bucket while the rest of the backward runs
   (:mod:`thunder.distributed.gradient_buckets`); DDP's reducer is told to expect no backward, as under
-  ``no_sync()``. Where the reducer must do the work (``find_unused_parameters``, ``static_graph``, a
-  communication hook, the step after ``no_sync()`` steps), the parameters, leaves of thunder's autograd node,
+  ``no_sync()``; in the step after ``no_sync()`` steps it reduces the gradients accumulated in ``.grad`` with the
+  new ones. Where the reducer must do the work (``find_unused_parameters``, ``static_graph``, a
+  communication hook), the parameters, leaves of thunder's autograd node,
   reach its hooks as in eager, and it reduces when the node's backward has ended.
 - a model with ``fully_shard`` units: each unit that contains no other unit (a transformer block, or the whole
   model when only the root is sharded) runs its forward jitted; what a unit with sub-units computes around them
   (the root's embedding and head) runs eagerly, between FSDP2's hooks. Where it can do what FSDP2 would, the
   jitted forward all-gathers the unit's parameters from their shards in its trace and issues the next unit's
   all-gather (:mod:`thunder.distributed.fsdp_gather`), and its backward reduce-scatters the unit's gradients
-  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit taken out for the call; else
+  (:mod:`thunder.distributed.fsdp_gradients`), FSDP2's forward hooks of the unit stepping aside for the call; else
   FSDP2's hooks run around the jitted forward, which reads the unsharded parameters they installed. Either way
   nothing is computed on shards.
 
@@ -31,8 +32,11 @@ from __future__ import annotations
 import sys
 import types
 import warnings
+import weakref
 
 import torch
+
+from thunder.distributed.engine_state import param_group
 
 __all__ = ["engine_boundary", "DDPBoundary", "FSDPBoundary"]
 
@@ -53,45 +57,52 @@ def engine_boundary(model, jit_options: dict):
 
 class DDPBoundary:
     """DDP's forward natively around the jitted wrapped module, whose backward all-reduces the gradients in its
-    trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call. DDP's
-    reducer reduces instead where the trace cannot do what it would (:func:`_needs_reducer`), and in the
-    synchronizing step after ``no_sync()`` steps: the reducer reduces the gradient accumulated in ``.grad``, which
-    the trace does not see."""
+    trace (:mod:`thunder.distributed.gradient_buckets`), with DDP's reducer switched off for that call; in the
+    synchronizing step after ``no_sync()`` steps a second jitted function's backward reduces the gradients
+    accumulated in ``.grad`` with the new ones. DDP's reducer reduces instead where the trace cannot do what it
+    would (:func:`_needs_reducer`, and parameters with gradient hooks)."""
 
     def __init__(self, ddp, jit_options: dict):
         from thunder.distributed.gradient_buckets import DDPGradientBuckets
 
         if getattr(ddp, "_use_python_reducer", False):
             raise NotImplementedError("thunder.jit of DistributedDataParallel with the Python reducer "
-                                      "(TORCH_DDP_USE_PYTHON_REDUCER) is not supported; use the default C++ reducer")
+                                      "(torch._dynamo.config.optimize_ddp = 'python_reducer' when DDP was made) is not "
+                                      "supported; make the model with the default C++ reducer")
         self.ddp, self.jit_options = ddp, jit_options
         self.reducing = None if _needs_reducer(ddp) else _jitted(ddp.module, jit_options, DDPGradientBuckets(ddp))
+        self.accumulating = None  # reduces .grad plus the new gradients: made on first need
         self.plain = _jitted(ddp.module, jit_options) if self.reducing is None else None  # made on first need
         self.unsynced = False  # .grad holds gradients accumulated under no_sync(), not reduced yet
+        self.hooks_seen = (None, False)  # (PyTorch's hook-handle counter, whether a parameter had hooks then)
 
     @property
     def functions(self) -> list:
-        """The jitted functions that ran (the one reducing in its trace first), or the first made if none did."""
-        made = [m._tfn for m in (self.reducing, self.plain) if m is not None]
+        """The jitted functions that ran (those reducing in their traces first), or the first made if none did."""
+        made = [m._tfn for m in (self.reducing, self.accumulating, self.plain) if m is not None]
         return [f for f in made if f.stats.calls] or made[:1]
 
     def __call__(self, *args, **kwargs):
-        from thunder.distributed.gradient_buckets import NeedsDDPReducer
+        from thunder.distributed.gradient_buckets import DDPGradientBuckets, NeedsDDPReducer
 
         ddp = self.ddp
         sync, training = ddp.require_backward_grad_sync, torch.is_grad_enabled()
-        in_trace = self.reducing is not None and sync and not (training and self.unsynced) and not _needs_reducer(ddp)
+        in_trace = self.reducing is not None and sync and not _needs_reducer(ddp) and not self._parameters_hooked()
+        accumulated = training and self.unsynced
         if training:
             self.unsynced = not sync
         if in_trace:
+            if accumulated and self.accumulating is None:
+                self.accumulating = _jitted(ddp.module, self.jit_options,
+                                            DDPGradientBuckets(ddp, accumulated=True))
             try:
-                return self._call(self.reducing, args, kwargs, reducer=False)
+                return self._call(self.accumulating if accumulated else self.reducing, args, kwargs, reducer=False)
             except NeedsDDPReducer as e:
                 # raised while compiling, the same on every rank, before the program ran: from now on DDP's
                 # reducer reduces, as in eager (it also raises eager's error for a parameter left unused)
                 warnings.warn(f"thunder: DDP's reducer all-reduces this model's gradients when the backward has "
                               f"ended, not overlapping it, because {e}", stacklevel=2)
-                self.reducing = None
+                self.reducing = self.accumulating = None
         if self.plain is None:
             self.plain = _jitted(ddp.module, self.jit_options)
         return self._call(self.plain, args, kwargs, reducer=True)
@@ -113,6 +124,21 @@ class DDPBoundary:
                 ddp.require_backward_grad_sync = sync
                 # what DDP's forward sets when it prepares the reducer: buffers are synchronized next forward
                 ddp.require_forward_param_sync = torch.is_grad_enabled()
+
+
+    def _parameters_hooked(self) -> bool:
+        """Whether a parameter has gradient hooks (``register_hook``, ``register_post_accumulate_grad_hook``): in
+        eager they see each rank's own gradient, before DDP's reducer reduces it, which thunder's buckets would
+        reduce before them (or, in the synchronizing step after ``no_sync()``, write past them); so DDP's reducer
+        reduces. Looked at again only when a hook was registered anywhere since (PyTorch's hook-handle counter)."""
+        from torch.utils.hooks import RemovableHandle
+
+        counter, hooked = self.hooks_seen
+        if counter != RemovableHandle.next_id:
+            hooked = any(p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)
+                         for p in self.ddp.module.parameters())
+            self.hooks_seen = (RemovableHandle.next_id, hooked)
+        return hooked
 
 
 def _needs_reducer(ddp) -> bool:
@@ -144,6 +170,10 @@ class FSDPBoundary:
         self.model = model
         self.units = [_FSDPUnit(u, name or "the model", jit_options, self) for name, u in innermost]
         self._unit_of = {id(unit.module): unit for unit in self.units}
+        self.calling = _Switch()  # on while this boundary calls the model: FSDP2's forward hooks of the units step aside
+        for unit in self.units:
+            if unit.runs_hooks:
+                _gate_fsdp_forward_hooks(unit, self.calling)
         self.pending: dict = {}  # unit -> its parameters' all-gather, issued by the unit before it (prefetch)
         self.forward_order: list = []  # the units whose traces gathered their parameters in this call, in order
 
@@ -174,8 +204,6 @@ class FSDPBoundary:
             target = before[-1] if before else None
         if target is None or target is unit or not target.regathers():
             return None
-        from thunder.distributed.fsdp_gradients import param_group
-
         return param_group(target.module)
 
     def discard_pending(self, unit) -> None:
@@ -186,19 +214,19 @@ class FSDPBoundary:
 
     def __call__(self, *args, **kwargs):
         # nn.Module.__call__ runs ``self.forward``, which an instance attribute overrides; FSDP2's forward hooks
-        # of the units are taken out for the call: a unit runs them itself where its trace does not gather
-        removed = [_ForwardHooksRemoved(unit.module) for unit in self.units if unit.runs_hooks]
+        # of the units step aside for the call: a unit runs them itself where its trace does not gather
         self.forward_order = []
         for unit in self.units:
             unit.module.__dict__["forward"] = unit
+            unit.paths.clear()
+        self.calling.on = True
         try:
             output = self.model(*args, **kwargs)
         finally:
+            self.calling.on = False
             for unit in self.units:
                 unit.module.__dict__.pop("forward", None)
                 self.discard_pending(unit)
-            for hooks in removed:
-                hooks.restore()
         self._root_backward_prefetch(output)
         return output
 
@@ -206,12 +234,14 @@ class FSDPBoundary:
         """FSDP2's root unit (running natively, around compiled units) all-gathers, when its backward starts, the
         parameters of the unit whose forward ran last before its own; its hooks do not see the compiled units, so
         the boundary hooks the output as FSDP2 does and hands that unit's all-gather over to its backward
-        (:meth:`_FSDPUnit.prefetch_for_backward`)."""
+        (:meth:`_FSDPUnit.prefetch_for_backward`). The root's ``set_modules_to_backward_prefetch`` targets replace
+        that one, as in FSDP2: FSDP2 prefetches them, which a compiled unit's trace takes (:class:`_RoutedUnshard`)."""
         from torch.distributed.fsdp import FSDPModule
         from torch.utils._pytree import tree_leaves
 
         last = self.forward_order[-1] if self.forward_order else None
-        if last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers():
+        if (last is None or last.module is self.model or not isinstance(self.model, FSDPModule) or not last.regathers()
+                or self.model._get_fsdp_state()._states_to_backward_prefetch):
             return
         tensors = [t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.requires_grad]
         if tensors:
@@ -219,24 +249,49 @@ class FSDPBoundary:
                                                           mode="any")
 
 
-class _ForwardHooksRemoved:
-    """A ``fully_shard`` module's forward hooks, FSDP2's two taken out until ``restore()``."""
+class _Switch:
+    on = False
 
-    _DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
-              "_forward_hooks_always_called")
 
-    def __init__(self, module):
-        state = module._get_fsdp_state()
-        fsdp = {state._pre_forward_hook_handle.id, state._post_forward_hook_handle.id}
-        self.saved = [(getattr(module, name), dict(getattr(module, name))) for name in self._DICTS]
-        for hooks, _ in self.saved:
-            for key in fsdp & hooks.keys():
-                del hooks[key]
+class _SteppingAside:
+    """Stands in for one of FSDP2's forward hooks in a unit's hook dict (under the hook's key, so its handle still
+    removes it): calls the hook, except while ``calling`` is on. Set once, not per call, so that the module's other
+    hooks, also those added or removed during a call, stay as they are. Where it calls the hook (the model called
+    directly), ``paths`` (the unit's) records that FSDP2's hooks ran the unit."""
 
-    def restore(self) -> None:
-        for hooks, saved in self.saved:
-            hooks.clear()
-            hooks.update(saved)
+    def __init__(self, hook, calling: _Switch, paths: set):
+        self.hook, self.calling, self.paths = hook, calling, paths
+
+    def __call__(self, *args, **kwargs):
+        if self.calling.on:
+            return None  # the hook changes nothing
+        self.paths.add("hooks")
+        return self.hook(*args, **kwargs)
+
+
+class _RoutedUnshard:
+    """Stands in for FSDP2's ``unshard`` of a compiled unit's parameter group (an instance attribute, set once), which
+    FSDP2 calls to all-gather the unit's parameters: its hooks' own, another unit's prefetch (FSDP2's
+    ``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch`` of a unit that runs natively, the
+    root's backward prefetch) or the user's. Where the unit's traces gather the parameters, the unit does it
+    (:meth:`_FSDPUnit.takes_unshard`), so that they are gathered once, as in eager; else FSDP2's ``unshard``. The
+    model does not keep the jitted model alive (a weak reference to the unit)."""
+
+    def __init__(self, unshard, unit):
+        self.unshard, self.unit = unshard, weakref.ref(unit)
+
+    def __call__(self, *args, **kwargs):
+        unit = self.unit()
+        if unit is None or not unit.takes_unshard():
+            return self.unshard(*args, **kwargs)
+
+
+def _gate_fsdp_forward_hooks(unit, calling: _Switch) -> None:
+    module = unit.module
+    state = module._get_fsdp_state()
+    for hooks, handle in ((module._forward_pre_hooks, state._pre_forward_hook_handle),
+                          (module._forward_hooks, state._post_forward_hook_handle)):
+        hooks[handle.id] = _SteppingAside(hooks[handle.id], calling, unit.paths)
 
 
 class _FSDPUnit:
@@ -255,10 +310,15 @@ class _FSDPUnit:
         self.runs_hooks = len(module._get_fsdp_state()._modules) == 1
         self.gathering = self.plain = None
         self.reduce_scatter = None  # the gathering function's FSDPReduceScatter
-        self.prefetcher = None  # the all-gather of the parameters the root's backward hands over
+        self.prefetcher = None  # the all-gather of the parameters issued outside the unit's traces (prefetches)
         self.refused = None  # why FSDP2 does the unit's work: known at the first call (FSDP2 sets dtypes lazily)
         self.checked = self.warned = False
         self.unsynced = False  # FSDP2 holds gradients accumulated without synchronization, not reduced yet
+        # how the unit ran since the jitted model's last call began: "trace", "hooks" (FSDP2's, also called directly)
+        self.paths: set = set()
+        group = param_group(module)
+        if self.runs_hooks and group is not None:
+            group.unshard = _RoutedUnshard(group.unshard, self)
         if self.runs_hooks:
             self._function(gathering=True)  # thunder.last_traces(jmodel) names one before any call
         else:
@@ -271,7 +331,7 @@ class _FSDPUnit:
 
     def can_gather(self) -> bool:
         """Whether this call's trace can do FSDP2's work for the unit (read before the call, changes nothing)."""
-        from thunder.distributed.fsdp_gradients import param_group, unsupported_configuration
+        from thunder.distributed.fsdp_gradients import unsupported_configuration
 
         if not self.checked:
             self.checked, self.refused = True, unsupported_configuration(self.module)
@@ -280,24 +340,52 @@ class _FSDPUnit:
         group = param_group(self.module)
         return group.reduce_grads and group.is_sharded and group._all_gather_result is None
 
+    def takes_unshard(self) -> bool:
+        """FSDP2 is about to all-gather this unit's parameters. Where thunder's traces gather them, the unit does it
+        instead and returns True: in a forward of the jitted model whose trace for this unit will gather (FSDP2's
+        hooks have not run for it), the all-gather issued now and handed to that trace; in the backward of a forward
+        whose traces alone ran the unit, ZERO3's all-gather handed over to its backward trace (ZERO2's forward kept
+        the gathered parameters for it: nothing to gather)."""
+        from torch.distributed.fsdp._fully_shard._fsdp_common import TrainingState
+
+        state = param_group(self.module)._training_state
+        if state == TrainingState.FORWARD and self.boundary.calling.on and "hooks" not in self.paths:
+            if not self.can_gather():
+                return False
+            if self not in self.boundary.pending:
+                self.boundary.pending[self] = self._all_gather_now()
+            return True
+        if state == TrainingState.PRE_BACKWARD and self.paths == {"trace"}:
+            if self.regathers():
+                self.prefetch_for_backward()
+            return True
+        return False
+
     def prefetch_for_backward(self) -> None:
-        """Issues the all-gather of this unit's parameters from their current shards (a compiled function of its own,
-        :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`) and hands it over to its backward."""
-        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, issue_all_gather, unit_key
-        from thunder.distributed.fsdp_gradients import param_group
+        """Issues the all-gather of this unit's parameters from their current shards and hands it over to its
+        backward, unless one is handed over already."""
+        from thunder.distributed.fsdp_backward_prefetch import hand_over_pending, handed_over, unit_key
+
+        key = unit_key(param_group(self.module))
+        if not handed_over(key):
+            hand_over_pending(self._all_gather_now(), key)
+
+    def _all_gather_now(self):
+        """The pending all-gather of this unit's parameters from their current shards (a compiled function of its
+        own, :func:`~thunder.distributed.fsdp_backward_prefetch.issue_all_gather`)."""
+        from thunder.distributed.fsdp_backward_prefetch import issue_all_gather
         from thunder.frontend.jit import ThunderFunction
 
         if self.prefetcher is None:
             self.prefetcher = ThunderFunction(types.MethodType(issue_all_gather, self.module), **self.jit_options)
-        group = param_group(self.module)
-        hand_over_pending(self.prefetcher(tuple(p._sharded_param_data for p in group.fsdp_params)), unit_key(group))
+        return self.prefetcher(tuple(p._sharded_param_data for p in param_group(self.module).fsdp_params))
 
     def regathers(self) -> bool:
         """Whether this unit's backward trace gathers its parameters again (ZERO3), as compiled so far."""
         return self.reduce_scatter is not None and bool(self.reduce_scatter.regathered)
 
     def __call__(self, *args, **kwargs):
-        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine, param_group
+        from thunder.distributed.fsdp_gradients import NeedsFSDPEngine
 
         if not self.runs_hooks:  # FSDP2's hooks ran around this call
             self._warn_once()
@@ -310,9 +398,12 @@ class _FSDPUnit:
             self.unsynced = not param_group(self.module).reduce_grads
         if gather:
             try:
-                return self._gather(args, kwargs)
+                output = self._gather(args, kwargs)
+                self.paths.add("trace")
+                return output
             except NeedsFSDPEngine as e:  # raised while compiling, the same on every rank, before the program ran
                 self.refused = str(e)
+        self.paths.add("hooks")
         self.boundary.discard_pending(self)
         self._warn_once()
         args, kwargs = state._pre_forward(self.module, args, kwargs)
@@ -326,8 +417,6 @@ class _FSDPUnit:
                           f"gradients itself, not in thunder's traces, because {self.refused}", stacklevel=4)
 
     def _gather(self, args, kwargs):
-        from thunder.distributed.fsdp_gradients import param_group
-
         # the shards as leaves of the call: their gradients, the unit's unsharded gradients, are reduce-scattered
         # in the backward trace and written into the sharded parameters' .grad
         shards = tuple(p._sharded_param_data.detach().requires_grad_(p.sharded_param.requires_grad)

@@ -22,6 +22,7 @@ import torch.distributed._functional_collectives  # noqa: F401  (defines _c10d_f
 from thunder import torch as ltorch
 from thunder.core.errors import UnsupportedError, check, user_location_suffix
 from thunder.core.proxies import TensorProxy, pyval, torch_function_table
+from thunder.distributed.engine_state import group_name
 from thunder.grad.registry import register_grad
 from thunder.torch.inplace import update
 from thunder.torch.registry import torchsymbol
@@ -83,7 +84,7 @@ def _group(group, async_op: bool, what: str):
                                f"{user_location_suffix()}: call it with async_op=False, or use the functional "
                                "collectives (torch.distributed._functional_collectives), which wait on first use")
     group = torch.distributed.group.WORLD if group is None else group
-    return torch.distributed._functional_collectives._resolve_group_name(group), torch.distributed.get_world_size(group)
+    return group_name(group), torch.distributed.get_world_size(group)
 
 
 def _write(out, result, what: str) -> None:
@@ -93,18 +94,18 @@ def _write(out, result, what: str) -> None:
 
 
 def _all_reduce_inplace(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
-    group_name, _ = _group(group, async_op, "all_reduce")
-    _write(tensor, wait(all_reduce(tensor, op.name.lower(), group_name)), "all_reduce")
+    name, _ = _group(group, async_op, "all_reduce")
+    _write(tensor, wait(all_reduce(tensor, op.name.lower(), name)), "all_reduce")
 
 
 def _all_gather_into_tensor_inplace(output_tensor, input_tensor, group=None, async_op=False):
-    group_name, size = _group(group, async_op, "all_gather_into_tensor")
-    _write(output_tensor, wait(all_gather(input_tensor, size, group_name)), "all_gather_into_tensor")
+    name, size = _group(group, async_op, "all_gather_into_tensor")
+    _write(output_tensor, wait(all_gather(input_tensor, size, name)), "all_gather_into_tensor")
 
 
 def _reduce_scatter_tensor_inplace(output, input, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
-    group_name, size = _group(group, async_op, "reduce_scatter_tensor")
-    _write(output, wait(reduce_scatter(input, op.name.lower(), size, group_name)), "reduce_scatter_tensor")
+    name, size = _group(group, async_op, "reduce_scatter_tensor")
+    _write(output, wait(reduce_scatter(input, op.name.lower(), size, name)), "reduce_scatter_tensor")
 
 
 torch_function_table[torch.distributed.all_reduce] = _all_reduce_inplace

@@ -9,7 +9,9 @@ the same:
 
 - the prefetching unit's backward, right after gathering its own parameters, reads the target's current local
   shards (:func:`local_shard`: FSDP2's ``_sharded_param_data``, which its backward would gather from), records the
-  target's all-gather input and the all-gather, and hands the pending result over (:func:`hand_over`);
+  target's all-gather input, and issues the all-gather and hands the pending result over
+  (:func:`hand_over_all_gather`), unless one is pending for the target already (two units' prefetches naming the
+  same target, one explicitly, one by default: FSDP2 gathers a unit once);
 - the target's backward all-gathers through :func:`all_gather_unless_prefetched`: the result handed over for it,
   or, where none was (a target chosen differently this call), the all-gather issued then.
 
@@ -28,11 +30,12 @@ from __future__ import annotations
 import torch
 
 from thunder.core.proxies import TensorProxy, pyval
+from thunder.distributed.engine_state import group_name, keyed_object, param_group
 from thunder.frontend.hooks import interpreted_program
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_gather_unless_prefetched", "hand_over", "hand_over_pending", "issue_all_gather", "local_shard", "prefetch",
-           "unit_key", "IMPLEMENTATIONS"]
+__all__ = ["all_gather_unless_prefetched", "hand_over_all_gather", "hand_over_pending", "handed_over", "issue_all_gather",
+           "local_shard", "prefetch", "unit_key", "IMPLEMENTATIONS"]
 
 TAGS = ("side_effect",)
 _HANDED_OVER: dict = {}  # unit key -> the pending all-gather of its parameters, issued by the unit before
@@ -46,14 +49,14 @@ def unit_key(group) -> str:
 @torchsymbol(tags=TAGS)
 def local_shard(key: str):
     """The current local shard (FSDP2's padded flat ``_sharded_param_data``) of the sharded parameter ``key``."""
-    from thunder.distributed.fsdp_gather import sharded_param
-
-    data = sharded_param(key)._sharded_param_data
+    data = keyed_object(key)._sharded_param_data
     return TensorProxy(shape=tuple(data.shape), dtype=data.dtype, device=data.device)
 
 
 @torchsymbol(tags=TAGS)
-def hand_over(pending, key: str):
+def hand_over_all_gather(a, group_size: int, group_name: str, key: str):
+    """Issues the all-gather of ``a`` and hands it over, pending, to the backward of the unit ``key``, unless one is
+    pending for it already."""
     return None
 
 
@@ -64,9 +67,17 @@ def all_gather_unless_prefetched(a, group_size: int, group_name: str, key: str):
 
 
 def read_local_shard(key: str) -> torch.Tensor:
-    from thunder.distributed.fsdp_gather import sharded_param
+    return keyed_object(key)._sharded_param_data
 
-    return sharded_param(key)._sharded_param_data
+
+def handed_over(key: str) -> bool:
+    """Whether an all-gather is pending for the unit ``key``'s backward."""
+    return key in _HANDED_OVER
+
+
+def all_gather_and_hand_over(a: torch.Tensor, group_size: int, group_name: str, key: str) -> None:
+    if key not in _HANDED_OVER:
+        hand_over_pending(torch.ops._c10d_functional.all_gather_into_tensor(a, group_size, group_name), key)
 
 
 def hand_over_pending(pending: torch.Tensor, key: str) -> None:
@@ -94,7 +105,7 @@ def _discard_all() -> None:
 
 IMPLEMENTATIONS = {
     local_shard: "thunder.distributed.fsdp_backward_prefetch.read_local_shard",
-    hand_over: "thunder.distributed.fsdp_backward_prefetch.hand_over_pending",
+    hand_over_all_gather: "thunder.distributed.fsdp_backward_prefetch.all_gather_and_hand_over",
     all_gather_unless_prefetched: "thunder.distributed.fsdp_backward_prefetch.prefetched_or_all_gather",
 }
 
@@ -104,15 +115,16 @@ def issue_all_gather(self, shards):
     """The pending all-gather of ``shards``, the unit ``self``'s (compiled on its own: the root's backward, which
     thunder does not compile, hands it over)."""
     from thunder.distributed.fsdp_gather import issue
-    from thunder.distributed.fsdp_gradients import param_group
 
     return issue(param_group(self), shards)
 
 
 def prefetch(target_group) -> None:
     """Records, in the backward trace being built, the all-gather of ``target_group``'s parameters from their
-    current shards, handed over pending to its backward."""
-    from thunder.distributed.fsdp_gather import issue, sharded_param_key
+    current shards, handed over pending to its backward (unless one is pending already)."""
+    from thunder.distributed.fsdp_gather import all_gather_input, sharded_param_key
 
     shards = [local_shard(sharded_param_key(fsdp_param)) for fsdp_param in target_group.fsdp_params]
-    hand_over(issue(target_group, shards), unit_key(target_group))
+    process_group = target_group._all_gather_process_group
+    hand_over_all_gather(all_gather_input(target_group, shards), process_group.size(), group_name(process_group),
+                         unit_key(target_group))

@@ -34,15 +34,14 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.pytree import tree_map
 from thunder.core.shapes import numel
 from thunder.core.trace import get_tracectx
+from thunder.distributed.engine_state import group_name, object_key, param_group
 from thunder.frontend.hooks import interpreted_program
 from thunder.grad.registry import register_grad
 from thunder.torch.registry import torchsymbol
 
-__all__ = ["all_gather_input", "forward_gathering", "gathered", "issue", "sharded_param", "sharded_param_key",
+__all__ = ["all_gather_input", "forward_gathering", "gathered", "issue", "sharded_param_key",
            "traced_unsharded", "unsharded_param", "unsharded_grad", "IMPLEMENTATIONS"]
 
-# FSDPParam of each sharded parameter a trace names, by its key (sharded_param_key)
-_SHARDED_PARAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 # per trace being recorded: id(sharded parameter) -> the traced unsharded parameter that stands for it
 _UNSHARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -73,15 +72,9 @@ IMPLEMENTATIONS = {unsharded_param: "thunder.distributed.fsdp_gather.use_gathere
 
 
 def sharded_param_key(fsdp_param) -> str:
-    """How a trace names an FSDP2 parameter (printed; :func:`sharded_param` looks it up when the trace runs)."""
-    key = f"{fsdp_param._param_fqn}@{id(fsdp_param)}"
-    _SHARDED_PARAMS[key] = fsdp_param
-    return key
-
-
-def sharded_param(key: str):
-    """The FSDPParam a trace names ``key``."""
-    return _SHARDED_PARAMS[key]
+    """How a trace names an FSDP2 parameter (its FSDPParam, looked up by :func:`~thunder.distributed.engine_state.keyed_object`
+    when the trace runs)."""
+    return object_key(fsdp_param, fsdp_param._param_fqn)
 
 
 def traced_unsharded(value):
@@ -104,8 +97,6 @@ def forward_gathering(self, shards, pending, next_unit, next_shards, *args, **kw
 def gather(unit, shards, pending, next_unit, next_shards, args, kwargs):
     """Records the unit's all-gather (or its wait), its copy-out, the next unit's all-gather and FSDP2's cast of
     the forward's inputs; returns (args, kwargs, the next unit's pending all-gather)."""
-    from thunder.distributed.fsdp_gradients import param_group
-
     group = param_group(unit)
     _UNSHARDED[get_tracectx()] = table = _UNSHARDED.get(get_tracectx(), {})
     params = gathered(group, issue(group, shards) if pending is None else pending)
@@ -137,7 +128,6 @@ def _cast_floats(tree, dtype):
 def issue(group, shards) -> TensorProxy:
     """Records FSDP2's all-gather input of ``shards`` and the pending all-gather of it."""
     from thunder.distributed.collectives import all_gather
-    from thunder.distributed.gradient_buckets import group_name
 
     process_group = group._all_gather_process_group
     return all_gather(all_gather_input(group, shards), process_group.size(), group_name(process_group))

@@ -31,12 +31,12 @@ from thunder.core.proxies import TensorProxy, pyval
 from thunder.core.shapes import as_ints, numel
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
 from thunder.distributed import gradient_buckets as buckets
+from thunder.distributed.engine_state import group_name, keyed_object, param_group
 from thunder.distributed.fsdp_backward_prefetch import prefetch
 from thunder.torch.registry import torchsymbol
 from thunder.transforms.transform import Transform
 
-__all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "param_group",
-           "unsupported_configuration"]
+__all__ = ["FSDPReduceScatter", "NeedsFSDPEngine", "accumulate_sharded_grad", "unsupported_configuration"]
 
 _REDUCE_DTYPES = (torch.float32, torch.bfloat16)  # FSDP2 divides other dtypes before and after the reduction
 _GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch executor runs it
@@ -44,15 +44,6 @@ _GATHERED_OP = "fsdp_gather.use_gathered"  # unsharded_param as the torch execut
 
 class NeedsFSDPEngine(UnsupportedError):
     """The backward trace cannot reduce-scatter this unit's gradients as FSDP2 would: FSDP2's engine must."""
-
-
-def param_group(unit):
-    """The unit's one FSDPParamGroup, or None (a unit with no parameters, or several parameter groups)."""
-    state = unit._get_fsdp_state()
-    groups = getattr(state, "_fsdp_param_groups", None)
-    if groups is not None and len(groups) != 1:
-        return None
-    return state._fsdp_param_group
 
 
 def unsupported_configuration(unit) -> str | None:
@@ -103,17 +94,14 @@ def accumulate_sharded_grad(shard, key: str):
 def write_sharded_grad(shard: torch.Tensor, key: str) -> None:
     """FSDP2's write of a reduced shard: the sharded parameter's new DTensor ``.grad``, or added to the one there;
     then its post-accumulate-grad hooks."""
-    from thunder.distributed.fsdp_gather import sharded_param
-
-    fsdp_param = sharded_param(key)
+    fsdp_param = keyed_object(key)
     param = fsdp_param.sharded_param
     with torch.no_grad():
         if param.grad is None:
             param.grad = fsdp_param.to_sharded_dtensor(shard)
         else:
             param.grad.to_local().add_(shard)
-    for hook in (getattr(param, "_post_accumulate_grad_hooks", None) or {}).values():
-        hook(param)
+    buckets.run_post_accumulate_grad_hooks(param)
 
 
 IMPLEMENTATIONS = {accumulate_sharded_grad: "thunder.distributed.fsdp_gradients.write_sharded_grad"}
@@ -172,7 +160,7 @@ class FSDPReduceScatter(Transform):
         issue_after = max(ready.get(g.name, -1) for g in grads)
         markers = {id(marked[key][0]) for key in keys}
         process_group = group._reduce_scatter_process_group
-        world_size, name = process_group.size(), buckets.group_name(process_group)
+        world_size, name = process_group.size(), group_name(process_group)
         new = from_trace(backward)
         with tracectx(new):
             _regather(new, group, marked, self.regathered)
@@ -208,7 +196,7 @@ def _regather(new, group, marked: dict, regathered: dict) -> None:
     shards = {key: marked[key][0].args[1] for key in keys}
     process_group = group._all_gather_process_group
     pending = all_gather_unless_prefetched(all_gather_input(group, list(shards.values())), process_group.size(),
-                                           buckets.group_name(process_group), unit_key(group))
+                                           group_name(process_group), unit_key(group))
     params = dict(zip(keys, gathered(group, pending)))
     new.args = list(new.args)
     for k, arg in enumerate(new.args):

@@ -15,6 +15,12 @@ it (see :mod:`thunder.distributed.boundaries` for when DDP's reducer does it ins
   the buffer is the trace's own, read by nothing else);
 - at the end of the backward: each bucket waited for, in issue order, and split back into the gradients' shapes.
 
+In the synchronizing step after steps under ``no_sync()`` the parameters' ``.grad`` hold the gradients accumulated
+without reduction, which DDP reduces together with the new ones: there each gradient is added to its parameter's
+``.grad`` (read when the bucket is issued, :func:`with_accumulated_grad`) before it is bucketed, and the reduced
+result written into ``.grad`` (:func:`set_reduced_grad`) instead of handed to autograd, which would add it to the
+unreduced sum; the buckets overlap the backward as in any step.
+
 Collectives are ``side_effect`` symbols: nothing moves across them, so a reduction is issued where it is written
 and the rest of the backward runs while it is in flight. Every rank issues the same buckets in the same order
 as long as every rank's backward trace is the same program (as DDP assumes that the ranks' backwards match).
@@ -28,12 +34,16 @@ that inner backward and reduce too early.
 
 from __future__ import annotations
 
+import torch
+
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceProvenance, from_trace, tracectx
+from thunder.distributed.engine_state import group_name, keyed_object, object_key
+from thunder.torch.registry import torchsymbol
 from thunder.transforms.transform import Transform
 
-__all__ = ["DDPGradientBuckets", "NeedsDDPReducer"]
+__all__ = ["DDPGradientBuckets", "NeedsDDPReducer", "set_reduced_grad", "with_accumulated_grad", "IMPLEMENTATIONS"]
 
 _ISLAND_BACKWARD = "torch.thunder.grad.torch_island.backward"  # PyTorch's autograd run inside thunder's backward
 
@@ -42,14 +52,57 @@ class NeedsDDPReducer(UnsupportedError):
     """The backward trace cannot all-reduce this program's gradients as DDP would: DDP's reducer must."""
 
 
+# reads and writes of a parameter's .grad, where the trace runs: every rank's backward does them in one place
+TAGS = ("side_effect",)
+
+
+@torchsymbol(tags=TAGS)
+def with_accumulated_grad(grad, key: str):
+    """``grad`` plus the gradient accumulated in the ``.grad`` of the parameter ``key`` (none: ``grad``)."""
+    return TensorProxy(shape=tuple(grad.shape), dtype=grad.dtype, device=grad.device)
+
+
+@torchsymbol(tags=TAGS)
+def set_reduced_grad(grad, key: str):
+    """Writes the reduced ``grad`` into the ``.grad`` of the parameter ``key``, as DDP's reducer does."""
+    return None
+
+
+def add_accumulated_grad(grad: torch.Tensor, key: str) -> torch.Tensor:
+    accumulated = keyed_object(key).grad
+    return grad if accumulated is None else accumulated + grad
+
+
+def write_reduced_grad(grad: torch.Tensor, key: str) -> None:
+    param = keyed_object(key)
+    with torch.no_grad():
+        if param.grad is None:
+            param.grad = grad
+        else:
+            param.grad.copy_(grad)
+    run_post_accumulate_grad_hooks(param)
+
+
+def run_post_accumulate_grad_hooks(param) -> None:
+    """The parameter's post-accumulate-grad hooks, which autograd runs after it accumulates a gradient."""
+    for hook in (getattr(param, "_post_accumulate_grad_hooks", None) or {}).values():
+        hook(param)
+
+
+IMPLEMENTATIONS = {with_accumulated_grad: "thunder.distributed.gradient_buckets.add_accumulated_grad",
+                   set_reduced_grad: "thunder.distributed.gradient_buckets.write_reduced_grad"}
+
+
 class DDPGradientBuckets(Transform):
-    """Writes ``ddp``'s bucketed gradient all-reduce into the backward trace of its module."""
+    """Writes ``ddp``'s bucketed gradient all-reduce into the backward trace of its module. ``accumulated``: the
+    reduction of the synchronizing step after ``no_sync()`` steps, of each gradient plus the parameter's ``.grad``,
+    written into ``.grad``."""
 
     segments_error = NeedsDDPReducer
     remedy_on_segments = "DDP's reducer reduces the gradients of such a program, outside the trace"
 
-    def __init__(self, ddp):
-        self.ddp = ddp
+    def __init__(self, ddp, *, accumulated: bool = False):
+        self.ddp, self.accumulated = ddp, accumulated
 
     def transform_backward_pre_lowering(self, backward, *, inputs, differentiable_inputs, **kwargs):
         import time
@@ -74,14 +127,16 @@ class DDPGradientBuckets(Transform):
 
         ready = ready_positions(backward)
         order = sorted(outputs, key=lambda key: max(ready.get(backward.output[k].name, -1) for k in outputs[key]))
-        # each bucket: the output positions of each of its parameters' gradients
-        buckets = [[outputs[order[b]] for b in bucket]
+        # each bucket: the output positions of each of its parameters' gradients, and the parameter's key where the
+        # trace reads and writes its .grad
+        keys = {key: object_key(params[key][1], params[key][0]) if self.accumulated else None for key in order}
+        buckets = [[(outputs[order[b]], keys[order[b]]) for b in bucket]
                    for bucket in _bucket_assignment(self.ddp, [params[key][1] for key in order])]
         issued_after: dict[int, list[int]] = {}  # bound symbol index (-1: before the first) -> buckets issued then
         position = -1
         for i, bucket in enumerate(buckets):
             # after its last gradient, and not before the bucket before it: every rank issues them in one order
-            position = max(position, *(ready.get(backward.output[k].name, -1) for ks in bucket for k in ks))
+            position = max(position, *(ready.get(backward.output[k].name, -1) for ks, _ in bucket for k in ks))
             issued_after.setdefault(position, []).append(i)
 
         new = from_trace(backward)
@@ -152,36 +207,40 @@ def _bucket_assignment(ddp, parameters: list) -> list[list[int]]:
     return buckets
 
 
-def group_name(group) -> str:
-    from torch.distributed._functional_collectives import _resolve_group_name
-
-    return _resolve_group_name(group)
-
-
-def _issue(backward, members: list[list[int]], world_size: int, group_name: str) -> TensorProxy:
-    """Records the flattening, scaling and all-reduce of one bucket; returns the pending all-reduce's output."""
+def _issue(backward, members: list, world_size: int, group_name: str) -> TensorProxy:
+    """Records the flattening, scaling and all-reduce of one bucket (``members``: each parameter's gradient
+    positions, and its key where its .grad is added); returns the pending all-reduce's output."""
     import thunder.torch as ltorch
     from thunder.distributed.collectives import all_reduce_temporary
 
-    # a parameter passed as several arguments: DDP reduces its accumulated gradient
-    flat = [ltorch.reshape(summed_gradient(backward, positions), (-1,)) for positions in members]
+    flat = []
+    for positions, key in members:
+        # a parameter passed as several arguments: DDP reduces its accumulated gradient
+        grad = summed_gradient(backward, positions)
+        if key is not None:
+            grad = with_accumulated_grad(grad, key)
+        flat.append(ltorch.reshape(grad, (-1,)))
     buffer = flat[0] if len(flat) == 1 else ltorch.cat(flat, 0)
     if world_size != 1:
         buffer = ltorch.mul(buffer, 1.0 / world_size)
     return all_reduce_temporary(buffer, "sum", group_name)
 
 
-def _unpack(backward, members: list[list[int]], reduced: TensorProxy, new_output: list) -> None:
-    """Records the wait of one bucket and its gradients' views of it, as outputs of the backward."""
+def _unpack(backward, members: list, reduced: TensorProxy, new_output: list) -> None:
+    """Records the wait of one bucket and its gradients' views of it, as outputs of the backward (or written into
+    the parameters' .grad, where they were added to it)."""
     import thunder.torch as ltorch
     from thunder.distributed.collectives import wait
 
     done = wait(reduced)
-    firsts = [backward.output[positions[0]] for positions in members]
+    firsts = [backward.output[positions[0]] for positions, _ in members]
     sizes = [int(_numel(g)) for g in firsts]
     pieces = (done,) if len(members) == 1 else ltorch.split(done, sizes)
-    for positions, grad, piece in zip(members, firsts, pieces):
-        new_output[positions[0]] = piece if grad.ndim == 1 else ltorch.reshape(piece, tuple(grad.shape))
+    for (positions, key), grad, piece in zip(members, firsts, pieces):
+        piece = piece if grad.ndim == 1 else ltorch.reshape(piece, tuple(grad.shape))
+        if key is not None:
+            set_reduced_grad(piece, key)
+        new_output[positions[0]] = piece if key is None else None
         for k in positions[1:]:  # the autograd node gives the parameter its gradient once
             new_output[k] = None
 

@@ -244,10 +244,10 @@ def thunder_register_implementations(get_executor):
 
     torch_grad.register(ex)  # eager's backward kernels, through the API every executor uses
     if torch.distributed.is_available():  # the collectives' symbols, registered with the executor (import: ~70 ms)
-        from thunder.distributed import collectives, fsdp_backward_prefetch, fsdp_gather, fsdp_gradients
+        from thunder.distributed import collectives, fsdp_backward_prefetch, fsdp_gather, fsdp_gradients, gradient_buckets
 
         implementations = (collectives.IMPLEMENTATIONS | fsdp_gather.IMPLEMENTATIONS | fsdp_gradients.IMPLEMENTATIONS
-                           | fsdp_backward_prefetch.IMPLEMENTATIONS)
+                           | fsdp_backward_prefetch.IMPLEMENTATIONS | gradient_buckets.IMPLEMENTATIONS)
         for sym, path in implementations.items():
             register(sym.id, path)
     register("prims.item", "torch.Tensor.item")
