@@ -80,7 +80,8 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
     def name(p):
         return rename.get(p.name, p).name
 
-    for b in bsyms:
+    dropped_zeros = {}  # index -> an op dropped for making a zero
+    for index, b in enumerate(bsyms):
         as_written = b  # its readers were counted with its out= buffer
         out_buffer = b.kwargs.get("out")
         if isinstance(out_buffer, Proxy) and (name(out_buffer) in made_zero or out_buffer.name in rename
@@ -95,11 +96,12 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
         if operands & cotangents:
             cotangents |= outs
         if not operands & zero:
-            kept.append(b)
+            kept.append((index, b))
             continue
         if not nonzero:
             zero |= outs  # every cotangent term is zero: so is the result
             made_zero |= outs
+            dropped_zeros[index] = b
             continue
         other = _droppable_sum(as_written, zero, name, producer, readers, returned)
         if other is None and operands & made_zero:
@@ -112,12 +114,30 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
             b = _plus_negative_zero(b, zero, name)
             if b is None:
                 return None  # a zero this backward no longer computes would have to be made
-        kept.append(b)
+        kept.append((index, b))
     if not made_zero and not rename:
         return None
-    if {name(p) for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)} & made_zero:
-        return None  # a gradient that is all zero terms: returned as the zeros it computes, as before
-    return _specialized(backward_trace, kept, rename, returned, zero_names)
+    zero_gradients = {name(p) for p in tree_flatten(backward_trace.output)[0] if isinstance(p, Proxy)} & made_zero
+    if zero_gradients:
+        # a gradient that is all zero terms is still computed from the zeros, as before (eager gives zeros where the
+        # input reaches a used output through a zero derivative, floor's); only the ops it needs, so the zero terms
+        # of the other gradients stay dropped (computed, they could be NaN: std over one element, fuzz seed 1796)
+        kept.extend(_computing(zero_gradients, dropped_zeros))
+        kept.sort(key=lambda entry: entry[0])
+    return _specialized(backward_trace, [b for _, b in kept], rename, returned, zero_names)
+
+
+def _computing(names: set, ops: dict) -> list:
+    """The (index, op) entries of ``ops`` that the values ``names`` are computed by, directly or through each other."""
+    made_by = {o.name: i for i, b in ops.items() for o in b.flat_proxy_outs}
+    needed, pending = set(), [made_by[n] for n in names if n in made_by]
+    while pending:
+        i = pending.pop()
+        if i in needed:
+            continue
+        needed.add(i)
+        pending.extend(made_by[a.name] for a in ops[i].flat_proxy_args if a.name in made_by)
+    return [(i, ops[i]) for i in needed]
 
 
 def _defined_or_written(b, name) -> set[str]:
