@@ -17,12 +17,10 @@ def test_fuzz_520255_an_unused_segment_output_over_a_zero_division_leaves_no_nan
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 530077: after the caller's update of v1 = sigmoid(t1), eager's backward "
-                   "fails first at gather's node, which saved its input v2 = v1[1:] ('[torch.DoubleTensor [1, 2]] is at "
-                   "version 1'); thunder's gather gradient needs no input, so its node saves only sigmoid's result and "
-                   "names that ([2, 2]). Both raise; the message differs. Fix: the backward saves what eager's saves "
-                   "for gather/take_along_dim (their input), checked in eager's backward order")
 def test_fuzz_530077_the_callers_update_fails_the_backward_at_gathers_saved_input():
+    # after the caller's update of v1 = sigmoid(t1), eager's backward fails first at gather's node, which saved its
+    # input v2 = v1[1:]; thunder's gather gradient needs no input: its node keeps v2 all the same and checks it in
+    # eager's order (tests/test_saved_like_eager.py has the kind)
     outcome = run_program(generate(530077, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 

@@ -392,19 +392,27 @@ _LEGACY_TENSOR_TYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.in
                                   torch.float32, torch.float64})
 
 
+def _made_by(t: torch.Tensor) -> str:
+    """The node eager's message names for the saved tensor ``t``: an input the node saved names the node that made it
+    now, as eager's does (CopySlices after an update through a view); a tensor the node made has no grad_fn here,
+    where eager names the op inside."""
+    try:
+        node = t.grad_fn
+    except RuntimeError:  # a view the forward made (without grad) of memory updated since: eager's view, made with
+        # grad of a tensor requiring it, is regenerated as an as_strided of its base
+        return ", which is output 0 of AsStrided," if t._base.requires_grad else ""
+    return f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
+
+
 def _check_versions(saved, versions) -> None:
     for t, v in zip(saved, versions):
         if t._version != v:
             # eager's message (torch/csrc/autograd/saved_variable.cpp)
             kind = t.type() if t.dtype in _LEGACY_TENSOR_TYPES else \
                 f"{t.device.type.upper()}{dtypes.torch_scalar_name(dtypes.to_dtype(t.dtype))}Type"
-            # an input the node saved names the node that made it now, as eager's does (CopySlices after an update
-            # through a view); a tensor the node made has no grad_fn here, where eager names the op inside
-            node = t.grad_fn
-            made_by = f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{kind} {list(t.shape)}]{made_by} is at version {t._version}; expected version {v} instead. Hint: "
+                f"[{kind} {list(t.shape)}]{_made_by(t)} is at version {t._version}; expected version {v} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
