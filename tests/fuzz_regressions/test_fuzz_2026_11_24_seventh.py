@@ -66,13 +66,11 @@ def test_fuzz_591771_one_of_unbinds_views_returned_by_a_segmented_program_is_one
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 600716 (grad fraction 1.0, pre-existing on main): `t0[[0, 1]] = 2; "
-                   "t1.fill_(True); t0.fill_(True)` on bool inputs: CSE merges the two fills into one value t3, the "
-                   "snapshot pass clones it before its copy into t1, and the trace after executor dispatch has that "
-                   "clone after the copy of t3 into t0 (copy_to_out_ promises t3 is not read afterwards): the in-place copy check "
-                   "refuses the trace (a crash; the values would be right). Fix: dispatch (its reordering) keeps "
-                   "every read of a copy_to_out_'s value before the copy")
 def test_fuzz_600716_a_snapshot_of_a_merged_fill_is_scheduled_after_the_copy_that_consumes_it():
+    # grad fraction 1.0: `t0[[0, 1]] = 2; t1.fill_(True); t0.fill_(True)` on bool inputs: CSE merges the two fills into
+    # one value t3, the snapshot pass clones it before its copy into t1; the torch executor's chain schedule ran that
+    # clone after the copy of t3 into t0 (copy_to_out_ promises t3 is not read afterwards) and the in-place copy check
+    # refused the trace. A copy_to_out_ writes its value's memory too: the schedule keeps every read of it before
     outcome = run_program(generate(600716, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
