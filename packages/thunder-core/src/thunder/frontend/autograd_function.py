@@ -655,10 +655,16 @@ def view_made_outside(t, flat, args):
     on that tensor, as in eager."""
     if not isinstance(t, torch.Tensor) or not t._is_view():
         return t
-    base = t._base
-    if base.dtype != t.dtype or not (any(base is a for a in args) or any(base is o for o in flat)):
+    base = t._base  # the end of the chain of views: also where that tensor is itself a view (a segment's input, a
+    # view of a temporary an earlier segment's node returned), made of it as eager's view of the temporary is
+    if base.dtype != t.dtype or base.requires_grad != t.requires_grad or not (
+            any(_same_base(a, base) for a in args) or any(_same_base(o, base) for o in flat)):
         return t
     return base.as_strided(t.size(), t.stride(), t.storage_offset())
+
+
+def _same_base(a, base) -> bool:
+    return a is base or (isinstance(a, torch.Tensor) and a._base is base)
 
 
 def passthrough_outputs(split) -> tuple:
