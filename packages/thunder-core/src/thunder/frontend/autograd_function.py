@@ -296,7 +296,7 @@ def _saved_needed_by(backward_trace, n_saved: int, cotangents: dict) -> tuple:
     unused)."""
     origin = {p.name: {i} for i, p in enumerate(backward_trace.args[:n_saved]) if isinstance(p, Proxy)}
     needed = [frozenset()] * n_saved
-    for b in backward_trace.bound_symbols:
+    for b in _data_flow(backward_trace.bound_symbols):
         saved = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args))
         meets = frozenset().union(*(cotangents.get(a.name, ()) for a in b.flat_proxy_args))
         if meets:
@@ -311,7 +311,7 @@ def _saved_needed_by(backward_trace, n_saved: int, cotangents: dict) -> tuple:
 def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
     """name -> the union of ``deps`` of the values each value of ``trace`` is computed from (``through_grad_only``:
     through tensors that require grad, as eager's autograd graph)."""
-    for b in trace.bound_symbols:
+    for b in _data_flow(trace.bound_symbols):
         d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
         if not d:
             continue
@@ -322,6 +322,20 @@ def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
             if not through_grad_only or (isinstance(o, TensorProxy) and o.requires_grad):
                 deps[o.name] = deps.get(o.name, frozenset()) | d
     return deps
+
+
+def _data_flow(bsyms):
+    """``bsyms`` with each fusion (or other composite) replaced by the symbols inside it where those compute all its
+    outputs: a fusion region joins computations that share no data (the gradients of two inputs from two different
+    outputs' cotangents), which taken as one would make each depend on both (fuzz seed 7297 with Inductor: an
+    input read only by dead code got a zero gradient where eager's is None)."""
+    for b in bsyms:
+        inner = list(_data_flow(b.subsymbols)) if b.subsymbols else ()
+        made = {o.name for s in inner for o in s.flat_proxy_outs}
+        if inner and all(o.name in made for o in b.flat_proxy_outs):
+            yield from inner
+        else:
+            yield b
 
 
 def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
