@@ -228,31 +228,67 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
 
 
 _DOUBLE_BACKWARD = (
-    "thunder.jit: differentiating the gradient of a jitted function (torch.autograd.grad or backward with "
-    "create_graph=True, then a second backward) is not supported yet: its compiled backward is not itself "
-    "differentiated. Compute the higher-order gradient without thunder.jit, or file an issue")
+    "thunder.jit: differentiating the gradient of a jitted function (computed with create_graph=True{where}) again, "
+    "by a second backward through it, torch.autograd.functional.hessian or a gradient penalty, is not supported: "
+    "thunder's compiled backward is not itself differentiated.{early} Compute higher-order gradients with the function "
+    "not jitted, or jit only a part of it whose first-order gradient is all you need (docs/higher-order.md)")
+# where an input of the node is made by an op, the gradient cannot be tied to it: refused at the first backward
+_EARLY = (" Refused already at create_graph=True: an input of the jitted function is made by an op (not a leaf), which "
+          "its gradient cannot be tied to so as to refuse only the second differentiation.")
 
 
 def _backward_creating_graph(ctx, *cotangents, backward=None):
     """The backward under ``create_graph=True``: first-order gradients as usual; where an input requires grad they
-    require grad too (as eager's), through a node that raises thunder's reason if a second backward reaches it,
-    never a gradient silently cut off from its inputs. ``backward``: the node's first-order backward (``_backward``
-    when None)."""
+    require grad too (as eager's), through a node that raises thunder's reason if a second differentiation reaches
+    it, never a gradient silently cut off from its inputs (which ``torch.autograd.grad(..., allow_unused=True)``, as
+    in ``torch.autograd.functional.hessian``, reads as zero). That node's edges go to the inputs themselves; an
+    input made by an op (not a leaf) is no tensor this backward can reach, so there the reason is raised at once.
+    ``backward``: the node's first-order backward (``_backward`` when None)."""
     with torch.no_grad():
         grads = (backward or _backward)(ctx, *cotangents)
     if not any(ctx.needs_input_grad) or all(g is None for g in grads):
         return grads
-    error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
+    where = _user_location()
+    # the node's edges, to its tensor inputs that require grad (in order: those ``needs_input_grad`` marks; the
+    # others have none or an empty one): a leaf's accumulator holds the leaf
+    edges = iter([node for node, _ in torch._C._current_autograd_node().next_functions if node is not None])
+    inputs = [getattr(next(edges), "variable", None) if needed else None for needed in ctx.needs_input_grad]
+    if any(g is not None and x is None for g, x in zip(grads, inputs)):
+        raise UnsupportedError(_DOUBLE_BACKWARD.format(where=where, early=_EARLY))
+    message = _DOUBLE_BACKWARD.format(where=where, early="")
+    # each gradient tied to every input (it may depend on any of them: x's on w in ``(x * w).sum()``)
+    leaves = [x for x in inputs if x is not None]
+    return tuple(None if g is None else _RefusesDifferentiation.apply(message, g, *leaves) for g in grads)
 
-    def fake_requires_grad(g):
-        if g is None:
-            return None
-        g = g.detach()
-        g.requires_grad = True
-        return g
 
-    out = error(*[fake_requires_grad(g) for g in grads])
-    return out if isinstance(out, tuple) else (out,)
+class _RefusesDifferentiation(torch.autograd.Function):
+    """``g`` (a first-order gradient) as a value computed from the node's inputs, whose differentiation raises
+    thunder's reason."""
+
+    @staticmethod
+    def forward(ctx, message, g, *inputs):
+        ctx.message = message
+        return g.view_as(g)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise UnsupportedError(ctx.message)
+
+
+def _user_location() -> str:
+    """`` at file:line (`source`)``: the user's line that asked for the gradient (the first frame outside torch and
+    thunder), or '' where there is none."""
+    import linecache
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not any(part in name for part in ("/torch/", "/thunder/", "<thunder")):
+            line = linecache.getline(name, frame.f_lineno).strip()
+            return f" at {name}:{frame.f_lineno}" + (f" (`{line}`)" if line else "")
+        frame = frame.f_back
+    return ""
 
 
 def _with_zeros(ctx, compiled, cotangents, positions) -> list:
