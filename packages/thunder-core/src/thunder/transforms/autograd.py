@@ -501,13 +501,18 @@ class _Differentiator:
                 seen.add(g.name)
                 saved.append(g)
         # sizes read inside decompositions (``reshape(t, -1)`` computes ``s2 * s3``) come out when the backward
-        # is dispatched: they are saved too
-        inner_defined = {o.name for s in _walk(bw.bound_symbols) for o in s.flat_proxy_outs} | defined
-        for s in _walk(bw.bound_symbols):
-            for p in s.flat_proxy_args:
-                if isinstance(p, NumberProxy) and p.name not in inner_defined and p.name not in seen:
-                    seen.add(p.name)
-                    saved.append(p)
+        # is dispatched: they are saved too, also where a later symbol defines the size again (a recomputed slice's
+        # length, fuzz seed 700874: read before that, it was unbound)
+        inner_defined = {c.name for c in cot_args}
+        for s in bw.bound_symbols:
+            for sub in _walk(s.subsymbols):
+                for p in sub.flat_proxy_args:
+                    if isinstance(p, NumberProxy) and p.name not in inner_defined and p.name not in seen:
+                        seen.add(p.name)
+                        saved.append(p)
+                inner_defined.update(o.name for o in sub.flat_proxy_outs)
+            inner_defined.update(o.name for o in s.flat_proxy_outs)
+            inner_defined.update(o.name for d in s.number_definitions() for o in d.flat_proxy_outs)
         bw.args = saved + cot_args
         return bw, positions, differentiable_inputs
 
