@@ -41,8 +41,9 @@ def test_a_sliced_length_read_by_an_earlier_gradient_under_symbolic_values(op):
                    "the caller's update of v4 bumps v1's version; eager's mm saved mat2 = weight.t() and its message names "
                    "that view ([2, 3]), thunder's linear gradient reads the weight itself ([3, 2]). Both raise; the "
                    "sizes differ. Saving weight.t() from the forward is undone by rematerialization (a view is "
-                   "recomputed from its saved base); fix: the node's version check reports a saved tensor as eager's "
-                   "view of it (or remat keeps views, which hold no memory of their own)")
+                   "recomputed from its saved base), and kept it holds FSDP zero3's unsharded weight for the backward "
+                   "(tests/distributed: no regather); fix: the node's version check reports the saved weight as "
+                   "eager's transposed view of it")
 def test_fuzz_710694_the_callers_update_of_linears_weight_names_the_transposed_view_eager_saved():
     outcome = run_program(generate(710694, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
