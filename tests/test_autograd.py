@@ -1438,3 +1438,57 @@ def test_autograd_hooks_inside_are_refused_with_the_line_or_raise_eagers_error(f
             with pytest.raises(RuntimeError) as got:
                 thunder.jit(fn)(inputs)
         assert type(got.value) is type(eager.value) and str(got.value) == str(eager.value), name
+
+
+def _sin_times(x, w):
+    return (x.sin() * x * w).sum()
+
+
+def _grad_of_grad_wrt_the_same_input(fn, x, w):
+    (g,) = torch.autograd.grad(fn(x, w), x, create_graph=True)
+    return torch.autograd.grad(g.sum(), x)
+
+
+def _grad_of_grad_wrt_another_input(fn, x, w):  # x's gradient depends on w
+    (g,) = torch.autograd.grad(fn(x, w), x, create_graph=True)
+    return torch.autograd.grad(g.sum(), w)
+
+
+def _backward_creating_graph_then_backward(fn, x, w):
+    fn(x, w).backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.sum().backward()
+    return x.grad
+
+
+def _functional_hessian(fn, x, w):  # grad(..., allow_unused=True): an unconnected gradient would read as zeros
+    return torch.autograd.functional.hessian(lambda x: fn(x, w), x.detach())
+
+
+def _gradient_penalty(fn, x, w):
+    (g,) = torch.autograd.grad(fn(x, w), x, create_graph=True)
+    (g.norm() - 1).pow(2).backward()
+    return w.grad
+
+
+DOUBLE = [_grad_of_grad_wrt_the_same_input, _grad_of_grad_wrt_another_input,
+          _backward_creating_graph_then_backward, _functional_hessian, _gradient_penalty]
+
+
+@pytest.mark.parametrize("how", DOUBLE, ids=lambda f: f.__name__.strip("_"))
+def test_a_second_differentiation_of_a_jitted_gradient_is_refused_naming_the_users_line(how):
+    # eager computes a higher-order gradient; thunder's backward is not itself differentiated: its own error, with the
+    # line that asked for the first gradient, never torch's "appears to not have been used in the graph" nor zeros
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    how(_sin_times, x, w)  # eager runs it
+    with pytest.raises(UnsupportedError, match="differentiating the gradient of a jitted function") as raised:
+        how(thunder.jit(_sin_times), torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True))
+    assert "test_autograd.py" in str(raised.value) and "create_graph=True" in str(raised.value)
+
+
+def test_create_graph_with_an_input_made_by_an_op_is_refused_at_once():
+    leaf = torch.randn(3, requires_grad=True)
+    with pytest.raises(UnsupportedError, match="made by an op") as raised:
+        torch.autograd.grad(thunder.jit(_sin_times)(leaf * 2, leaf), leaf, create_graph=True)
+    assert "leaf * 2" in str(raised.value)  # the user's line

@@ -4,6 +4,7 @@ one PyTorch forbids updating ("Output 0 of ThunderAutogradFunction is a view and
 the node hands over views of its inputs and of its other outputs as views made outside it, and a view of memory
 nothing else returned holds as a plain alias of it (frontend/autograd_function.py)."""
 
+import contextlib
 import re
 
 import pytest
@@ -344,10 +345,32 @@ def test_a_result_updated_by_the_caller_fails_the_backward_where_eagers_does(op)
         torch.testing.assert_close(actual, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="under saved-tensor hooks each segment is its own node: the temporary two "
-                   "returned views share, made by a segment before the last, is not returned by that segment's node, "
-                   "so PyTorch refuses the caller's update ('Output 1 of ThunderAutogradFunction is a view and its "
-                   "base or another view of its base has been modified inplace')")
 def test_views_of_a_temporary_made_before_a_split_under_saved_tensor_hooks():
+    # under saved-tensor hooks each segment is its own node: the second returns a view of its input c, itself a view
+    # of the temporary the first node returned; made outside the node from that temporary (the input's own base),
+    # as eager's view of it, the caller may update the other view
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         _assert_like_eager(_segmented_two_views_taken_before_the_read, "mul_ of the first view", False)
+
+
+def _views_of_an_input(x):
+    return x[0:2], x[1:]
+
+
+@pytest.mark.parametrize("hooks", [False, True], ids=["", "under saved-tensor hooks"])
+@pytest.mark.parametrize("update", list(UPDATES))
+@pytest.mark.parametrize("fn", [*_SPLIT_AT_THE_READ, _segmented_one_of_chunks_of_a_temporary,
+                                _segmented_output_and_its_slice, _views_of_an_input],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_views_of_an_input_that_is_itself_a_view_like_eager(fn, update, hooks):
+    # the input a view the caller made of a temporary: the node's views of it are made outside from that temporary
+    jfn = thunder.jit(fn)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t) if hooks else contextlib.nullcontext():
+        expected = _run(lambda x: fn(x[0:]), UPDATES[update], False)
+        actual = _run(lambda x: jfn(x[0:]), UPDATES[update], False)
+    if expected[0] == "raised":
+        assert actual[0] == "raised" and actual[1] is expected[1], actual
+        assert _same_message(actual[2], expected[2]), (actual[2], expected[2])
+        return
+    assert actual[0] != "raised", actual[2]
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0)

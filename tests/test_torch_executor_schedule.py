@@ -2,6 +2,7 @@
 chains run one after another (small alike ones in lockstep, by foreach calls), writes stay after every read of the
 memory they overwrite. That optimizer steps stay eager's bit for bit is tests/test_optimizers.py."""
 
+import pytest
 import torch
 
 import thunder
@@ -128,3 +129,49 @@ def test_nothing_moves_across_a_grad_mode_switch():
         ea1, eb2 = f(x, y, w)
     assert b2.requires_grad and eb2.requires_grad and not a1.requires_grad
     torch.testing.assert_close((a1, b2), (ea1, eb2), rtol=0, atol=0)
+
+
+def _fills_merged(t0, t1):  # fuzz seed 600716: CSE merges the fills; a snapshot clones one before its copy
+    t0[[0, 1]] = 2
+    t1.fill_(True)
+    t0.fill_(True)
+    return t0
+
+
+def _one_constant_copied_into_two_inputs(a, b):
+    z = torch.zeros(2, dtype=a.dtype)
+    a.copy_(z)
+    b.add_(1)
+    b.copy_(z)
+    return a + b
+
+
+def _a_fill_read_after_its_copy_into_another_input(a, b):
+    a.fill_(3.0)
+    b.mul_(2)
+    b.fill_(3.0)
+    return a * b
+
+
+def _a_constant_copied_into_an_input_and_read_by_another_chain(a, b):
+    a.mul_(2)  # the chain of a's writes starts first
+    z = torch.ones(2, dtype=a.dtype)
+    w = z * b  # another chain reads the constant
+    a.copy_(z)
+    return w
+
+
+@pytest.mark.parametrize("fn", [_fills_merged, _one_constant_copied_into_two_inputs,
+                                _a_fill_read_after_its_copy_into_another_input,
+                                _a_constant_copied_into_an_input_and_read_by_another_chain])
+def test_every_read_of_a_copied_value_runs_before_the_copy(fn):
+    # copy_to_out_(t, out=x) lets x alias t from there on: the schedule must keep every other read of t before it
+    # (the in-place copy check refuses the trace otherwise), and the inputs end as eager's
+    dtype = torch.bool if fn is _fills_merged else torch.float32
+    make = lambda: (torch.tensor([True, False]).to(dtype), torch.tensor([False, True]).to(dtype))  # noqa: E731
+    eager_args, thunder_args = make(), make()
+    expected = fn(*eager_args)
+    got = thunder.jit(fn)(*thunder_args)
+    torch.testing.assert_close(got, expected)
+    for e, t in zip(eager_args, thunder_args):
+        torch.testing.assert_close(t, e)

@@ -17,12 +17,10 @@ def test_fuzz_520255_an_unused_segment_output_over_a_zero_division_leaves_no_nan
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 530077: after the caller's update of v1 = sigmoid(t1), eager's backward "
-                   "fails first at gather's node, which saved its input v2 = v1[1:] ('[torch.DoubleTensor [1, 2]] is at "
-                   "version 1'); thunder's gather gradient needs no input, so its node saves only sigmoid's result and "
-                   "names that ([2, 2]). Both raise; the message differs. Fix: the backward saves what eager's saves "
-                   "for gather/take_along_dim (their input), checked in eager's backward order")
 def test_fuzz_530077_the_callers_update_fails_the_backward_at_gathers_saved_input():
+    # after the caller's update of v1 = sigmoid(t1), eager's backward fails first at gather's node, which saved its
+    # input v2 = v1[1:]; thunder's gather gradient needs no input: its node keeps v2 all the same and checks it in
+    # eager's order (tests/test_saved_like_eager.py has the kind)
     outcome = run_program(generate(530077, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
@@ -68,13 +66,11 @@ def test_fuzz_591771_one_of_unbinds_views_returned_by_a_segmented_program_is_one
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 600716 (grad fraction 1.0, pre-existing on main): `t0[[0, 1]] = 2; "
-                   "t1.fill_(True); t0.fill_(True)` on bool inputs: CSE merges the two fills into one value t3, the "
-                   "snapshot pass clones it before its copy into t1, and the trace after executor dispatch has that "
-                   "clone after the copy of t3 into t0 (copy_to_out_ promises t3 is not read afterwards): the in-place copy check "
-                   "refuses the trace (a crash; the values would be right). Fix: dispatch (its reordering) keeps "
-                   "every read of a copy_to_out_'s value before the copy")
 def test_fuzz_600716_a_snapshot_of_a_merged_fill_is_scheduled_after_the_copy_that_consumes_it():
+    # grad fraction 1.0: `t0[[0, 1]] = 2; t1.fill_(True); t0.fill_(True)` on bool inputs: CSE merges the two fills into
+    # one value t3, the snapshot pass clones it before its copy into t1; the torch executor's chain schedule ran that
+    # clone after the copy of t3 into t0 (copy_to_out_ promises t3 is not read afterwards) and the in-place copy check
+    # refused the trace. A copy_to_out_ writes its value's memory too: the schedule keeps every read of it before
     outcome = run_program(generate(600716, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 

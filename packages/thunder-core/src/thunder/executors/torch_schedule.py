@@ -21,7 +21,7 @@ from __future__ import annotations
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.shapes import numel
 from thunder.core.trace import from_trace
-from thunder.executors.torch_copies import Sets, memory_sets
+from thunder.executors.torch_copies import Sets, _is_copy, memory_sets
 from thunder.executors.torch_stores import torch_operator
 
 __all__ = ["run_chains_one_by_one"]
@@ -63,8 +63,11 @@ def _chains(segment, memory, torch_ex) -> list:
                 joined.union(i, j)
         for o in b.flat_proxy_outs:
             producer[o.name] = i
-    # every op touching memory that the segment writes goes in one chain: their order is kept
+    # every op touching memory that the segment writes goes in one chain: their order is kept. A copy_to_out_ writes
+    # its computed value's memory too (``out`` may alias it from there on): every other read of that value, a
+    # snapshot's clone of a fill CSE merged with the copied one, stays before the copy
     written = {memory.find(b.kwargs["out"].name) for b in segment if "out" in b.kwargs}
+    written |= {memory.find(b.args[0].name) for b in segment if _is_copy(b) and isinstance(b.args[0], TensorProxy)}
     first_toucher: dict = {}
     for i, b in enumerate(segment):
         for p in (*b.flat_proxy_args, *b.flat_proxy_outs):

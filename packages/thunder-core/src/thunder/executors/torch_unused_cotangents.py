@@ -36,6 +36,12 @@ _NEW_TENSOR = frozenset({"torch.matmul", "torch.nn.functional.linear", "torch.ca
                          "torch.index_select"})
 
 
+# an island's backward (grad/torch_island.py): PyTorch's autograd on the op's recorded graph, which, given None for
+# the cotangent of an output, never reaches what only that output depends on, as eager (an input only it reads
+# gets None, not zeros)
+_ISLAND_BACKWARD = "thunder.grad.torch_island.backward"
+
+
 def _shape_key(p: TensorProxy) -> tuple:
     return tuple(d if isinstance(d, int) else ("sym", d.name) for d in p.shape)
 
@@ -102,6 +108,10 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
             zero |= outs  # every cotangent term is zero: so is the result
             made_zero |= outs
             dropped_zeros[index] = b
+            continue
+        if _printed(b) == _ISLAND_BACKWARD:  # PyTorch's autograd takes None for an unused output's cotangent
+            kept.append(b.replace(args=(b.args[0], tuple(None if isinstance(c, Proxy) and name(c) in zero else c
+                                                         for c in b.args[1]))))
             continue
         other = _droppable_sum(as_written, zero, name, producer, readers, returned)
         if other is None and operands & made_zero:

@@ -228,31 +228,67 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
 
 
 _DOUBLE_BACKWARD = (
-    "thunder.jit: differentiating the gradient of a jitted function (torch.autograd.grad or backward with "
-    "create_graph=True, then a second backward) is not supported yet: its compiled backward is not itself "
-    "differentiated. Compute the higher-order gradient without thunder.jit, or file an issue")
+    "thunder.jit: differentiating the gradient of a jitted function (computed with create_graph=True{where}) again, "
+    "by a second backward through it, torch.autograd.functional.hessian or a gradient penalty, is not supported: "
+    "thunder's compiled backward is not itself differentiated.{early} Compute higher-order gradients with the function "
+    "not jitted, or jit only a part of it whose first-order gradient is all you need (docs/higher-order.md)")
+# where an input of the node is made by an op, the gradient cannot be tied to it: refused at the first backward
+_EARLY = (" Refused already at create_graph=True: an input of the jitted function is made by an op (not a leaf), which "
+          "its gradient cannot be tied to so as to refuse only the second differentiation.")
 
 
 def _backward_creating_graph(ctx, *cotangents, backward=None):
     """The backward under ``create_graph=True``: first-order gradients as usual; where an input requires grad they
-    require grad too (as eager's), through a node that raises thunder's reason if a second backward reaches it,
-    never a gradient silently cut off from its inputs. ``backward``: the node's first-order backward (``_backward``
-    when None)."""
+    require grad too (as eager's), through a node that raises thunder's reason if a second differentiation reaches
+    it, never a gradient silently cut off from its inputs (which ``torch.autograd.grad(..., allow_unused=True)``, as
+    in ``torch.autograd.functional.hessian``, reads as zero). That node's edges go to the inputs themselves; an
+    input made by an op (not a leaf) is no tensor this backward can reach, so there the reason is raised at once.
+    ``backward``: the node's first-order backward (``_backward`` when None)."""
     with torch.no_grad():
         grads = (backward or _backward)(ctx, *cotangents)
     if not any(ctx.needs_input_grad) or all(g is None for g in grads):
         return grads
-    error = torch._C._functions.DelayedError(_DOUBLE_BACKWARD.encode(), len(grads))
+    where = _user_location()
+    # the node's edges, to its tensor inputs that require grad (in order: those ``needs_input_grad`` marks; the
+    # others have none or an empty one): a leaf's accumulator holds the leaf
+    edges = iter([node for node, _ in torch._C._current_autograd_node().next_functions if node is not None])
+    inputs = [getattr(next(edges), "variable", None) if needed else None for needed in ctx.needs_input_grad]
+    if any(g is not None and x is None for g, x in zip(grads, inputs)):
+        raise UnsupportedError(_DOUBLE_BACKWARD.format(where=where, early=_EARLY))
+    message = _DOUBLE_BACKWARD.format(where=where, early="")
+    # each gradient tied to every input (it may depend on any of them: x's on w in ``(x * w).sum()``)
+    leaves = [x for x in inputs if x is not None]
+    return tuple(None if g is None else _RefusesDifferentiation.apply(message, g, *leaves) for g in grads)
 
-    def fake_requires_grad(g):
-        if g is None:
-            return None
-        g = g.detach()
-        g.requires_grad = True
-        return g
 
-    out = error(*[fake_requires_grad(g) for g in grads])
-    return out if isinstance(out, tuple) else (out,)
+class _RefusesDifferentiation(torch.autograd.Function):
+    """``g`` (a first-order gradient) as a value computed from the node's inputs, whose differentiation raises
+    thunder's reason."""
+
+    @staticmethod
+    def forward(ctx, message, g, *inputs):
+        ctx.message = message
+        return g.view_as(g)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise UnsupportedError(ctx.message)
+
+
+def _user_location() -> str:
+    """`` at file:line (`source`)``: the user's line that asked for the gradient (the first frame outside torch and
+    thunder), or '' where there is none."""
+    import linecache
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not any(part in name for part in ("/torch/", "/thunder/", "<thunder")):
+            line = linecache.getline(name, frame.f_lineno).strip()
+            return f" at {name}:{frame.f_lineno}" + (f" (`{line}`)" if line else "")
+        frame = frame.f_back
+    return ""
 
 
 def _with_zeros(ctx, compiled, cotangents, positions) -> list:
@@ -296,7 +332,7 @@ def _saved_needed_by(backward_trace, n_saved: int, cotangents: dict) -> tuple:
     unused)."""
     origin = {p.name: {i} for i, p in enumerate(backward_trace.args[:n_saved]) if isinstance(p, Proxy)}
     needed = [frozenset()] * n_saved
-    for b in backward_trace.bound_symbols:
+    for b in _data_flow(backward_trace.bound_symbols):
         saved = set().union(*(origin.get(a.name, ()) for a in b.flat_proxy_args))
         meets = frozenset().union(*(cotangents.get(a.name, ()) for a in b.flat_proxy_args))
         if meets:
@@ -311,7 +347,7 @@ def _saved_needed_by(backward_trace, n_saved: int, cotangents: dict) -> tuple:
 def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
     """name -> the union of ``deps`` of the values each value of ``trace`` is computed from (``through_grad_only``:
     through tensors that require grad, as eager's autograd graph)."""
-    for b in trace.bound_symbols:
+    for b in _data_flow(trace.bound_symbols):
         d = frozenset().union(*(deps.get(a.name, ()) for a in b.flat_proxy_args))
         if not d:
             continue
@@ -322,6 +358,20 @@ def _dependencies(trace, deps: dict, through_grad_only: bool = False) -> dict:
             if not through_grad_only or (isinstance(o, TensorProxy) and o.requires_grad):
                 deps[o.name] = deps.get(o.name, frozenset()) | d
     return deps
+
+
+def _data_flow(bsyms):
+    """``bsyms`` with each fusion (or other composite) replaced by the symbols inside it where those compute all its
+    outputs: a fusion region joins computations that share no data (the gradients of two inputs from two different
+    outputs' cotangents), which taken as one would make each depend on both (fuzz seed 7297 with Inductor: an
+    input read only by dead code got a zero gradient where eager's is None)."""
+    for b in bsyms:
+        inner = list(_data_flow(b.subsymbols)) if b.subsymbols else ()
+        made = {o.name for s in inner for o in s.flat_proxy_outs}
+        if inner and all(o.name in made for o in b.flat_proxy_outs):
+            yield from inner
+        else:
+            yield b
 
 
 def _save_for_hooks(ctx, saved_tensors, saved_others) -> None:
@@ -392,6 +442,18 @@ _LEGACY_TENSOR_TYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.in
                                   torch.float32, torch.float64})
 
 
+def _made_by(t: torch.Tensor) -> str:
+    """The node eager's message names for the saved tensor ``t``: an input the node saved names the node that made it
+    now, as eager's does (CopySlices after an update through a view); a tensor the node made has no grad_fn here,
+    where eager names the op inside."""
+    try:
+        node = t.grad_fn
+    except RuntimeError:  # a view the forward made (without grad) of memory updated since: eager's view, made with
+        # grad of a tensor requiring it, is regenerated as an as_strided of its base
+        return ", which is output 0 of AsStrided," if t._base.requires_grad else ""
+    return f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
+
+
 def _check_versions(saved, versions) -> None:
     if list(map(_version, saved[:len(versions)])) == versions:  # the common case, without a Python loop
         return
@@ -400,13 +462,9 @@ def _check_versions(saved, versions) -> None:
             # eager's message (torch/csrc/autograd/saved_variable.cpp)
             kind = t.type() if t.dtype in _LEGACY_TENSOR_TYPES else \
                 f"{t.device.type.upper()}{dtypes.torch_scalar_name(dtypes.to_dtype(t.dtype))}Type"
-            # an input the node saved names the node that made it now, as eager's does (CopySlices after an update
-            # through a view); a tensor the node made has no grad_fn here, where eager names the op inside
-            node = t.grad_fn
-            made_by = f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{kind} {list(t.shape)}]{made_by} is at version {t._version}; expected version {v} instead. Hint: "
+                f"[{kind} {list(t.shape)}]{_made_by(t)} is at version {t._version}; expected version {v} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
@@ -649,10 +707,16 @@ def view_made_outside(t, flat, args):
     on that tensor, as in eager."""
     if not isinstance(t, torch.Tensor) or not t._is_view():
         return t
-    base = t._base
-    if base.dtype != t.dtype or not (any(base is a for a in args) or any(base is o for o in flat)):
+    base = t._base  # the end of the chain of views: also where that tensor is itself a view (a segment's input, a
+    # view of a temporary an earlier segment's node returned), made of it as eager's view of the temporary is
+    if base.dtype != t.dtype or base.requires_grad != t.requires_grad or not (
+            any(_same_base(a, base) for a in args) or any(_same_base(o, base) for o in flat)):
         return t
     return base.as_strided(t.size(), t.stride(), t.storage_offset())
+
+
+def _same_base(a, base) -> bool:
+    return a is base or (isinstance(a, torch.Tensor) and a._base is base)
 
 
 def passthrough_outputs(split) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 __all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad",
-           "is_nondifferentiable"]
+           "is_nondifferentiable", "register_saved_by_eager", "saved_by_eager"]
 
 grad_rules: dict[str, Callable] = {}
 _loaded = False
@@ -58,3 +58,19 @@ def needs_grad(x) -> bool:
 def is_nondifferentiable(sym_id: str) -> bool:
     _load_builtin_rules()  # the table is filled when the rules load (detach may be the first symbol asked about)
     return sym_id in nondifferentiable
+
+
+# Symbols whose eager backward node saves a tensor argument that thunder's gradient does not read (``gather`` saves
+# its input, for its shape): symbol id -> the names of those parameters. The caller's in-place update of that tensor
+# after the call fails eager's backward on reaching the node; thunder's node keeps a reference to it and checks its
+# version as eager's does, at the place of eager's node in the backward (transforms/autograd.py).
+_saved_by_eager: dict[str, tuple[str, ...]] = {}
+
+
+def register_saved_by_eager(symbol, *params: str) -> None:
+    _saved_by_eager[symbol if isinstance(symbol, str) else symbol.id] = params
+
+
+def saved_by_eager(sym_id: str) -> tuple[str, ...]:
+    _load_builtin_rules()
+    return _saved_by_eager.get(sym_id, ())

@@ -44,7 +44,8 @@ def _forward(fn, differentiable: tuple, unreached_is_none: tuple, *args):
 
 
 def backward(graph: IslandGraph, cotangents: tuple) -> tuple:
-    """Gradients of the island's differentiable inputs, given one cotangent per flat output (None: unused).
+    """Gradients of the island's differentiable inputs, given one cotangent per flat output (None or the node's zero of
+    an unused output: unused).
 
     ``torch.autograd.backward`` rather than ``grad``: the region may read tensors that are not its inputs
     (a checkpointed function's parameters), which get their gradients accumulated as in eager, and a
@@ -53,7 +54,9 @@ def backward(graph: IslandGraph, cotangents: tuple) -> tuple:
     """
     outs, grads = [], []
     for o, g in zip(graph.outputs, (c for c, m in zip(cotangents, graph.output_mask) if m)):
-        if g is not None:
+        # the zero standing for an output the loss does not use (frontend/autograd_function.py): eager's backward
+        # never reaches that output's graph, so an input only it reaches gets None
+        if g is not None and not getattr(g, "of_an_unused_output", False):
             outs.append(o)
             grads.append(g)
     if outs:

@@ -17,7 +17,7 @@ from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, numel, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
-from thunder.grad.registry import register_grad, register_nondifferentiable
+from thunder.grad.registry import register_grad, register_nondifferentiable, register_saved_by_eager
 from thunder.torch.opaque import OPAQUE_ID_PREFIX, display_name, opaque_symbol
 
 __all__ = []
@@ -27,6 +27,11 @@ register_nondifferentiable(ltorch.detach, ltorch.inplace.data)
 # random tensors shaped like their input read only its metadata (eager: requires_grad=False); the composites
 # (full_like, zeros_like...) need no entry, their decompositions read no input data
 register_nondifferentiable(ltorch.rand_like, ltorch.randn_like, ltorch.randint_like, ltorch.multinomial)
+# what eager's node saves beyond what the gradient reads (torch's derivatives.yaml: gather_backward(grad, self, ...),
+# index_add's grad.index_select(...).expand_as(source))
+register_saved_by_eager(ltorch.gather, "a")
+register_saved_by_eager(ltorch.take_along_dim, "a")
+register_saved_by_eager(ltorch.index_add, "source")
 
 
 def _derivative_not_implemented(sym, op_name):

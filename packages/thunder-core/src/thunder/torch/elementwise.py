@@ -222,9 +222,14 @@ def div(a, b, *, rounding_mode=None):
     return elementwise(prims.floor_divide, a, b)  # not the floor_divide symbol: this one has zero gradients
 
 
-@torchsymbol(method=("__rtruediv__", "__rdiv__"))
 def rtruediv(a, b):
-    return div(b, a)
+    # eager's Tensor.__rdiv__ (Python over two ops, as here): the reciprocal times the number, with its rounding, and
+    # a backward that saves the reciprocal, not ``a``, which the caller may update in place before the backward
+    return mul(reciprocal(a), b)
+
+
+register_method("__rtruediv__", rtruediv)
+register_method("__rdiv__", rtruediv)
 
 
 @torchsymbol(torch.floor_divide, torch.Tensor.floor_divide, method=("floor_divide", "__floordiv__"))

@@ -21,11 +21,11 @@ from thunder.core.errors import UnsupportedError
 from thunder.core.prims import AnyProxy
 from thunder.core.proxies import NumberProxy, Proxy, TensorProxy, pyval
 from thunder.core.pytree import tree_flatten
-from thunder.core.symbol import BoundSymbol
+from thunder.core.symbol import BoundSymbol, Symbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace, tracectx
 from thunder.extend import swap_proxies
 from thunder.grad.registry import _active as active
-from thunder.grad.registry import grad_rule, is_nondifferentiable
+from thunder.grad.registry import grad_rule, is_nondifferentiable, saved_by_eager
 from thunder.transforms.placed_sums import merge_placed_sums, merge_scattered_sums
 
 __all__ = ["ForwardBackward", "requires_grad", "split_forward_backward"]
@@ -199,6 +199,31 @@ class _Differentiator:
             self.depth -= 1
         else:
             self._island(b)
+        self._keep_what_eager_saves(b, outputs)
+
+    def _keep_what_eager_saves(self, b: BoundSymbol, outputs: list) -> None:
+        """Where eager's node for ``b`` saves a tensor its gradient here does not read (``gather``'s input), the
+        backward takes it all the same, at the place of that node (the first the backward reaches of the ops after
+        it): the node checks its version in eager's order, so a caller's in-place update of it fails the backward
+        with eager's message, naming that tensor."""
+        params = saved_by_eager(b.sym.id)
+        if not params:
+            return
+        import inspect
+
+        bound = inspect.signature(b.sym.meta).bind(*b.args, **b.kwargs).arguments
+        kept = tuple(p for p in (bound.get(n) for n in params) if isinstance(p, TensorProxy))
+        if not kept:
+            return
+
+        def backprop(cotangents):
+            if any(c is not None for c in cotangents):
+                from thunder.core.trace import get_tracectx
+
+                get_tracectx().scopes[-1].append(BoundSymbol(_SAVED_BY_EAGER, kept, {}, None, (), b.source))
+            return []
+
+        self.tape.append((b, outputs, backprop))
 
     def _refuse_complex(self, p, b) -> None:
         if dtypes.is_complex_dtype(p.dtype):
@@ -289,12 +314,18 @@ class _Differentiator:
 
             cotangents = [zeros_like(o) if c is None and _differentiable_dtype(o) else c
                           for o, c in zip(outs, cotangents)]
+            from thunder.core.trace import get_tracectx
+
+            scope = get_tracectx().scopes[-1]
+            start = len(scope)
             grads = backward(*cotangents)
             pairs: list = []
             if isinstance(grads, dict):
                 pairs = _bind_names(b, grads)
             else:
                 _pairs(b.args, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,), pairs)
+            pairs = [(p, g) for p, g in pairs if p.name in self.active]
+            _drop_unasked(scope, start, {g.name for _, g in pairs if isinstance(g, Proxy)})
             return pairs
 
         self.tape.append((b, outs, backprop))
@@ -452,7 +483,8 @@ class _Differentiator:
             bw.output = tuple(self.rename.get(g.name, g) if isinstance(g, Proxy) else g for g in bw.output)
         bw.bound_symbols = merge_placed_sums(bw.bound_symbols, bw.output, lambda: bw.make_unique_name("placed"))
         bw.bound_symbols = merge_scattered_sums(bw.bound_symbols, bw.output)
-        # what backward reads from the forward: the saved values
+        # what backward reads from the forward: the saved values, in the order the backward first reads them (eager's
+        # nodes', reached from the last op back, whose version checks come in that order)
         defined = {c.name for c in cot_args}
         saved, seen = [], set()
         for s in bw.bound_symbols:
@@ -463,18 +495,24 @@ class _Differentiator:
             defined.update(o.name for o in s.flat_proxy_outs)
             # sizes its decomposition computes (cat's summed dim): dispatch keeps them defined for later readers
             defined.update(o.name for d in s.number_definitions() for o in d.flat_proxy_outs)
+        bw.bound_symbols = [s for s in bw.bound_symbols if s.sym is not _SAVED_BY_EAGER]
         for g in bw.output:
             if isinstance(g, Proxy) and g.name not in defined and g.name not in seen:
                 seen.add(g.name)
                 saved.append(g)
         # sizes read inside decompositions (``reshape(t, -1)`` computes ``s2 * s3``) come out when the backward
-        # is dispatched: they are saved too
-        inner_defined = {o.name for s in _walk(bw.bound_symbols) for o in s.flat_proxy_outs} | defined
-        for s in _walk(bw.bound_symbols):
-            for p in s.flat_proxy_args:
-                if isinstance(p, NumberProxy) and p.name not in inner_defined and p.name not in seen:
-                    seen.add(p.name)
-                    saved.append(p)
+        # is dispatched: they are saved too, also where a later symbol defines the size again (a recomputed slice's
+        # length, fuzz seed 700874: read before that, it was unbound)
+        inner_defined = {c.name for c in cot_args}
+        for s in bw.bound_symbols:
+            for sub in _walk(s.subsymbols):
+                for p in sub.flat_proxy_args:
+                    if isinstance(p, NumberProxy) and p.name not in inner_defined and p.name not in seen:
+                        seen.add(p.name)
+                        saved.append(p)
+                inner_defined.update(o.name for o in sub.flat_proxy_outs)
+            inner_defined.update(o.name for o in s.flat_proxy_outs)
+            inner_defined.update(o.name for d in s.number_definitions() for o in d.flat_proxy_outs)
         bw.args = saved + cot_args
         return bw, positions, differentiable_inputs
 
@@ -487,6 +525,21 @@ class _Differentiator:
                                  f"{proxy.name} ({proxy.type_string()}); please file an issue")
         prev = cotangents.get(proxy.name)
         cotangents[proxy.name] = grad if prev is None else prims.add(prev, grad)
+
+
+def _drop_unasked(scope: list, start: int, results: set) -> None:
+    """Drops from ``scope[start:]`` (what one rule's backward recorded) what computes none of ``results``, the
+    gradients asked for: a rule may compute them all (both of matmul's), where eager's node computes, and saves the
+    tensors for, only those of the inputs that require grad; a caller's update of another tensor is then fine."""
+    needed, kept = set(results), []
+    for s in reversed(scope[start:]):
+        made = [*s.flat_proxy_outs, *(o for d in s.number_definitions() for o in d.flat_proxy_outs)]
+        if not s.flat_proxy_outs or "side_effect" in s.sym.tags or any(o.name in needed for o in made):
+            kept.append(s)
+            needed.update(p.name for p in s.flat_proxy_args)
+            needed.update(d.name for o in s.flat_proxy_outs if isinstance(o, TensorProxy) for d in o.shape
+                          if isinstance(d, NumberProxy))
+    scope[start:] = reversed(kept)
 
 
 def _read_saved_outputs(scope: list, start: int, outputs: dict, results: set, rename: dict) -> None:
@@ -508,6 +561,11 @@ def _read_saved_outputs(scope: list, start: int, outputs: dict, results: set, re
             needed.update(d.name for o in s.flat_proxy_outs if isinstance(o, TensorProxy) for d in o.shape
                           if isinstance(d, NumberProxy))
     scope[start:] = reversed(kept)
+
+
+# Where eager's node saves a tensor the backward does not read (``_keep_what_eager_saves``): the backward takes it
+# (and checks its version), and drops this mark before it is transformed further
+_SAVED_BY_EAGER = Symbol("saved_by_eager", lambda *tensors: None, id="thunder.saved_by_eager", tags=("side_effect",))
 
 
 # Prims cheap enough to recompute in backward: elementwise, shape, reductions and gathers (memory-bound, no

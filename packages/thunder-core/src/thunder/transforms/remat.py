@@ -71,7 +71,9 @@ def rematerialize(split: ForwardBackward, executors=()) -> ForwardBackward:
             freed = sum(tensor_bytes(p) for p in saved if p.name in outs)
             if extra >= freed:
                 continue
-            first_use = next(i for i, s in enumerate(body) if any(p.name in outs for p in s.flat_proxy_args))
+            first_use = next((i for i, s in enumerate(body) if any(p.name in outs for p in s.flat_proxy_args)), None)
+            if first_use is None:  # kept only for its version check (eager's node saves it): the reference is the point
+                continue
             body.insert(first_use, b)
             saved = [p for p in saved if p.name not in outs]
             saved += [p for n, p in reads.items() if n not in {q.name for q in saved}]
