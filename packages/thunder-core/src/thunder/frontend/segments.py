@@ -53,13 +53,14 @@ class _Segment:
     __slots__ = ("run", "arg_names", "out_names", "pre_names", "read", "convert", "children", "epilogue", "path",
                  "traces", "backward_traces", "saved", "grad_mode", "carrying_grad", "size_dims", "node", "flat_names",
                  "grad_names", "grad_arg_names", "arg_set", "spec", "passthrough", "mode_left", "made_names", "inner",
-                 "inner_checks", "fallback", "runs", "restarts")
+                 "inner_checks", "fallback", "runs", "restarts", "aliases")
 
     def __init__(self, run, arg_names, out_names, pre_names, read):
         self.run, self.arg_names, self.out_names, self.pre_names, self.read = run, arg_names, out_names, pre_names, read
         self.convert = CONVERSIONS[read.kind] if read is not None else None
         self.children = {} if read is not None else None
         self.epilogue = self.path = None
+        self.aliases = ()  # (name, name of one of its outputs): a continuation's name for that output
         self.traces, self.backward_traces, self.saved = [], [], ()
         self.grad_mode = None  # the grad mode to call the next segment in, when this one leaves another
         self.carrying_grad = set()  # names of its outputs its autograd node hands over with a gradient
@@ -320,6 +321,8 @@ class SegmentedProgram:
                 elif node.grad_mode is not None:
                     torch._C._set_grad_enabled(node.grad_mode)
                 env.update(zip(node.out_names, outs))
+                if node.aliases:
+                    env.update((alias, env[name]) for alias, name in node.aliases)
                 values.extend(convert(outs[i]) for i, convert in node.inner)
                 if getattr(outs[0], "is_cuda", False) and torch.cuda.is_current_stream_capturing():
                     raise _read_while_capturing(node.read)
@@ -419,6 +422,7 @@ class SegmentedProgram:
                    if n not in env and not any(n in t.out_names for t in segments)]
         missing = _sizes_from_tensors(traces[-1], env, segments, missing)
         missing = _stores_into_kept(traces[-1], env, segments, missing)
+        missing = _kept_under_another_name(computation, traces[-1], visited, segments, env, missing)
         if missing:
             raise UnsupportedError(
                 f"internal error: the continuation traced for a new value read from tensor data needs "
@@ -549,6 +553,36 @@ def _stores_into_kept(trace, env, segments, missing: list) -> list:
     for s in segments:
         s.arg_names = [stored.get(n, n) for n in s.arg_names]
     return [n for n in missing if n not in stored]
+
+
+def _kept_under_another_name(computation, functional, visited, segments, env, missing: list) -> list:
+    """A value an earlier read's marker keeps that this trace's functionalization named otherwise than the first
+    trace's (the update of a view's base: ``t20`` here, ``t19`` there; fuzz seed 655557): the same value before
+    functionalization, carried by both traces' markers at the same position. The new segments take it under an
+    alias the segment that made it sets on every call (the first trace's name may mean another value in this
+    trace). Only a value without a gradient: the gradients of the segments are routed by name. Returns the names
+    still missing."""
+    if not missing:
+        return missing
+    pre_markers = [b for b in computation.bound_symbols if b.sym is segment_end]
+    markers = [b for b in functional.bound_symbols if b.sym is segment_end]
+    renamed = {}
+    for segment, pre, marker in zip(visited, pre_markers, markers):
+        first = dict(segment.pre_names)  # before functionalization -> the first trace's name, a key of env
+        for p, q in zip(pre.args, marker.args):
+            name = first.get(p.name) if isinstance(p, Proxy) else None
+            value = env.get(name)
+            if (not isinstance(q, Proxy) or q.name not in missing or name is None or value is None
+                    or getattr(value, "requires_grad", False)):
+                continue
+            alias = f"{name}:kept"  # no proxy's name: nothing a segment outputs overwrites it
+            if (alias, name) not in segment.aliases:
+                segment.aliases = (*segment.aliases, (alias, name))
+            env[alias] = value
+            renamed[q.name] = alias
+    for s in segments:
+        s.arg_names = [renamed.get(n, n) for n in s.arg_names]
+    return [n for n in missing if n not in renamed]
 
 
 def _args(segment, env) -> list:
