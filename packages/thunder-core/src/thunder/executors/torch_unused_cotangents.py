@@ -110,8 +110,8 @@ def _dropping_zero_terms(bsyms, backward_trace, zero_names, cotangents, producer
             dropped_zeros[index] = b
             continue
         if _printed(b) == _ISLAND_BACKWARD:  # PyTorch's autograd takes None for an unused output's cotangent
-            kept.append(b.replace(args=(b.args[0], tuple(None if isinstance(c, Proxy) and name(c) in zero else c
-                                                         for c in b.args[1]))))
+            kept.append((index, b.replace(args=(b.args[0], tuple(None if isinstance(c, Proxy) and name(c) in zero
+                                                                 else c for c in b.args[1])))))
             continue
         other = _droppable_sum(as_written, zero, name, producer, readers, returned)
         if other is None and operands & made_zero:
