@@ -161,7 +161,10 @@ class ThunderFunction:
                     self.entries.insert(0, entry)
                 if entry.epilogue is not None:
                     return self._run_with_epilogue(entry, inputs, args, kwargs)
-                return self._run_without_epilogue(entry, inputs, args, kwargs)
+                try:
+                    return entry.computation(*inputs)
+                except Exception as error:  # the hot path pays nothing for this (zero-cost exceptions)
+                    return self._after_failure(entry, error, args, kwargs)
         stats.cache_misses += 1
         if self.entries:
             record_miss(self, args, kwargs)  # why each entry rejected the call; warns past the recompile limit
@@ -169,10 +172,11 @@ class ThunderFunction:
         if self.cache_option is not CACHE_OPTIONS.NO_CACHING and (raised is None or entry.reraises):
             self.entries.append(entry)
         stats.last_entry = entry
-        if entry.epilogue is None and raised is None:
-            return self._run_without_epilogue(entry, inputs, args, kwargs)
         if entry.epilogue is None:
-            return entry.computation(*inputs)
+            try:
+                return entry.computation(*inputs)
+            except Exception as error:
+                return self._after_failure(entry, error, args, kwargs)
         if raised is None:
             return self._run_with_epilogue(entry, inputs, args, kwargs)
         # The program raised while traced: the entry does what came before the raise, then raises a copy.
@@ -183,17 +187,13 @@ class ThunderFunction:
             pass
         raise raised
 
-    def _run_without_epilogue(self, entry, inputs, args, kwargs):
-        """The computation alone; where it raises the program's kind of exception before updating an input, the call
-        runs eagerly (see :meth:`_run_with_epilogue`)."""
-        if entry.written_inputs or entry.reraises:  # updated inputs, or the program's own raise: not run again
-            return entry.computation(*inputs)
-        try:
-            return entry.computation(*inputs)
-        except Exception as error:
-            if not is_program_exception(error):
-                raise
-            return self.run_eagerly_after(error, args, kwargs)
+    def _after_failure(self, entry, error, args, kwargs):
+        """The computation of an entry without epilogue raised ``error``: where it is the program's kind of exception
+        and no input was updated, the call runs eagerly (see :meth:`_run_with_epilogue`); else ``error`` stands (an
+        entry that re-raises the program's own error raises it by design)."""
+        if entry.written_inputs or entry.reraises or not is_program_exception(error):
+            raise error
+        return self.run_eagerly_after(error, args, kwargs)
 
     def _run_with_epilogue(self, entry, inputs, args, kwargs):
         """The computation, then the epilogue's writes. Where the computation raises (eager's error from tensor
