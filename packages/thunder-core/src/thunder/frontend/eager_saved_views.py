@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from thunder.core.proxies import TensorProxy
 from thunder.grad.registry import saved_as_view
-from thunder.transforms.remat import _is_view
+from thunder.transforms.remat import _VIEW_PRIMS, _walk
 
 __all__ = ["eager_saved_views"]
 
@@ -27,7 +27,7 @@ def eager_saved_views(split, backward_trace) -> tuple:
              **_views_by_rule(split.forward, names)}
     if not found:
         return ()
-    return tuple(found.get(p.name) and (found[p.name], bool(p.requires_grad)) for p in tensors)
+    return tuple((found[p.name], bool(p.requires_grad)) if p.name in found else None for p in tensors)
 
 
 def _views_by_rule(forward, names) -> dict:
@@ -49,8 +49,31 @@ def _views_by_rule(forward, names) -> dict:
 
 def _views_made(forward, names) -> dict:
     """Saved tensors the forward made as views (a view returned, saved detached: no grad_fn to name)."""
-    return {o.name: _own_shape for b in forward.bound_symbols if _is_view(b) for o in b.flat_proxy_outs
-            if isinstance(o, TensorProxy) and o.name in names}
+    producers = _producers(forward)
+    return {o.name: _own_shape for b in forward.bound_symbols if _surely_a_view(b, producers)
+            for o in b.flat_proxy_outs if isinstance(o, TensorProxy) and o.name in names}
+
+
+def _producers(forward) -> dict:
+    return {o.name: b for b in forward.bound_symbols for o in b.flat_proxy_outs}
+
+
+def _surely_a_view(b, producers) -> bool:
+    """Whether eager's op for ``b`` made a view: a reshape copies a non-contiguous tensor, which only a tensor the
+    forward computed (not an input, not a view) surely is not."""
+    if not _makes_views(b):
+        return False
+    if all(s.sym.id != "prims.reshape" for s in _walk([b])):
+        return True
+    source = next((p for p in b.flat_proxy_args if isinstance(p, TensorProxy)), None)
+    made = producers.get(source.name) if source is not None else None
+    return made is not None and not _makes_views(made)
+
+
+def _makes_views(b) -> bool:
+    """Whether every tensor ``b`` makes is a view (the number arithmetic of symbolic sizes aside)."""
+    return all(s.sym.id in _VIEW_PRIMS for s in _walk([b])
+               if not s.subsymbols and any(isinstance(o, TensorProxy) for o in s.flat_proxy_outs))
 
 
 def _own_shape(t) -> list:
@@ -60,7 +83,8 @@ def _own_shape(t) -> list:
 def _recomputed_views(forward, backward_trace, names) -> dict:
     """Saved tensors the backward reads only to remake views of them the forward made (rematerialization saved the
     base): eager's node saved the first such view. Its shape is the trace's where static."""
-    producers = {o.name: b for b in forward.bound_symbols for o in b.flat_proxy_outs}
+    # (a reshape eager did by copying would have saved memory of its own, which no update of the base reaches)
+    producers = _producers(forward)
     first, other = {}, set()
     for b in backward_trace.bound_symbols:
         if "side_effect" in b.sym.tags:
@@ -69,7 +93,7 @@ def _recomputed_views(forward, backward_trace, names) -> dict:
         outs = [o for o in b.flat_proxy_outs if isinstance(o, TensorProxy)]
         made = producers.get(outs[0].name) if len(outs) == 1 else None
         for name in read:
-            if made is not None and _is_view(made):
+            if made is not None and _makes_views(made):
                 first.setdefault(name, outs[0])
             else:
                 other.add(name)
