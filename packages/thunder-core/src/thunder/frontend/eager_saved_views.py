@@ -1,7 +1,7 @@
 """Which view of a saved tensor eager's node saved, for the message of a failed version check.
 
-Where eager's node saves a view (``linear``'s mm saves ``weight.t()``; ``v0 / t1`` saves ``v0 = t0.flatten()``) thunder's
-node may save the view's base: its gradient reads the weight itself, and rematerialization recomputes a view from
+Where eager's node saves a view (``linear``'s mm saves ``weight.t()``; ``v0 / t1`` saves ``v0 = t0.flatten()``)
+thunder's node may save the view's base: its gradient reads the weight itself, and rematerialization recomputes a view from
 its base in the backward rather than keep both. The memory, and so the version check, is the same; only eager's
 message names the view: its shape, and "which is output 0 of AsStrided" where the view was made of a tensor
 requiring grad (an updated view is regenerated as an as_strided of its base). This module finds, per saved tensor,
