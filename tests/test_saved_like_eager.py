@@ -107,3 +107,56 @@ def test_a_rule_computing_unasked_gradients_saves_nothing_for_them():
     forward = thunder.last_traces(jf)[-1]
     saved = forward.output[1]
     assert [p.shape for p in saved] == [(3, 3)]
+
+
+def _weight(t):
+    return t * 2  # an intermediate requiring grad
+
+
+def _int_input():
+    return torch.tensor([[3, -1, 2], [0, 5, -4]])
+
+
+# fn(x, t) -> (result, the tensor the caller updates in place); eager's node saved a view of that tensor (mm's
+# weight.t(); mul's, div's view of an input or intermediate), thunder's node its base: the message names the view
+SAVED_VIEWS = {
+    "linear": lambda x, t: (lambda w: (torch.nn.functional.linear(x, w), w))(_weight(t)),
+    "linear with a bias": lambda x, t: (lambda w: (torch.nn.functional.linear(x, w, w[:, 0]), w))(_weight(t)),
+    "linear of a 3-D input": lambda x, t: (lambda w: (torch.nn.functional.linear(x[None], w), w))(_weight(t)),
+    "linear of a leaf weight": lambda x, t: (torch.nn.functional.linear(x, t.detach()), t.detach()),
+    "matmul with a transposed weight": lambda x, t: (lambda w: (x @ w.t(), w))(_weight(t)),
+    "reshape of an intermediate": lambda x, t: (lambda w: (x.reshape(-1) * w.reshape(-1), w))(_weight(t)),
+    "flatten of an intermediate": lambda x, t: (lambda w: (x.flatten() * w.flatten(), w))(_weight(t)),
+    "view of an intermediate": lambda x, t: (lambda w: (x.view(-1) * w.view(-1), w))(_weight(t)),
+    "unsqueeze of an intermediate": lambda x, t: (lambda w: (x * w.unsqueeze(0), w))(_weight(t)),
+    "transpose of an intermediate": lambda x, t: (lambda w: (x.t() * w.t(), w))(_weight(t)),
+    "flatten of an int input": lambda x, t: (lambda i: (i.flatten() / x.flatten(), i))(_int_input()),
+    "unsqueeze of an int input": lambda x, t: (lambda i: (i.unsqueeze(0) / x, i))(_int_input()),
+    # the view returned and updated: thunder's node saved its base, the backward remakes the view
+    "returned flatten of a 0-d int input": lambda x, t: (lambda v: (v / x[0, 0], v))(torch.tensor(3).flatten()),
+    "returned flatten of an int input": lambda x, t: (lambda v: (v / x.flatten(), v))(_int_input().flatten()),
+    "returned unsqueeze of an int input": lambda x, t: (lambda v: (v / x, v))(_int_input().unsqueeze(0)),
+    "returned flatten of an intermediate": lambda x, t: (lambda v: (v * x.flatten(), v))(_weight(t).flatten()),
+    "returned transpose of an intermediate": lambda x, t: (lambda v: (v * x.t(), v))(_weight(t).t()),
+    "returned reshape of an input": lambda x, t: (lambda v: (v * x.reshape(3, -1), v))(t.detach().reshape(3, -1)),
+}
+
+
+@pytest.mark.parametrize("cache", ["constant values", "symbolic values"])
+@pytest.mark.parametrize("name", list(SAVED_VIEWS))
+def test_a_callers_update_of_a_saved_views_base_names_the_view_eager_saved(name, cache):
+    # fuzz seeds 710694 (linear's weight) and 655756 (a flatten of a 0-d int input): the whole message as eager's,
+    # the node it names included
+    def f(x, t):
+        return SAVED_VIEWS[name](x, t)
+
+    outcomes = []
+    for fn in (f, thunder.jit(f, cache=cache)):
+        x = torch.rand(2, 3, generator=torch.Generator().manual_seed(0)).requires_grad_()
+        t = torch.rand(2, 3, generator=torch.Generator().manual_seed(1)).requires_grad_()
+        result, updated = fn(x, t)
+        updated.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            result.sum().backward()
+        outcomes.append(str(raised.value))
+    assert outcomes[1] == outcomes[0]

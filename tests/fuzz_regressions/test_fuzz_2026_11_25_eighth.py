@@ -37,23 +37,11 @@ def test_a_sliced_length_read_by_an_earlier_gradient_under_symbolic_values(op):
         torch.testing.assert_close(j.grad, e.grad)
 
 
-@pytest.mark.xfail(strict=True, reason="seed 710694 (pre-existing on main): `v3 = linear(v1, v1); v4 = v1.unsqueeze(0)`, "
-                   "the caller's update of v4 bumps v1's version; eager's mm saved mat2 = weight.t() and its message names "
-                   "that view ([2, 3]), thunder's linear gradient reads the weight itself ([3, 2]). Both raise; the "
-                   "sizes differ. Saving weight.t() from the forward is undone by rematerialization (a view is "
-                   "recomputed from its saved base), and kept it holds FSDP zero3's unsharded weight for the backward "
-                   "(tests/distributed: no regather); fix: the node's version check reports the saved weight as "
-                   "eager's transposed view of it")
 def test_fuzz_710694_the_callers_update_of_linears_weight_names_the_transposed_view_eager_saved():
     outcome = run_program(generate(710694, grad_fraction=0.25), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail
 
 
-@pytest.mark.xfail(strict=True, reason="seed 655756 (grad fraction 1.0, the lead's slice 655000..656499): `v0 = "
-                   "t0.flatten(); v2 = v0 / t1; v0[v0 > 0] = 0` on a 0-d int t0: the update bumps the version of what "
-                   "div saved; eager names its saved v0 ([1]), thunder's node the base t0 ([]). Both raise; the shape "
-                   "in the message differs (the kind of 710694: the node's version check should describe a saved base "
-                   "as the view eager saved)")
 def test_fuzz_655756_an_update_of_a_saved_flatten_names_the_view_eager_saved():
     outcome = run_program(generate(655756, grad_fraction=1.0), cache="constant values")
     assert outcome.cls in AGREEMENT, outcome.detail

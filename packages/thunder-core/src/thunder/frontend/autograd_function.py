@@ -25,6 +25,7 @@ from thunder.core.codegen import compile_trace
 from thunder.core.errors import UnsupportedError
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.pytree import tree_flatten, tree_unflatten
+from thunder.frontend.eager_saved_views import eager_saved_views
 
 __all__ = ["bases_of_returned_views", "differentiable_computation", "lone_views_detached", "one_of_several_views",
            "view_made_outside"]
@@ -37,7 +38,7 @@ class _Compiled:
                  "nargs", "differentiable_inputs", "cotangents_used", "differentiable_outputs",
                  "nondifferentiable_outputs", "plain", "single", "backward_trace", "n_saved", "cotangent_names",
                  "specialized", "specialized_traces", "saved_needed_by", "dirty", "accumulating", "lone_views",
-                 "shared_views", "n_outputs", "several")
+                 "shared_views", "n_outputs", "several", "saved_as")
 
     def __init__(self, forward, backward_trace, split, nargs, differentiable_inputs, differentiable_outputs,
                  n_outputs, single, dirty=(), views=((), ()), several=()):
@@ -54,6 +55,8 @@ class _Compiled:
         outputs = {p.name for p in split.forward.output[0] if isinstance(p, TensorProxy)}
         self.saved_outputs = tuple(i for i, p in enumerate(split.saved)
                                    if isinstance(p, TensorProxy) and p.name in outputs)
+        # per saved tensor, the view of it eager's node saved (None: the tensor itself), for a failed version check
+        self.saved_as = eager_saved_views(split, backward_trace)
         # how to make the zero cotangent of an output the loss does not use (of the shape the forward recorded,
         # where the outputs' shapes are symbolic); with one differentiable output the backward runs only when that
         # output's cotangent exists (backward_of skips a node run without any)
@@ -201,11 +204,13 @@ def backward_of(compiled: _Compiled, ctx, cotangents, run_backward=None) -> tupl
         if saved is None:
             raise RuntimeError(_FREED)
         if unused is None:
-            _check_versions(saved, ctx.versions)
+            _check_versions(saved, ctx.versions, compiled.saved_as)
         else:  # eager's nodes that only the unused outputs reach never run, nor check what they saved
-            checked = [(t, v) for t, v, needed in zip(saved, ctx.versions, compiled.saved_needed_by)
+            checked = [k for k, needed in zip(range(len(ctx.versions)), compiled.saved_needed_by)
                        if not (needed and needed <= unused)]
-            _check_versions([t for t, _ in checked], [v for _, v in checked])
+            saved_as = compiled.saved_as
+            _check_versions([saved[k] for k in checked], [ctx.versions[k] for k in checked],
+                            saved_as and [saved_as[k] for k in checked])
             del checked  # it holds every saved tensor: the backward frees each after its last use, as eager's nodes
         if _keep_graph():
             saved = list(saved)  # the backward empties the list it gets
@@ -454,17 +459,22 @@ def _made_by(t: torch.Tensor) -> str:
     return f", which is output {t.output_nr} of {node.name()}," if node is not None else ""
 
 
-def _check_versions(saved, versions) -> None:
+def _check_versions(saved, versions, saved_as=()) -> None:
+    """Eager's error where a saved tensor was updated in place since the forward. ``saved_as``: per saved tensor,
+    the view of it eager's node saved, or None (:func:`eager_saved_views`; empty where every one is itself)."""
     if list(map(_version, saved[:len(versions)])) == versions:  # the common case, without a Python loop
         return
-    for t, v in zip(saved, versions):
+    for k, (t, v) in enumerate(zip(saved, versions)):
         if t._version != v:
             # eager's message (torch/csrc/autograd/saved_variable.cpp)
             kind = t.type() if t.dtype in _LEGACY_TENSOR_TYPES else \
                 f"{t.device.type.upper()}{dtypes.torch_scalar_name(dtypes.to_dtype(t.dtype))}Type"
+            view = saved_as[k] if saved_as else None
+            shape, made_by = (list(t.shape), _made_by(t)) if view is None else \
+                (view[0](t), ", which is output 0 of AsStrided," if view[1] else "")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{kind} {list(t.shape)}]{_made_by(t)} is at version {t._version}; expected version {v} instead. Hint: "
+                f"[{kind} {shape}]{made_by} is at version {t._version}; expected version {v} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 

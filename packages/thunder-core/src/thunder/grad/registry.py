@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 __all__ = ["register_grad", "grad_rule", "grad_rules", "register_nondifferentiable", "nondifferentiable", "needs_grad",
-           "is_nondifferentiable", "register_saved_by_eager", "saved_by_eager"]
+           "is_nondifferentiable", "register_saved_as_view", "register_saved_by_eager", "saved_as_view",
+           "saved_by_eager"]
 
 grad_rules: dict[str, Callable] = {}
 _loaded = False
@@ -74,3 +75,18 @@ def register_saved_by_eager(symbol, *params: str) -> None:
 def saved_by_eager(sym_id: str) -> tuple[str, ...]:
     _load_builtin_rules()
     return _saved_by_eager.get(sym_id, ())
+
+
+# Symbols whose eager backward node saves a view of a tensor argument where thunder's backward reads the tensor itself
+# (``linear``'s mm saves ``weight.t()``): symbol id -> {parameter name: the view, of a torch tensor}. Only the version
+# check's message reads it (frontend/eager_saved_views.py): a caller's update of that tensor names eager's view.
+_saved_as_view: dict[str, dict[str, object]] = {}
+
+
+def register_saved_as_view(symbol, param: str, view) -> None:
+    _saved_as_view.setdefault(symbol if isinstance(symbol, str) else symbol.id, {})[param] = view
+
+
+def saved_as_view(sym_id: str) -> dict:
+    _load_builtin_rules()
+    return _saved_as_view.get(sym_id, {})

@@ -17,7 +17,8 @@ from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, numel, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
-from thunder.grad.registry import register_grad, register_nondifferentiable, register_saved_by_eager
+from thunder.grad.registry import (register_grad, register_nondifferentiable, register_saved_as_view,
+                                   register_saved_by_eager)
 from thunder.torch.opaque import OPAQUE_ID_PREFIX, display_name, opaque_symbol
 
 __all__ = []
@@ -32,6 +33,8 @@ register_nondifferentiable(ltorch.rand_like, ltorch.randn_like, ltorch.randint_l
 register_saved_by_eager(ltorch.gather, "a")
 register_saved_by_eager(ltorch.take_along_dim, "a")
 register_saved_by_eager(ltorch.index_add, "source")
+# what eager's node saves as a view of an argument (linear's mm / addmm save mat2 = weight.t())
+register_saved_as_view(ltorch.linear, "weight", lambda w: w.mT if w.ndim == 2 else w)
 
 
 def _derivative_not_implemented(sym, op_name):
