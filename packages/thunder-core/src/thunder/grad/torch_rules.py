@@ -17,8 +17,7 @@ from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.shapes import canonicalize_dim, numel, same_dims
 from thunder.grad.prim_rules import sum_to_shape, times_two_over
-from thunder.grad.registry import (register_grad, register_nondifferentiable, register_saved_as_view,
-                                   register_saved_by_eager)
+from thunder.grad.registry import register_grad, register_nondifferentiable, register_saved_as_view, register_saved_by_eager
 from thunder.torch.opaque import OPAQUE_ID_PREFIX, display_name, opaque_symbol
 
 __all__ = []
