@@ -33,7 +33,8 @@ class CacheEntry:
     computation, its epilogue (None when there are no writes to replay), and the traces that made them."""
 
     __slots__ = ("prologue", "computation", "epilogue", "prologue_traces", "computation_traces", "epilogue_traces",
-                 "backward_traces", "saved_for_backward", "compile_seconds", "reraises", "written_inputs")
+                 "backward_traces", "saved_for_backward", "compile_seconds", "reraises", "written_inputs",
+                 "catches_errors")
 
     def __init__(self, prologue, computation, epilogue, prologue_traces, computation_traces, epilogue_traces,
                  compile_seconds, backward_traces=(), saved_for_backward=(), reraises=False):
@@ -48,3 +49,5 @@ class CacheEntry:
         # positions of the computation's inputs it may write into: their version counters tell whether a failed
         # call had updated any (set by the jit; a segmented program's runner watches its own)
         self.written_inputs: tuple = ()
+        # the user's code has an exception handler: an op's run-time error may be one it catches (set by the jit)
+        self.catches_errors = False

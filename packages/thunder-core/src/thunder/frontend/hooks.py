@@ -486,6 +486,7 @@ class JitHooks(Hooks):
         self.checkpoint = checkpoint  # module -> bool: submodules to run as activation checkpoints
         self.user_lookasides: dict = {}  # callable -> replacement run natively instead (recipes' Lookasides)
         self.sharp_edges = sharp_edges
+        self.catches_errors = False  # the user's code has an exception handler: it may catch an op's run-time error
         self._reported: set = set()
         self._type_read_done: set = set()  # provenances whose type the program read (checked once)
         self._identity_checked: set = set()  # provenances of outside objects the program compared with `is`
@@ -924,6 +925,10 @@ class JitHooks(Hooks):
     def on_missing_attribute(self, wobj, name: str) -> None:
         if not self.side_effects.is_written(Provenance.attr(wobj.provenance, name)):
             self.records.append(InputRecord(wobj.provenance, wobj.value, ("hasattr", name, False)))
+
+    def on_catching_code(self, code):
+        if not _in_library(code.co_filename):  # libraries' handlers (Module._call_impl's) clean up and re-raise
+            self.catches_errors = True
 
     def on_native_call(self, fn, wargs, wkwargs):
         refuse_native_call(fn, wargs, self.outside_stateful)

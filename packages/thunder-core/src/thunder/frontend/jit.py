@@ -188,10 +188,12 @@ class ThunderFunction:
         raise raised
 
     def _after_failure(self, entry, error, args, kwargs):
-        """The computation of an entry without epilogue raised ``error``: where it is the program's kind of exception
-        and no input was updated, the call runs eagerly (see :meth:`_run_with_epilogue`); else ``error`` stands (an
-        entry that re-raises the program's own error raises it by design)."""
-        if entry.written_inputs or entry.reraises or not is_program_exception(error):
+        """The computation of an entry without epilogue raised ``error``: where the user's code may catch it (it has
+        an exception handler), it is the program's kind of exception and no input was updated, the call runs eagerly
+        (see :meth:`_run_with_epilogue`); else ``error`` stands: eager's own error from tensor data, an error a
+        transform's check raises, or the program's own error an entry re-raises by design."""
+        if (not entry.catches_errors or entry.written_inputs or entry.reraises
+                or not is_program_exception(error)):
             raise error
         return self.run_eagerly_after(error, args, kwargs)
 
@@ -286,6 +288,7 @@ class ThunderFunction:
         seconds = time.perf_counter() - start
         entry = CacheEntry(prologue_fn, computation_fn, epilogue_fn, prologue_traces, traces, epilogue_traces, seconds,
                            backward_traces, saved, reraises=template is not None)
+        entry.catches_errors = hooks.catches_errors
         if not hooks.value_reader.reads:
             # every update of an input is a copy_to_out_ before lowering (which may turn it into an in-place store)
             written = _updated_inputs(before_lowering)

@@ -15,13 +15,16 @@ class CodeInfo:
     """Decoded, cached view of a code object."""
 
     __slots__ = ("code", "instructions", "index_of_offset", "exception_entries", "localsplus_names", "nfree",
-                 "linenos", "cell_init")
+                 "linenos", "cell_init", "catches")
 
     def __init__(self, code):
         self.code = code
         self.instructions = list(dis.get_instructions(code))
         self.index_of_offset = {ins.offset: i for i, ins in enumerate(self.instructions)}
         self.exception_entries = parse_exception_table(code)
+        # the code has an exception handler (try, with): 3.11+ lists them in its table, 3.10 sets them up by opcode
+        self.catches = bool(self.exception_entries) or any(
+            ins.opname in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH") for ins in self.instructions)
         self.nfree = len(code.co_freevars)
         self.cell_init = ()  # 3.10: (cell slot, argument slot or None) to fill when the frame starts
         _decode_layout(self, code)

@@ -86,6 +86,10 @@ class Hooks:
         """The program compared two objects by identity (``a is b``, neither of them None, True or False): the
         answer depends on which objects outside operands are, not only on their types. Default: nothing."""
 
+    def on_catching_code(self, code) -> None:
+        """A frame of ``code``, which has an exception handler (``try``, ``with``), runs: the program may catch an
+        error that an operation raises only when it runs. Default: nothing."""
+
     def on_native_call(self, fn, wargs, wkwargs) -> None:
         """Called before ``fn`` runs natively (not interpreted) with these WrappedValue arguments: the
         native code may read state of outside objects that no provenance records. Default: nothing."""

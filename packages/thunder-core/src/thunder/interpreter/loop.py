@@ -23,6 +23,8 @@ def execute(rt, frame, pending_exc: BaseException | None = None):
     instructions = frame.info.instructions
     linenos = frame.info.linenos
     rt.frames.append(frame)
+    if frame.info.catches:
+        rt.hooks.on_catching_code(frame.info.code)
     try:
         exc = pending_exc
         while True:
