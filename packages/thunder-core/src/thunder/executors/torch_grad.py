@@ -575,12 +575,22 @@ def _batch_norm(*args, **kwargs):
 # backward kernels that compute elementwise: their result may be written into one of their arguments
 _ELEMENTWISE_BACKWARDS = ("gelu_backward", "silu_backward", "threshold_backward")
 
+# ATen ops whose kernels take only some layouts, which eager's calling code makes (torch_impls says which)
+_LAYING_OUT = {
+    "_scaled_dot_product_flash_attention_for_cpu": "scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward": "scaled_dot_product_flash_attention_for_cpu_backward",
+    "native_group_norm": "native_group_norm",
+    "native_group_norm_backward": "native_group_norm_backward",
+}
+
 
 def register(ex) -> None:
     for name, sym in aten_symbols.items():
         # the overload itself, not the packet: a packet's call resolves the overload on every call, and in a
         # training step (caches cold after the forward and the optimizer) that was 10-20 us of each backward kernel
-        ex.register_implementation(sym.id, ex.register_operator(f"torch.ops.aten.{name}.default"))
+        path = (f"thunder.executors.torch_impls.{_LAYING_OUT[name]}" if name in _LAYING_OUT
+                else f"torch.ops.aten.{name}.default")
+        ex.register_implementation(sym.id, ex.register_operator(path))
     for name in _ELEMENTWISE_BACKWARDS:  # their variants writing into a dead temporary (torch_copies)
         OUT_VARIANTS[f"torch.ops.aten.{name}.default"] = ex.register_operator(
             f"thunder.executors.torch_impls.{name}_into")

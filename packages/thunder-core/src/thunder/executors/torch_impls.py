@@ -125,6 +125,55 @@ def threshold_backward_into(grad_output, self, threshold, *, out=None):
     return torch.ops.aten.threshold_backward.grad_input(grad_output, self, threshold, grad_input=out)
 
 
+# ATen kernels that read their inputs' memory as laid out one way: eager's own calling code hands them such tensors
+# (a copy otherwise), so the torch executor's implementations do as well. Given other strides, the kernels return
+# garbage without an error.
+def _rows_contiguous(t):
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                                               scale=None):
+    # the CPU flash kernel reads each head's rows contiguously; where one is strided eager's backend choice takes
+    # its math path, whose result equals the kernel's on a copy up to rounding
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(
+        _rows_contiguous(query), _rows_contiguous(key), _rows_contiguous(value), dropout_p, is_causal,
+        attn_mask=attn_mask, scale=scale)
+
+
+def scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                                        is_causal, *, attn_mask=None, scale=None):
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default(
+        grad_out, _rows_contiguous(query), _rows_contiguous(key), _rows_contiguous(value), out, logsumexp, dropout_p,
+        is_causal, attn_mask=attn_mask, scale=scale)
+
+
+_CHANNELS_LAST = {4: torch.channels_last, 5: torch.channels_last_3d}
+
+
+def _norm_layout(input):
+    # eager's group_norm: on the CPU, the input in the memory format it suggests (a channels-last one stays so)
+    channels_last = _CHANNELS_LAST.get(input.ndim)
+    if input.is_cpu and channels_last is not None and not input.is_contiguous() \
+            and input.is_contiguous(memory_format=channels_last):
+        return channels_last
+    return torch.contiguous_format
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    return torch.ops.aten.native_group_norm.default(
+        input.contiguous(memory_format=_norm_layout(input)), None if weight is None else weight.contiguous(),
+        None if bias is None else bias.contiguous(), N, C, HxW, group, eps)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    # as eager's derivative formula: the incoming gradient in the input's layout (a sum's gradient is expanded)
+    layout = _norm_layout(input)
+    return torch.ops.aten.native_group_norm_backward.default(
+        grad_out.contiguous(memory_format=layout), input.contiguous(memory_format=layout), mean, rstd,
+        None if weight is None else weight.contiguous(), N, C, HxW, group, output_mask)
+
+
 def prod_prim(a, dims):
     out = a
     for d in sorted(dims, reverse=True):
