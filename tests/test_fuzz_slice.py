@@ -47,3 +47,19 @@ def test_known_fuzz_failure(seed, cache):
     """Fails while the bug is there; once it passes (XPASS fails the strict xfail), remove its entry."""
     outcome = _outcome(seed, cache)
     assert outcome.cls in AGREEMENT, outcome.detail
+
+
+KERNEL_SEEDS = range(0, 60)  # seed 30: a CPU flash attention on strided rows (wrong gradients until 2026-11-25)
+
+
+def test_fuzz_slice_with_kernel_composites():
+    """Programs that also call the composites an executor runs as one ATen kernel (``--kernels``: norms, attention,
+    convolution, pooling, losses) on tensors of every layout the program makes, all their inputs requiring grad."""
+    from thunder.testing.fuzz.ops import KERNEL_OPS, OPS
+
+    failures = []
+    for seed in KERNEL_SEEDS:
+        outcome = run_program(generate(seed, grad_fraction=1.0, ops=OPS + KERNEL_OPS), "constant values")
+        if outcome.cls in FAILURES:
+            failures.append(f"seed {seed}: {outcome.kind}")
+    assert not failures, "\n".join(failures)

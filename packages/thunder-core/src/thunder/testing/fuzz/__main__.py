@@ -17,6 +17,7 @@ import torch
 
 import thunder
 from thunder.testing.fuzz.generator import generate
+from thunder.testing.fuzz.ops import KERNEL_OPS, OPS
 from thunder.testing.fuzz.regression import write_regression_test
 from thunder.testing.fuzz.runner import AGREEMENT, CLASSES, CRASH, DATA_REFUSAL, FAILURES, Outcome, run_program
 from thunder.testing.fuzz.shrink import shrink
@@ -40,6 +41,9 @@ def parse_args(argv=None):
                         help="comma-separated executor names in priority order (default: thunder's defaults)")
     parser.add_argument("--grad-fraction", type=float, default=0.25,
                         help="fraction of float inputs that require grad (their gradients are compared)")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also draw the composites executors run as one kernel (norms, attention, convolution, "
+                             "pooling, losses) on the program's tensors, whatever their layout")
     parser.add_argument("--max-statements", type=int, default=12)
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (programs are split among them)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per program and cache option")
@@ -69,10 +73,15 @@ def _start_worker() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
 
 
+def _generate(seed: int, args):
+    return generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction,
+                    ops=OPS + KERNEL_OPS if args.kernels else OPS)
+
+
 def _outcomes_of_seed(job) -> list:
     """[(cache, outcome)] of one program under each cache option (runs in a worker process with --jobs)."""
     seed, caches, executors, args = job
-    program = generate(seed, max_statements=args.max_statements, grad_fraction=args.grad_fraction)
+    program = _generate(seed, args)
     return [(cache, run_one(program, cache, executors, args.timeout)) for cache in caches]
 
 
@@ -115,7 +124,7 @@ def main(argv=None) -> int:
     _shrink_kinds(kinds, args, executors)
     if args.json:
         record = {"seed": args.seed, "programs": args.programs, "caches": caches, "executors": executors,
-                  "grad_fraction": args.grad_fraction, "seconds": round(elapsed, 1),
+                  "grad_fraction": args.grad_fraction, "kernels": args.kernels, "seconds": round(elapsed, 1),
                   "counts": {c: dict(n) for c, n in counts.items()}, "kinds": kinds, "failing": failing,
                   "torch": torch.__version__, "python": platform.python_version(),
                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
@@ -141,7 +150,7 @@ def _shrink_kinds(kinds, args, executors):
             print(f"   e.g. seed {entry['examples'][0]['seed']} cache={entry['examples'][0]['cache']!r}")
             continue
         for example in entry["examples"][:args.shrink]:
-            program = generate(example["seed"], max_statements=args.max_statements, grad_fraction=args.grad_fraction)
+            program = _generate(example["seed"], args)
             small, calls = shrink(program, kind, example["cache"], executors)
             example["shrunk"] = small.source()
             example["calls"] = repr(calls)

@@ -6,7 +6,10 @@ generator runs every candidate in eager on every call variant and keeps it only 
 as the program's last statement, to check that thunder raises what eager raises).
 
 To add an op: write a builder and add a row to ``OPS`` (name, category, weight). Categories are the groups
-``--categories`` can select and the report counts by.
+``--categories`` can select and the report counts by. ``KERNEL_OPS`` are drawn only with ``--kernels`` (so that a
+seed's program stays what it was for the default table): the composites an executor runs as one ATen kernel each,
+forward and backward (norms, attention, convolution, pooling, losses, embedding), on whatever layout the program's
+tensors have (a kernel that reads memory as laid out one way gives garbage for other strides, without an error).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import dataclasses
 
 from thunder.testing.fuzz.scope import Scope
 
-__all__ = ["OPS", "Op"]
+__all__ = ["KERNEL_OPS", "OPS", "Op"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -362,4 +365,86 @@ OPS = [
     Op("side_effect", "outside state", 0.5, side_effect),
     Op("formatting", "python", 0.5, formatting),
     Op("grad_mode", "grad mode", 0.5, grad_mode),
+]
+
+
+# --- composites run as one kernel (``--kernels``) ---------------------------------------------------------------
+
+def _param(s: Scope, x, size: str) -> str:
+    """A weight of ``size`` elements (an expression of the sizes: they change between calls) in ``x``'s dtype, that
+    requires grad where the variable it is scaled by does."""
+    y = _t(s, lambda v: v.is_float)
+    scale = f"{y.name}.reshape(-1)[0].to({x.name}.dtype)" if y is not None else "1.0"
+    return f"({scale} * torch.linspace(0.5, 1.5, {size}, dtype={x.name}.dtype))"
+
+
+def _as_4d(x) -> str:
+    return {4: "{x}", 3: "{x}[None]", 2: "{x}[None, None]"}.get(x.rank, "{x}.reshape(1, 1, 1, -1)").format(x=x.name)
+
+
+def normalization(s: Scope):
+    x = _t(s, lambda v: v.is_float and v.rank >= 1)
+    if x is None:
+        return None
+    last, channels = _param(s, x, f"{x.name}.shape[-1]"), _param(s, x, f"{x.name}.shape[1]")
+    choices = [f"torch.nn.functional.layer_norm({{x}}, {{x}}.shape[-1:], {last}, {_param(s, x, f'{x.name}.shape[-1]')})",
+               f"torch.nn.functional.rms_norm({{x}}, {{x}}.shape[-1:], {last})",
+               f"torch.nn.functional.group_norm({{x}}, 1, {channels}, {_param(s, x, f'{x.name}.shape[1]')})",
+               "torch.nn.functional.group_norm({x}, {x}.shape[1])",
+               f"torch.nn.functional.batch_norm({{x}}, None, None, {channels}, None, training=True)"]
+    return f"{s.fresh()} = {s.rng.choice(choices).format(x=x.name)}"
+
+
+def attention(s: Scope):
+    x = _t(s, lambda v: v.is_float and v.rank >= 2)
+    if x is None:
+        return None
+    q = _as_4d(x)
+    others = [v for v in s.vars if v.is_tensor and v.dtype == x.dtype and v.rank == x.rank and v is not x]
+    k = _as_4d(s.rng.choice(others)) if others and s.rng.random() < 0.5 else q
+    choices = [f"torch.nn.functional.scaled_dot_product_attention({q}, {k}, {k})",
+               f"torch.nn.functional.scaled_dot_product_attention({q}, {k}, {q}, is_causal=True)",
+               f"torch.nn.functional.scaled_dot_product_attention({q}.mT, {k}.mT, {k}.mT, scale=0.5)",
+               f"torch.nn.functional.scaled_dot_product_attention({q}, {q}, {q}, attn_mask=torch.ones("
+               f"{q}.shape[-2], {q}.shape[-2], dtype=torch.bool).tril())"]
+    return f"{s.fresh()} = {s.rng.choice(choices)}"
+
+
+def convolution(s: Scope):
+    x = _t(s, lambda v: v.is_float and v.rank in (3, 4))
+    if x is None:
+        return None
+    c = f"{x.name}.shape[1]"
+    if x.rank == 3:
+        w = f"{_param(s, x, f'2 * {c} * 2')}.reshape(2, {c}, 2)"
+        choices = [f"torch.nn.functional.conv1d({{x}}, {w}, {_param(s, x, '2')})",
+                   f"torch.nn.functional.conv1d({{x}}, {w}, padding=1, stride=2)",
+                   "torch.nn.functional.max_pool1d({x}, 2)", "torch.nn.functional.avg_pool1d({x}, 2)"]
+    else:
+        w = f"{_param(s, x, f'2 * {c} * 2')}.reshape(2, {c}, 1, 2)"
+        choices = [f"torch.nn.functional.conv2d({{x}}, {w}, {_param(s, x, '2')})",
+                   f"torch.nn.functional.conv2d({{x}}, {w}, padding=1)",
+                   "torch.nn.functional.max_pool2d({x}, 2)", "torch.nn.functional.max_pool2d({x}, (1, 2), stride=1)",
+                   "torch.nn.functional.avg_pool2d({x}, (2, 1))", "torch.nn.functional.adaptive_avg_pool2d({x}, 1)"]
+    return f"{s.fresh()} = {s.rng.choice(choices).format(x=x.name)}"
+
+
+def loss(s: Scope):
+    x = _t(s, lambda v: v.is_float and v.rank == 2)
+    if x is None:
+        return None
+    target = "torch.arange({x}.shape[0]) % {x}.shape[1]"
+    choices = [f"torch.nn.functional.cross_entropy({{x}}, {target})",
+               f"torch.nn.functional.cross_entropy({{x}}, {target}, reduction='none')",
+               f"torch.nn.functional.nll_loss({{x}}.log_softmax(1), {target}, reduction='sum')",
+               "torch.nn.functional.embedding(torch.arange(3) % {x}.shape[0], {x})",
+               "torch.nn.functional.gelu({x}, approximate='tanh')"]
+    return f"{s.fresh()} = {s.rng.choice(choices).format(x=x.name)}"
+
+
+KERNEL_OPS = [
+    Op("normalization", "kernels", 3, normalization),
+    Op("attention", "kernels", 2, attention),
+    Op("convolution", "kernels", 2, convolution),
+    Op("loss", "kernels", 2, loss),
 ]
