@@ -71,3 +71,26 @@ def test_backward_kernels_get_the_layouts_eager_gives_them(name, position, layou
     torch.testing.assert_close(actual, expected)
     for i, (g, e) in enumerate(zip(grads, expected_grads)):
         torch.testing.assert_close(g, e, msg=lambda m: f"gradient {i}: {m}")
+
+
+def test_attention_on_strided_rows_takes_eager_math_path():
+    # eager's CPU flash kernel takes rows of stride 1 only; for others eager runs its math path, which saves the
+    # attention weights, not the output: the caller may update the output in place before the backward (fuzz
+    # --kernels seed 601), and the gradients are the math path's
+    def f(x):
+        return F.scaled_dot_product_attention(x.mT, x.mT, x.mT, scale=0.5)
+
+    jf = thunder.jit(f)
+    x = torch.randn(1, 2, 4, 3, dtype=torch.float64)
+    results = []
+    for fn in (f, jf):
+        leaf = x.clone().requires_grad_()
+        out = fn(leaf)
+        out.mul_(2)
+        out.sum().backward()
+        results.append((out.detach(), leaf.grad))
+    torch.testing.assert_close(results[1], results[0])
+    assert "flash" not in str(thunder.last_traces(jf)[-1])
+    contiguous = thunder.jit(lambda x: F.scaled_dot_product_attention(x, x, x))
+    contiguous(x.clone().requires_grad_())
+    assert "flash_attention_for_cpu" in str(thunder.last_traces(contiguous)[-1])

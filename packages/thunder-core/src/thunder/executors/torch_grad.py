@@ -24,6 +24,7 @@ from thunder import torch as ltorch
 from thunder.core import dtypes, prims
 from thunder.core.proxies import TensorProxy
 from thunder.core.symbol import Symbol
+from thunder.core.trace import get_tracectx
 from thunder.executors.torch_copies import OUT_VARIANTS
 from thunder.grad.registry import needs_grad
 
@@ -352,8 +353,16 @@ def _sdpa_ok(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, 
         return False
     if query.shape[1] != key.shape[1] and not (enable_gqa and query.shape[1] % key.shape[1] == 0):
         return False
+    if any(_rows_strided(t) for t in (query, key, value)):
+        return False
     # a float mask may require grad, which the flash kernel does not give
     return dropout_p == 0.0 and (attn_mask is None or attn_mask.dtype is dtypes.bool8)
+
+
+def _rows_strided(t) -> bool:
+    # eager's CPU flash kernel takes only rows of stride 1 (its math path the rest): as far as the strides are known
+    layouts = get_tracectx().layouts if get_tracectx() is not None else None
+    return layouts is not None and layouts.last_stride_is_one(t) is False
 
 
 def _sdpa_cuda_ok(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):

@@ -318,6 +318,22 @@ class Layouts:
         self.rely_on(asked[1])
         return asked[0].is_contiguous()
 
+    def last_stride_is_one(self, proxy: TensorProxy) -> bool | None:
+        """Whether eager's tensor has stride 1 in its last dimension, as eager's choice of an attention kernel asks
+        (None: not known). From the known layout (the inputs' layouts it follows from become checks of the
+        prologue), else from the contiguous guess carried through views: asked by an executor choosing between
+        kernels that both compute the right values, where a wrong guess costs only a copy."""
+        asked = self._asked(proxy, replay=False)
+        if asked is not None:
+            self.rely_on(asked[1])
+            standin = asked[0]
+        else:
+            guessed = self._guessed.get(id(proxy))
+            if guessed is None or guessed[0] is not proxy:
+                return None
+            standin = guessed[1]
+        return standin.ndim == 0 or standin.stride(-1) == 1
+
     def is_memory_of(self, value: TensorProxy, target: TensorProxy, key) -> bool:
         """Whether ``value`` is exactly the memory ``target[key]`` covers (same storage, offset, sizes, strides,
         dtype) and several of those elements share memory (``v[-1] = v[0]`` of an expanded ``v`` with one row):

@@ -401,9 +401,10 @@ def attention(s: Scope):
         return None
     q = _as_4d(x)
     others = [v for v in s.vars if v.is_tensor and v.dtype == x.dtype and v.rank == x.rank and v is not x]
+    # keys and values of one length: eager's CPU flash kernel does not check it (it reads past the values)
     k = _as_4d(s.rng.choice(others)) if others and s.rng.random() < 0.5 else q
     choices = [f"torch.nn.functional.scaled_dot_product_attention({q}, {k}, {k})",
-               f"torch.nn.functional.scaled_dot_product_attention({q}, {k}, {q}, is_causal=True)",
+               f"torch.nn.functional.scaled_dot_product_attention({q}, {k}, {k}, is_causal=True)",
                f"torch.nn.functional.scaled_dot_product_attention({q}.mT, {k}.mT, {k}.mT, scale=0.5)",
                f"torch.nn.functional.scaled_dot_product_attention({q}, {q}, {q}, attn_mask=torch.ones("
                f"{q}.shape[-2], {q}.shape[-2], dtype=torch.bool).tril())"]
