@@ -135,6 +135,11 @@ def _is_module_state(provenance) -> bool:
     return any(kind == "item" and key in ("_parameters", "_buffers") for kind, key in provenance.path())
 
 
+def _original(side_effects, container):
+    original = side_effects.original(container)  # as it was before the program changed it
+    return container if original is None else original
+
+
 def _passed_directly(provenance) -> bool:
     """Containers passed as arguments or read from globals/closures may go whole to a torch call
     (``torch.stack(tensors)``); containers inside objects (a module's ``_parameters``) are read by key
@@ -500,6 +505,7 @@ class JitHooks(Hooks):
         self.aliases: dict[str, TensorProxy] = {}  # proxy name -> the earlier proxy of the same tensor
         self._container_copies: list = []
         self.outside_containers: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists/dicts/sets
+        self._sequences_read: dict[int, tuple] = {}  # id -> (object, provenance) of outside lists and tuples
         # id -> object, for outside objects keeping state in native code (a random generator, a deque, a generator)
         self.outside_stateful: dict[int, object] = {}
         self.side_effects = SideEffects()
@@ -679,6 +685,9 @@ class JitHooks(Hooks):
         if self.side_effects.is_written(provenance):
             provenance = self.side_effects.rebased(provenance)
             if provenance is None:
+                place = self._place_in_outside_sequence(value) if isinstance(value, torch.Tensor) else None
+                if place is not None:  # a tensor the changed list held from the start
+                    return self._tensor_input(value, place)
                 return value  # the program reads back what it wrote: not an input
         if self._patched_class_entry(provenance):
             return value
@@ -689,33 +698,14 @@ class JitHooks(Hooks):
             return value
         if type(value) in MUTATING_METHODS:
             self.outside_containers.setdefault(id(value), (value, provenance))
+        if type(value) in (list, tuple):
+            self._sequences_read.setdefault(id(value), (value, provenance))
         self._note_stateful(value)
         if isinstance(value, torch.Tensor):
             unsharded = traced_unsharded(value)
             if unsharded is not None:  # a sharded parameter of the FSDP2 unit being traced: its gathered value
                 return unsharded
-            check_tensor_input(value)
-            # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
-            # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
-            proxy = self._proxies.get(provenance)
-            if proxy is None:
-                trace = get_tracectx()
-                name = trace.make_unique_name(proxy_name_for(provenance, self.fn))
-                proxy = tensor_proxy(value, name)
-                if self.symbolic and not _is_module_state(provenance):
-                    # dimensions are inputs too (module parameters and buffers keep static shapes)
-                    proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
-                proxy.outside = self._tensor_state_reader(value, provenance)
-                self.layouts.add_input(proxy, value)
-                self._proxies[provenance] = proxy
-                self._real_of[id(proxy)] = value
-                first = self._first_proxy_of.setdefault(id(value), proxy)
-                if first is not proxy:  # the same tensor again, by another path: an alias of that input
-                    self.aliases[proxy.name] = first
-                self.inputs.append(proxy)
-                self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
-                self.records.append(InputRecord(provenance, value, "tensor", proxy))
-            return proxy
+            return self._tensor_input(value, provenance)
         # bools stay constants: two values, and ``flag is True`` must see a bool, not a proxy
         if self.symbolic and type(value) in (int, float):
             proxy = self._proxies.get(provenance)
@@ -813,6 +803,11 @@ class JitHooks(Hooks):
         for x in leaves:
             if isinstance(x, torch.Tensor):
                 provenance = self._module_state_paths().get(id(x))
+                if provenance is None:
+                    provenance = self._place_in_outside_sequence(x)
+                    if provenance is not None:
+                        resolved.append(self._tensor_input(x, provenance))
+                        continue
                 if provenance is None:
                     where = source_location()
                     raise UnsupportedError(
@@ -1020,6 +1015,40 @@ class JitHooks(Hooks):
         import warnings
 
         warnings.warn(message, SharpEdgeWarning, stacklevel=2)
+
+    def _tensor_input(self, value, provenance) -> TensorProxy:
+        check_tensor_input(value)
+        # One proxy per access path: the same tensor reached by two paths (a tied weight, an argument passed
+        # twice) is two inputs, each re-read and checked on every call, so neither can go stale.
+        proxy = self._proxies.get(provenance)
+        if proxy is None:
+            trace = get_tracectx()
+            name = trace.make_unique_name(proxy_name_for(provenance, self.fn))
+            proxy = tensor_proxy(value, name)
+            if self.symbolic and not _is_module_state(provenance):
+                # dimensions are inputs too (module parameters and buffers keep static shapes)
+                proxy.shape = tuple(IntegerProxy(trace.make_name("s"), value=d) for d in value.shape)
+            proxy.outside = self._tensor_state_reader(value, provenance)
+            self.layouts.add_input(proxy, value)
+            self._proxies[provenance] = proxy
+            self._real_of[id(proxy)] = value
+            first = self._first_proxy_of.setdefault(id(value), proxy)
+            if first is not proxy:  # the same tensor again, by another path: an alias of that input
+                self.aliases[proxy.name] = first
+            self.inputs.append(proxy)
+            self.inputs.extend(d for d in proxy.shape if isinstance(d, NumberProxy))
+            self.records.append(InputRecord(provenance, value, "tensor", proxy))
+        return proxy
+
+    def _place_in_outside_sequence(self, tensor):
+        """Where an outside list or tuple the program read held ``tensor`` when the call began (the prologue reads
+        it there), or None. A torch call given the whole container (``torch.stack(self.history)``) sees its
+        tensors, not the items the interpreter reads one by one; after the program changed the list
+        (``self.history.append(h)``), reading an item back gives what is there, which is an input where the
+        list held it from the start."""
+        places = [Provenance.item(provenance, i) for container, provenance in self._sequences_read.values()
+                  for i, item in enumerate(_original(self.side_effects, container)) if item is tensor]
+        return places[0] if len(places) == 1 else None  # held twice: which place a later call reads is not known
 
     def _proxify_container(self, value, provenance):
         """A copy whose tensors are proxies (a native call such as torch.stack(list_of_tensors) sees the

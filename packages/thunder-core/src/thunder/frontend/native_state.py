@@ -142,14 +142,18 @@ def refuse_native_call(fn, wargs, outside_objects: dict) -> None:
             f"code, which thunder.jit would do only while tracing, not on every call{user_location_suffix()}; "
             "copy it first, or do this outside the jitted function")
     owner = getattr(fn, "__self__", None)
+    passed_in = False
     if owner is not None and id(owner) in outside_objects and outside_objects[id(owner)] is owner:
         receiver = owner
     elif wargs and wargs[0].provenance.is_outside and (fn is next or _method_of(fn, wargs[0].value)):
         receiver = wargs[0].value  # ``next(it)``, or ``rng.random()`` called as ``Random.random(rng)``
+        passed_in = wargs[0].provenance.path()[0][0] in ("arg", "kwarg")
     else:
         return
     entry = stateful_object(receiver)
-    if entry is None or (entry is _ITERATOR and not _on_users_line()):
+    # a library's own iterators (torch's counter of autograd.Function classes) are its business; an iterator the
+    # caller passed in is the caller's data wherever it is consumed (``clip_grad_norm_(model.parameters())``)
+    if entry is None or (entry is _ITERATOR and not passed_in and not _on_users_line()):
         return
     what, advice = entry
     call = "next()" if fn is next else f"{type(receiver).__name__}.{fn.__name__}()"

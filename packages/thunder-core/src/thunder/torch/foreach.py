@@ -50,10 +50,11 @@ for _name in dir(torch):
 def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
     """PyTorch's grouping for foreach kernels, on proxies: {(device, dtype): ([per-list tensors], [indices])}."""
     from thunder.core import dtypes
+    from thunder.core.devices import to_torch_device
 
     groups: dict = {}
     for i, t in enumerate(tensorlistlist[0]):
-        key = (t.device.to_torch(), dtypes.to_torch_dtype(t.dtype))
+        key = (to_torch_device(t.device), dtypes.to_torch_dtype(t.dtype))
         lists, indices = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
         for lst, source in zip(lists, tensorlistlist):
             if source:  # an empty list (unused optimizer state) stays empty, as in PyTorch
