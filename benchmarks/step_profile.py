@@ -11,6 +11,8 @@ the torch executor runs eager's kernels, so what it can save is at most the part
   of the bias), ``overhead`` (recorded non-ATen frames: thunder's autograd function, eager's engine nodes). The
   profiler reads wall time, so under load the totals grow with the load; the shares move less.
 - ``cpu_ms``: median process CPU time of each phase over unprofiled interleaved steps.
+- ``kernel_calls``: how many kernels each variant calls in one forward and one backward (the outermost ATen calls
+  that are not views, allocations or composites), and the (op, input shapes) whose counts differ.
 - ``overhead_us``: the same model shrunk until its kernels cost next to nothing (GPT: d=8, 2 heads, T=4, vocab 16;
   the same layers, so the same calls): per forward and backward, with caches warm and after 64 MB of writes (as the
   rest of a training step does to the caches).
@@ -105,6 +107,52 @@ def shares_and_cpu(name: str, steps: int) -> dict:
     return out
 
 
+# ops that make views, allocate or only dispatch to the kernels counted (composites), left out of the call lists
+_NOT_KERNELS = frozenset((
+    "view", "t", "transpose", "as_strided", "reshape", "_unsafe_view", "_reshape_alias", "permute", "expand",
+    "detach", "split", "narrow", "slice", "select", "unsqueeze", "squeeze", "alias", "contiguous", "flatten",
+    "empty", "empty_strided", "empty_like", "zeros", "zeros_like", "ones_like", "fill_", "zero_", "resize_",
+    "resolve_conj", "lift_fresh", "to", "_to_copy", "linear", "matmul", "layer_norm", "scaled_dot_product_attention",
+    "cross_entropy_loss", "nll_loss_nd", "nll_loss", "log_softmax", "_log_softmax", "dropout", "embedding",
+    "embedding_backward", "batch_norm", "_batch_norm_impl_index", "group_norm", "max_pool2d", "conv2d",
+    "convolution", "_convolution", "adaptive_avg_pool2d"))
+
+
+def kernel_calls(name: str) -> dict:
+    """The kernels each variant calls in one forward and one backward (outermost ATen calls, views aside), and the
+    (op, shapes) whose counts differ between the two."""
+    torch.manual_seed(0)
+    model, batch, loss_fn = training_step.MODELS[name]()
+    variants = {"eager": copy.deepcopy(model), "thunder": thunder.jit(copy.deepcopy(model))}
+    for m in variants.values():
+        for _ in range(2):
+            loss_fn(m, batch).backward()
+
+    def kernel(e) -> bool:
+        return e.name.startswith("aten::") and e.name[6:] not in _NOT_KERNELS
+
+    out = {}
+    for p in PHASES:
+        counts = {}
+        for v, m in variants.items():
+            loss = loss_fn(m, batch) if p == "backward" else None
+            with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+                if p == "forward":
+                    loss = loss_fn(m, batch)
+                else:
+                    loss.backward()
+            if p == "forward":
+                loss.backward()
+            counts[v] = collections.Counter(
+                f"{e.name}{e.input_shapes}" for e in prof.events()
+                if kernel(e) and not (e.cpu_parent is not None and kernel(e.cpu_parent)))
+        eager, thunder_ = counts["eager"], counts["thunder"]
+        out[p] = {"eager": sum(eager.values()), "thunder": sum(thunder_.values()),
+                  "differing (eager, thunder)": {k: [eager[k], thunder_[k]] for k in sorted(set(eager) | set(thunder_))
+                                                 if eager[k] != thunder_[k]}}
+    return out
+
+
 def overhead_us(reps: int = 1500) -> dict:
     config = GPTConfig(vocab_size=16, block_size=4, n_layer=2, n_head=2, n_embd=8, dropout=0.0)
     torch.manual_seed(0)
@@ -153,6 +201,7 @@ def main() -> None:
                     "load_average": os.getloadavg()},
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
         "phases": shares_and_cpu(args.model, args.steps),
+        "kernel_calls": kernel_calls(args.model),
     }
     if args.model == "gpt":
         record["overhead_us_shrunk_gpt"] = overhead_us()
