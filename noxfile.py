@@ -149,13 +149,14 @@ def demo(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def benchmarks(session: nox.Session) -> None:
     """Per-call overhead of eager vs thunder.jit (and torch.compile), first-call and trace times, optimizer steps,
-    saved bytes, training steps of small models; JSON results."""
+    saved bytes, training steps of small models and where the GPT step's time goes; JSON results."""
     _install_core(session, "transformers")  # the training-step benchmark's HF Llama and litgpt models
     session.install("--no-deps", *LITGPT_REQUIREMENTS)
     session.run("python", "benchmarks/overhead.py", *session.posargs)
     session.run("python", "benchmarks/optimizer_step.py")
     session.run("python", "benchmarks/saved_for_backward.py")
     session.run("python", "benchmarks/training_step.py")
+    session.run("python", "benchmarks/step_profile.py")  # where the GPT step's time goes: the ceiling on CPU
     session.run("python", "benchmarks/moe_routing.py")
 
 
