@@ -324,6 +324,22 @@ def test_ops_without_a_symbol_get_eager_dtypes():
     assert {o.dtype for o in out} == {torch.bfloat16}
 
 
+def test_an_opaque_call_autocast_changes_in_eager_is_refused():
+    # F.multi_head_attention_forward has no symbol: it runs as one PyTorch call with autocast off, where eager's
+    # inner matmuls run in bfloat16 (its outputs were float32 under thunder until 2026-11-25)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(2, 5, 8)
+    with torch.autocast("cpu", torch.bfloat16), pytest.raises(
+            UnsupportedError, match=r"multi_head_attention_forward under torch\.autocast.*torch\.bfloat16"):
+        thunder.jit(mha)(x, x, x)
+    out, weights = thunder.jit(mha)(x, x, x)  # without autocast: eager's
+    torch.testing.assert_close(out, mha(x, x, x)[0])
+    # an opaque call autocast leaves alone (group_norm of a bfloat16 input) runs as before
+    norm = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 1), torch.nn.GroupNorm(2, 4))
+    (out,) = _compare(norm, _inputs((2, 4, 3, 3)), ctx=_autocast(), params=list(norm.parameters()))
+    assert out.dtype is torch.bfloat16
+
+
 # ----- CUDA ---------------------------------------------------------------------------------------------
 
 

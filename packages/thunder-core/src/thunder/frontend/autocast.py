@@ -22,10 +22,13 @@ import torch
 
 from thunder.core import dtypes, prims
 from thunder.core.errors import UnsupportedError, user_location_suffix
+from thunder.core.proxies import NumberProxy, TensorProxy
+from thunder.core.pytree import tree_flatten, tree_map
 from thunder.core.symbol import call_rewrites
 from thunder.torch.autocast import DEVICE_TYPES, POLICY_IDS, autocast_arguments
 
-__all__ = ["AutocastRegions", "autocast_lookaside", "check_autocast_state", "refuse_under_autocast"]
+__all__ = ["AutocastRegions", "autocast_lookaside", "check_autocast_state", "opaque_under_autocast",
+           "refuse_under_autocast"]
 
 _AUTOCAST = torch.amp.autocast_mode.autocast
 
@@ -173,6 +176,58 @@ def refuse_under_autocast(construct: str) -> None:
         raise UnsupportedError(f"{construct} under torch.autocast{user_location_suffix()}: it runs as one PyTorch "
                                "call, which thunder does not run under the traced autocast state yet; call it "
                                "outside the autocast region (or put the region inside the function it calls)")
+
+
+def opaque_under_autocast(regions: AutocastRegions, fn, lookaside):
+    """``lookaside`` of an opaque torch call (one PyTorch call, which the compiled program runs with autocast off
+    like everything else), refused where an autocast in effect would give eager's call outputs of other dtypes
+    (``F.multi_head_attention_forward``, whose inner matmuls autocast casts): asked of PyTorch itself, by running
+    ``fn`` on fake tensors under the traced autocast state."""
+
+    def call(*args, **kwargs):
+        result = lookaside(*args, **kwargs)
+        if not regions.enabled():
+            return result
+        leaves, _ = tree_flatten((args, kwargs))
+        if not any(isinstance(x, TensorProxy) for x in leaves):
+            return result
+        traced = [x.dtype for x in tree_flatten(result)[0] if isinstance(x, TensorProxy)]
+        eager = _dtypes_under_autocast(regions, fn, args, kwargs)
+        if eager is not None and eager != traced:
+            names = ", ".join(str(dtypes.to_torch_dtype(d)) for d in eager)
+            raise UnsupportedError(
+                f"{getattr(fn, '__qualname__', fn)} under torch.autocast{user_location_suffix()}: it runs as one "
+                f"PyTorch call, which thunder does not run under the traced autocast state yet, and autocast gives its "
+                f"outputs other dtypes in eager ({names}); call it outside the autocast region, or cast its inputs "
+                "to the dtype you want")
+        return result
+
+    return call
+
+
+def _dtypes_under_autocast(regions: AutocastRegions, fn, args, kwargs) -> list | None:
+    """The thunder dtypes of ``fn``'s tensor outputs in eager under the traced autocast state, or None where the fake
+    run cannot tell."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from thunder.core.devices import to_torch_device
+    from thunder.core.proxies import pyval
+
+    try:
+        with FakeTensorMode():
+            def fake(x):
+                if isinstance(x, TensorProxy):
+                    t = torch.empty([int(pyval(d)) for d in x.shape], dtype=dtypes.to_torch_dtype(x.dtype),
+                                    device=to_torch_device(x.device))
+                    return t.requires_grad_(x.requires_grad) if t.is_floating_point() else t
+                return pyval(x) if isinstance(x, NumberProxy) else x
+
+            fake_args, fake_kwargs = tree_map(fake, (args, kwargs))
+            with regions.in_effect():
+                out = fn(*fake_args, **fake_kwargs)
+            return [dtypes.to_dtype(t.dtype) for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    except Exception:
+        return None
 
 
 # the prologue ------------------------------------------------------------------------------------------

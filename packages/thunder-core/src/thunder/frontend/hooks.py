@@ -34,7 +34,7 @@ from thunder.distributed.outside_effects import (
     engine_lookaside,
     traced_unsharded,
 )
-from thunder.frontend.autocast import AutocastRegions, autocast_lookaside
+from thunder.frontend.autocast import AutocastRegions, autocast_lookaside, opaque_under_autocast
 from thunder.frontend.native_state import refuse_native_call, stateful_object
 from thunder.frontend.prologue import InputRecord, proxy_name_for
 from thunder.frontend.proxify import tensor_proxy
@@ -662,6 +662,8 @@ class JitHooks(Hooks):
             from thunder.torch.opaque import opaque_lookaside  # torch builtins with no symbol: the opaque fallback
 
             found = opaque_lookaside(fn)
+            if found is not None:
+                found = opaque_under_autocast(self.autocast, fn, found)
         elif "inplace" not in getattr(found, "tags", ()):
             return _out_variant(found)
         return found
