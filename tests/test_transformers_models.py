@@ -46,6 +46,20 @@ def test_llama_training_over_varying_lengths():
     assert thunder.cache_misses(jmodel) <= 2
 
 
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_llama_training_with_gradient_checkpointing(use_reentrant):
+    # transformers' gradient checkpointing sets requires_grad_(True) on the embeddings' output (a no-op where the
+    # embeddings train), then checkpoints each layer
+    model, reference = _llama(), _llama()
+    for m in (model, reference):
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": use_reentrant})
+        m.train()
+    jmodel = thunder.jit(model)
+    for step in range(2):
+        _backward_like_eager(jmodel, reference, torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(step)))
+    _assert_grads_equal(model, reference)
+
+
 def _backward_like_eager(jmodel, reference, ids):
     loss = jmodel(ids, labels=ids, use_cache=False).loss
     ref_loss = reference(ids, labels=ids, use_cache=False).loss

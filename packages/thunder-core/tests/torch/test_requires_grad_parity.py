@@ -62,3 +62,19 @@ def test_gradients_of_ops_that_run_as_one_call(op, cache):
     assert got.requires_grad == expected.requires_grad
     g = torch.randn_like(expected)
     torch.testing.assert_close(torch.autograd.grad(got, t, g), torch.autograd.grad(expected, t, g))
+
+
+def test_requires_grad__asking_for_what_the_tensor_has_is_a_no_op():
+    def f(t):
+        y = (t * 2).requires_grad_()  # requires grad already
+        z = (t.detach() + 1).requires_grad_(False)  # does not
+        return y * z
+
+    t = torch.randn(3, requires_grad=True)
+    out = thunder.jit(f)(t)
+    torch.testing.assert_close(out, f(t))
+    out.sum().backward()
+    torch.testing.assert_close(t.grad, 2 * (t.detach() + 1))
+    # a change of the flag is still refused (a trace's tensors have fixed autograd state)
+    with pytest.raises(thunder.core.errors.UnsupportedError, match="requires_grad_ is not supported"):
+        thunder.jit(lambda t: (t.detach() * 2).requires_grad_())(t)

@@ -295,6 +295,17 @@ def _refused_inplace(name: str, reason: str, instead: str):
     return refuse
 
 
+def _requires_grad_(refuse):
+    def requires_grad_(a, requires_grad=True):
+        # asking for what the tensor has already changes nothing (transformers' gradient checkpointing sets it on
+        # the embeddings' output, which requires grad where the embeddings train)
+        if isinstance(a, TensorProxy) and a.requires_grad == bool(requires_grad):
+            return a
+        return refuse(a, requires_grad)
+
+    return requires_grad_
+
+
 def _twin_inplace(name: str):
     """``a.<name>(*args)`` as its out-of-place twin (a language symbol, else the opaque fallback) then the
     update of ``a``."""
@@ -335,10 +346,11 @@ def _register_inplace_methods() -> None:
         if not name.endswith("_") or name.startswith("_") or name in tensor_methods:
             continue
         if name in CHANGES_METADATA:
-            register_method(name, _refused_inplace(
+            refuse = _refused_inplace(
                 name, "it changes the shape, strides or autograd state of the tensor in place, which a trace (whose "
                 "tensors have fixed metadata) cannot express", _METADATA_INSTEAD.get(
-                    name, f"use the out-of-place form and rebind the name (x = x.{name[:-1]}(...))")))
+                    name, f"use the out-of-place form and rebind the name (x = x.{name[:-1]}(...))"))
+            register_method(name, _requires_grad_(refuse) if name == "requires_grad_" else refuse)
         elif name in RANDOM_FILLS:
             globals()[name] = torchsymbol(getattr(torch.Tensor, name), method=name, tags=_tags(name))(
                 _random_fill(name))
