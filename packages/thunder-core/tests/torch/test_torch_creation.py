@@ -75,3 +75,28 @@ ERRORS = {
 def test_creation_error(name):
     exc, fn = ERRORS[name]
     check_raises(exc, fn)
+
+
+TENSOR_OF_TENSORS = {
+    "0-d tensors": lambda x: torch.tensor([x.sum(), x.mean()]),
+    "an int64 tensor and a float": lambda x: torch.tensor([x.sum().long(), 2.5]),
+    "a float64 tensor and an int": lambda x: torch.tensor([x.double().sum(), 2]),
+    "a bool tensor and an int": lambda x: torch.tensor([(x > 0).any(), 2]),
+    "nested": lambda x: torch.tensor([[x.sum()], [x.max()]]),
+    "bfloat16 tensors": lambda x: torch.tensor([x.sum().bfloat16(), x.mean().bfloat16()]),
+    "a dtype asked": lambda x: torch.tensor([x.sum(), 1.0], dtype=torch.float64),
+    "a tensor itself": lambda x: torch.tensor(x * 2),
+}
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+@pytest.mark.parametrize("name", TENSOR_OF_TENSORS)
+def test_tensor_of_tensors_is_eager_s(name):
+    # eager takes 0-d tensors as values (their dtypes promoted with the numbers' defaults), detached
+    import thunder
+
+    fn = TENSOR_OF_TENSORS[name]
+    x = torch.randn(3, requires_grad=True)
+    expected, actual = fn(x), thunder.jit(fn)(x)
+    assert (actual.dtype, actual.shape, actual.requires_grad) == (expected.dtype, expected.shape, expected.requires_grad)
+    torch.testing.assert_close(actual, expected)

@@ -227,27 +227,48 @@ def _flat(data) -> list:
 
 
 def constant_tensor(data, dtype=None, device=None):
-    """A tensor of the (nested) Python numbers ``data``: one full(...) per element, then cat and reshape."""
+    """A tensor of the (nested) Python numbers ``data``: one full(...) per element, then cat and reshape. A 0-d
+    tensor among them counts as its value (``torch.tensor([x.sum(), x.mean()])``), detached, as in eager."""
     shape, values = _nested_shape(data), _flat(data)
     for v in values:
-        check(isinstance(v, (bool, int, float, complex, NumberProxy)),
-              lambda: f"Could not infer dtype of {type(v).__name__}", TypeError)
+        check(isinstance(v, (bool, int, float, complex, NumberProxy)) or (isinstance(v, TensorProxy) and v.ndim == 0),
+              lambda: f"Could not infer dtype of {type(v).__name__}" if not isinstance(v, TensorProxy) else
+              "torch.tensor of a list holding tensors of one or more dimensions is not supported; use torch.stack",
+              TypeError if not isinstance(v, TensorProxy) else NotImplementedError)
     if dtype is None:
-        kinds = {type(pyval(v)) for v in values}
-        kind = next((t for t in (complex, float, int, bool) if t in kinds), float)  # [] is a float tensor
-        dtype = python_number_dtype(kind)
+        numbers = {type(pyval(v)) for v in values if not isinstance(v, TensorProxy)}
+        kind = next((t for t in (complex, float, int, bool) if t in numbers), None)
+        # eager promotes the tensors' dtypes with the numbers' default ones (an int64 tensor and 2.5: float32)
+        found = [python_number_dtype(kind)] if kind is not None else []
+        found += [v.dtype for v in values if isinstance(v, TensorProxy)]
+        dtype = found[0] if found else python_number_dtype(float)  # [] is a float tensor
+        for d in found[1:]:
+            dtype = dtypes.from_torch_dtype(torch.promote_types(dtypes.to_torch_dtype(dtype), dtypes.to_torch_dtype(d)))
     dtype, device = dtypes.to_dtype(dtype), _device(device)
     if not shape:
-        return prims.full((), values[0], device=device, dtype=dtype)
-    pieces = [prims.full((1,), v, device=device, dtype=dtype) for v in values]
+        return _element(values[0], (), device, dtype)
+    pieces = [_element(v, (1,), device, dtype) for v in values]
     flat = prims.cat(pieces, 0) if pieces else prims.full((0,), 0, device=device, dtype=dtype)
     return prims.reshape(flat, shape) if len(shape) > 1 else flat
 
 
+def _element(v, shape, device, dtype):
+    if not isinstance(v, TensorProxy):
+        return prims.full(shape, v, device=device, dtype=dtype)
+    from thunder.torch.registry import language_symbols
+
+    v = ew.convert(language_symbols["detach"](v), dtype)
+    v = v if v.device == device else prims.device_put(v, device)
+    return prims.reshape(v, shape)
+
+
 @torchsymbol(torch.tensor, method=())
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    check(not isinstance(data, TensorProxy), "torch.tensor(a_tensor) is not supported; use a.clone() or a.detach()",
-          NotImplementedError)
+    if isinstance(data, TensorProxy):  # a copy, detached (eager warns to write a.clone().detach())
+        from thunder.torch.registry import language_symbols
+
+        copy = language_symbols["clone"](language_symbols["detach"](data))
+        return copy if dtype is None and device is None else copy.to(device=device, dtype=dtype)
     return constant_tensor(data, dtype, device)
 
 
