@@ -684,6 +684,10 @@ class JitHooks(Hooks):
             # the list is used for more than appending after all: its contents, as they were, are checked
             del self._appended_lists[id(value)]
             self.records.append(InputRecord(pending[1], pending[2], "literal"))
+        if isinstance(value, (TensorProxy, NumberProxy)):
+            # only the program puts a proxy into outside state, through whatever path it wrote it (functional_call
+            # swaps a module's parameters by a path of its own): reading it back is not an input
+            return value
         if self.side_effects.is_written(provenance):
             provenance = self.side_effects.rebased(provenance)
             if provenance is None:
