@@ -85,7 +85,17 @@ def _torch_calls() -> dict:
         if isinstance(sym, Symbol):
             calls.setdefault(sym.id, fn)
     calls.update(_VIEWS)
+    calls.update(_CALLS_OF_METHODS)
     return calls
+
+
+# symbols reached by a reflected operator (``0.5 - x``) or whose torch function is a wrapper: the torch callable taking
+# the symbol's arguments (the layout of their results is known then, as for ``x - 0.5``)
+_CALLS_OF_METHODS = {
+    "ltorch.rsub": torch.Tensor.__rsub__, "ltorch.rpow": torch.Tensor.__rpow__, "ltorch.rmod": torch.Tensor.__rmod__,
+    "ltorch.rfloordiv": torch.Tensor.__rfloordiv__, "ltorch.rlshift": torch.Tensor.__rlshift__,
+    "ltorch.rrshift": torch.Tensor.__rrshift__, "ltorch.silu": torch.nn.functional.silu, "ltorch.where": torch.where,
+}
 
 
 _CALLS: dict = {}
