@@ -599,3 +599,46 @@ def test_writes_to_outside_streams_happen_on_every_call():
         assert out.getvalue() == "rows 2\nrows 2\nrows 3\n"
         assert logged.getvalue() == "step with 2 rows\nstep with 2 rows\nstep with 3 rows\n"
     assert thunder.cache_hits(jfn) == 1
+
+
+class _Holder:
+    pass
+
+
+def _renamed(fn):
+    # transformers 5.24's ``deprecate_kwarg``: the caller's object moves to the new name inside the call
+    def wrapped(*args, **kwargs):
+        kwargs["cache"] = kwargs.pop("past", None)
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
+@_renamed
+def _store_into_renamed(x, cache=None):
+    cache.keys = x * 2
+    cache.seen = cache.seen + [x.shape[0]] if hasattr(cache, "seen") else [x.shape[0]]
+    return x + 1
+
+
+def _store_into_popped_list_item(x, *objects):
+    items = list(objects)
+    items.pop().keys = x * 3  # the last object, popped from a list the program built
+    return x - 1
+
+
+@pytest.mark.parametrize("fn, factor, call", [
+    (_store_into_renamed, 2, lambda jf, x, h: jf(x, past=h)),
+    (_store_into_popped_list_item, 3, lambda jf, x, h: jf(x, _Holder(), h)),
+])
+def test_stores_into_an_outside_object_popped_from_the_programs_own_container_are_replayed(fn, factor, call):
+    # The object popped from a dict or list the program built is still the caller's: its attribute stores are
+    # side effects (replayed by the epilogue), never done for real with the trace's proxies.
+    jf = thunder.jit(fn)
+    for n in (2, 2, 3):
+        held, eager_held, x = _Holder(), _Holder(), torch.randn(n)
+        out, expected = call(jf, x, held), call(fn, x, eager_held)
+        assert type(held.keys) is torch.Tensor
+        torch.testing.assert_close(out, expected)
+        torch.testing.assert_close(held.keys, x * factor)
+        assert vars(held).keys() == vars(eager_held).keys()
