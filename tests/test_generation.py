@@ -1,6 +1,8 @@
 """Generation with KV caches: stores of values made inside the call into outside caches, a jitted module's
 generate(), and decode loops (HF transformers, litgpt), tokens equal to eager's."""
 
+import re
+
 import pytest
 import torch
 import torch.nn as nn
@@ -340,8 +342,8 @@ def _inductor_or_skip():
 
 @pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
 def test_hf_generate_with_static_cache_under_the_inductor_executor():
-    # StaticCache's decode computes its cache positions inside the region: its stores stay with the torch executor
-    # (where they joined the region, building the region's index check failed)
+    # StaticCache's decode computes its cache positions in the step (arange(n) + cumulative_length): they are
+    # computed before the region and checked, and the stores join it (thunder.extend.regions)
     inductor = _inductor_or_skip()
     transformers, model = _llama()
     jmodel = thunder.jit(model, cache="symbolic values", executors=[inductor])
@@ -352,6 +354,8 @@ def test_hf_generate_with_static_cache_under_the_inductor_executor():
         out = jmodel.generate(ids, past_key_values=_static_cache(transformers, model.config, 32), **kwargs)
         assert torch.equal(out, expected)
     assert thunder.cache_misses(jmodel) == 2
+    decode = str(thunder.last_traces(jmodel)[-1])
+    assert "index_copy_(" in decode and not re.search(r"^  torch\.Tensor\.index_copy_\(", decode, re.MULTILINE)
 
 
 @pytest.mark.slow  # C++ compiles of Inductor (skipped where thunder-inductor is not installed)
