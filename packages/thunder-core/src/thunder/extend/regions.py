@@ -14,7 +14,8 @@ An in-place store of the torch executor's (``v.index_copy_(dim, index, source)``
 an input: a KV-cache update, see :func:`in_place_stores`) that an executor takes (``stores``) joins the open region
 instead of closing it, where its index comes from outside the region (so it can be checked before the region runs):
 the region writes the new rows itself, fused with the op that computes them, and what reads the cache after the
-store (attention) stays in the same region.
+store (attention) stays in the same region. Where the region computes the index from values it does not write
+before (HF's ``StaticCache``: ``arange(n) + cumulative_length``), those members leave it and run before it.
 
 The Inductor and nvFuser executors form their regions here; an executor whose kernels constrain shapes (Triton)
 forms its own.
