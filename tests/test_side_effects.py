@@ -628,9 +628,15 @@ def _store_into_popped_list_item(x, *objects):
     return x - 1
 
 
+def _store_into_a_popped_default(x, holder, **options):
+    options.pop("cache", holder).keys = x * 4  # the key is absent: the default the program passed
+    return x * 0
+
+
 @pytest.mark.parametrize("fn, factor, call", [
     (_store_into_renamed, 2, lambda jf, x, h: jf(x, past=h)),
     (_store_into_popped_list_item, 3, lambda jf, x, h: jf(x, _Holder(), h)),
+    (_store_into_a_popped_default, 4, lambda jf, x, h: jf(x, h, other=1)),
 ])
 def test_stores_into_an_outside_object_popped_from_the_programs_own_container_are_replayed(fn, factor, call):
     # The object popped from a dict or list the program built is still the caller's: its attribute stores are

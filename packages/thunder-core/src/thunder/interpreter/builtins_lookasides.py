@@ -458,7 +458,9 @@ def _pop(tp, method):
             del wobj.items[key]
         else:
             wobj.items = None
-        return w if found else result
+        if found:
+            return w
+        return wargs[2] if tp is dict and len(wargs) == 3 else result  # the default, as passed
 
     return pop
 
