@@ -1,7 +1,8 @@
 """Greedy generation with a KV cache on CPU, one thread: prefill time and per-token decode latency of eager,
 torch.compile (default mode) and thunder.jit (cache="symbolic values"), and thunder with the inductor fusion
 executor where thunder-inductor is installed, for a pythia-14m-shaped litgpt GPT and a tiny HF Llama with
-DynamicCache (random weights, no downloads). Tokens of every variant are checked against eager's before timing.
+DynamicCache and with StaticCache (random weights, no downloads). Tokens of every variant are checked against
+eager's before timing.
 Writes benchmarks/results/generation-<date><--suffix>.json (device, versions, date).
 
 Each generation runs the prefill and ``--new-tokens`` decode steps; the prefill and every decode step are timed
@@ -69,7 +70,7 @@ def litgpt_model():
     return model, model.config.padded_vocab_size, run
 
 
-def hf_llama_model():
+def hf_llama_model(static=False):
     import transformers
 
     torch.manual_seed(0)
@@ -78,7 +79,10 @@ def hf_llama_model():
     model = transformers.LlamaForCausalLM(config).eval()
 
     def run(forward, prompt, new_tokens, times):
-        cache, tokens = transformers.DynamicCache(), []
+        # StaticCache: preallocated key and value tensors written in place (index_copy_), sized for the generation
+        cache = transformers.StaticCache(config=config, max_cache_len=prompt.shape[1] + new_tokens + 1) if static \
+            else transformers.DynamicCache()
+        tokens = []
         with Timer(times, "prefill"):
             logits = forward(input_ids=prompt, past_key_values=cache, use_cache=True).logits
         for _ in range(new_tokens):
@@ -91,7 +95,8 @@ def hf_llama_model():
     return model, config.vocab_size, run
 
 
-MODELS = {"litgpt pythia-14m": litgpt_model, "HF Llama tiny (DynamicCache)": hf_llama_model}
+MODELS = {"litgpt pythia-14m": litgpt_model, "HF Llama tiny (DynamicCache)": hf_llama_model,
+          "HF Llama tiny (StaticCache)": lambda: hf_llama_model(static=True)}
 
 
 def variants(model):
@@ -119,10 +124,12 @@ def main() -> None:
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     p.add_argument("--suffix", default="", help="appended to the file name (generation-<date><suffix>.json)")
     p.add_argument("--note", default="", help="recorded with the settings (the machine's load, the branch)")
+    p.add_argument("--models", nargs="*", choices=list(MODELS), default=list(MODELS), help="the cases run (all)")
     args = p.parse_args()
     torch.set_num_threads(1)
     results = {"settings": vars(args), "cases": {}}
-    for name, make in MODELS.items():
+    for name in args.models:
+        make = MODELS[name]
         model, vocab, run = make()
         prompt = torch.randint(0, vocab, (1, args.prompt), generator=torch.Generator().manual_seed(1))
         case = {}

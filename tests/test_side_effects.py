@@ -1,6 +1,7 @@
 """Writes to outside state happen as in CPython, on every call, cached or not (the epilogue)."""
 
 import pickle
+import sys
 
 import pytest
 import torch
@@ -599,3 +600,88 @@ def test_writes_to_outside_streams_happen_on_every_call():
         assert out.getvalue() == "rows 2\nrows 2\nrows 3\n"
         assert logged.getvalue() == "step with 2 rows\nstep with 2 rows\nstep with 3 rows\n"
     assert thunder.cache_hits(jfn) == 1
+
+
+class _Holder:
+    pass
+
+
+def _renamed(fn):
+    # transformers 5.24's ``deprecate_kwarg``: the caller's object moves to the new name inside the call
+    def wrapped(*args, **kwargs):
+        kwargs["cache"] = kwargs.pop("past", None)
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
+@_renamed
+def _store_into_renamed(x, cache=None):
+    cache.keys = x * 2
+    cache.seen = cache.seen + [x.shape[0]] if hasattr(cache, "seen") else [x.shape[0]]
+    return x + 1
+
+
+def _store_into_popped_list_item(x, *objects):
+    items = list(objects)
+    items.pop().keys = x * 3  # the last object, popped from a list the program built
+    return x - 1
+
+
+def _store_into_a_popped_default(x, holder, **options):
+    options.pop("cache", holder).keys = x * 4  # the key is absent: the default the program passed
+    return x * 0
+
+
+@pytest.mark.parametrize("fn, factor, call", [
+    (_store_into_renamed, 2, lambda jf, x, h: jf(x, past=h)),
+    (_store_into_popped_list_item, 3, lambda jf, x, h: jf(x, _Holder(), h)),
+    (_store_into_a_popped_default, 4, lambda jf, x, h: jf(x, h, other=1)),
+])
+def test_stores_into_an_outside_object_popped_from_the_programs_own_container_are_replayed(fn, factor, call):
+    # The object popped from a dict or list the program built is still the caller's: its attribute stores are
+    # side effects (replayed by the epilogue), never done for real with the trace's proxies.
+    jf = thunder.jit(fn)
+    for n in (2, 2, 3):
+        held, eager_held, x = _Holder(), _Holder(), torch.randn(n)
+        out, expected = call(jf, x, held), call(fn, x, eager_held)
+        assert type(held.keys) is torch.Tensor
+        torch.testing.assert_close(out, expected)
+        torch.testing.assert_close(held.keys, x * factor)
+        assert vars(held).keys() == vars(eager_held).keys()
+
+
+def test_a_replayed_warning_reads_no_source_where_eager_reads_none():
+    # warnings.warn finds its line's text only when it shows the warning (linecache); the epilogue's replay must not
+    # read the module's source on every call either (warn_explicit given the module's globals does, through its
+    # loader: 25 us a call, paid by every HF transformers 5.x call passing a deprecated keyword)
+    import types
+    import warnings
+
+    class CountingLoader:
+        reads = 0
+
+        def get_source(self, name):
+            CountingLoader.reads += 1
+            return "def f(x):\n    warnings.warn('old', FutureWarning)\n    return x * 2\n"
+
+    module = types.ModuleType("_h16_warning_module")
+    module.__loader__ = CountingLoader()
+    module.warnings = warnings
+    exec(compile("def f(x):\n    warnings.warn('old', FutureWarning)\n    return x * 2\n", "<h16 module>", "exec"),
+         module.__dict__)
+    sys.modules[module.__name__] = module
+    try:
+        x = torch.ones(2)
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("ignore")
+            for _ in range(3):
+                module.f(x)
+            eager_reads = CountingLoader.reads
+            jf = thunder.jit(module.f)
+            for _ in range(3):
+                jf(x)
+        assert eager_reads == 0
+        assert CountingLoader.reads == 0
+    finally:
+        del sys.modules[module.__name__]

@@ -14,7 +14,8 @@ An in-place store of the torch executor's (``v.index_copy_(dim, index, source)``
 an input: a KV-cache update, see :func:`in_place_stores`) that an executor takes (``stores``) joins the open region
 instead of closing it, where its index comes from outside the region (so it can be checked before the region runs):
 the region writes the new rows itself, fused with the op that computes them, and what reads the cache after the
-store (attention) stays in the same region.
+store (attention) stays in the same region. Where the region computes the index from values it does not write
+before (HF's ``StaticCache``: ``arange(n) + cumulative_length``), those members leave it and run before it.
 
 The Inductor and nvFuser executors form their regions here; an executor whose kernels constrain shapes (Triton)
 forms its own.
@@ -63,7 +64,8 @@ def form_regions(bsyms, output, *, view_prims, stores=frozenset()) -> list[Regio
 
     for i, b in enumerate(bsyms):
         # a store joins where its index comes from outside the region: it can be checked before the region runs
-        if i in stores and current is not None and current.open and b.args[2].name not in current.produced:
+        if i in stores and current is not None and current.open and (b.args[2].name not in current.produced
+                                                                      or _hoist_index(current, bsyms, b, stores)):
             join(current, i, b)
             current.produced.add(b.args[0].name)  # later readers of the view see the new rows after the region
             continue
@@ -86,6 +88,51 @@ def form_regions(bsyms, output, *, view_prims, stores=frozenset()) -> list[Regio
         join(current, i, b)
     return [r for r in regions if any(i in stores or claimed_prim(bsyms[i]).name not in view_prims
                                       for i in r.members)]
+
+
+def _hoist_index(r: Region, bsyms, store, stores) -> bool:
+    """Whether the members of ``r`` that compute ``store``'s index (HF's ``StaticCache``: ``arange(n) +
+    cumulative_length``) can run before the region instead, and if so takes them out of it (their claims go back to
+    the torch executor, where they are in the trace): the index is then the region's input, checked before it runs.
+    They can where they read nothing the region writes before them (``cumulative_length.add_(n)`` before the
+    store: they read the value from before it) and are no copy or store; a copy in the region of a value they
+    compute keeps them (a region copies only what it computes)."""
+    producer = {o.name: j for j in r.members for o in bsyms[j].flat_proxy_outs}
+    if store.args[2].name not in producer:  # an input a copy in the region wrote
+        return False
+    hoisted: set[int] = set()
+    pending = [producer[store.args[2].name]]
+    while pending:
+        j = pending.pop()
+        if j not in hoisted:
+            hoisted.add(j)
+            pending.extend(producer[p.name] for p in bsyms[j].flat_proxy_args if p.name in producer)
+    if len(hoisted) == len(r.members):
+        return False
+    made = {o.name for j in hoisted for o in bsyms[j].flat_proxy_outs}
+    written: set[str] = set()  # what the region's other members wrote so far
+    for j in r.members:
+        b = bsyms[j]
+        is_copy = j not in stores and claimed_prim(b).name == "copy_to_out_"
+        if j in hoisted:
+            if j in stores or is_copy or any(p.name in written for p in b.flat_proxy_args):
+                return False
+        elif is_copy:
+            if b.args[0].name in made:
+                return False
+            written.add(b.kwargs["out"].name)
+        elif j in stores:
+            written.add(b.args[0].name)
+    r.members = [j for j in r.members if j not in hoisted]
+    r.produced = set()
+    for j in r.members:
+        b = bsyms[j]
+        r.produced.update(o.name for o in b.flat_proxy_outs)
+        if j in stores:
+            r.produced.add(b.args[0].name)
+        elif claimed_prim(b).name == "copy_to_out_":
+            r.produced.add(b.kwargs["out"].name)
+    return True
 
 
 def _copy_joins(b, r: Region | None, uses) -> bool:

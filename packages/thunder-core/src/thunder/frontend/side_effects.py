@@ -197,7 +197,9 @@ def warn_at(message: str, category: type, filename: str, lineno: int, module: st
     asked then, and the module's registry remembers what was shown once, as for the line itself in eager."""
     module_globals = getattr(sys.modules.get(module), "__dict__", None)
     registry = module_globals.setdefault("__warningregistry__", {}) if module_globals is not None else None
-    warnings.warn_explicit(message, category, filename, lineno, module, registry, module_globals)
+    # no module_globals: with them, warn_explicit reads the module's source through its loader on every call (25 us,
+    # even where the filters ignore the warning), which warnings.warn never does (linecache reads the line when shown)
+    warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
 def _kept_in_instance_dicts(obj, target_prov: Provenance, key, value) -> list:

@@ -427,6 +427,44 @@ def _reduce_ex(rt, wargs, wkwargs):
 # callables looked up by their type, the callable itself becoming the first argument
 _BY_TYPE = {operator.attrgetter: _getter(_read_attrs), operator.itemgetter: _getter(_read_item)}
 
+def _pop(tp, method):
+    """``d.pop(k)`` / ``lst.pop(i)`` on a container the program built: the value popped keeps the provenance it
+    was stored with (``kwargs["cache"] = kwargs.pop("past_key_values")`` in a decorator still hands the caller's
+    object on, whose attribute stores are then the caller's side effects, not the program's own). Outside
+    containers are the hooks' (read, then replayed by the epilogue); they never reach here."""
+
+    def pop(rt, wargs, wkwargs):
+        wobj = wargs[0] if wargs else None
+        if wkwargs or wobj is None or type(wobj.value) is not tp or wobj.provenance.is_outside \
+                or wobj.items is None or isinstance(wobj.items, ViewSource):
+            return native_call(method, wargs, wkwargs)
+        obj = wobj.value
+        if tp is dict:
+            if len(wargs) not in (2, 3):
+                return native_call(method, wargs, wkwargs)
+            key = hashed(rt, wargs[1].value)
+            found = key in obj
+        else:
+            if len(wargs) > 2 or len(wargs) == 2 and type(wargs[1].value) is not int:
+                return native_call(method, wargs, wkwargs)
+            key = wargs[1].value if len(wargs) == 2 else -1
+            found = -len(obj) <= key < len(obj)
+            key = key % len(obj) if found else key
+        w = derive_item(rt, wobj, key, obj[key]) if found else None
+        result = native_call(method, wargs, wkwargs)  # CPython's result, or its KeyError / IndexError
+        if type(wobj.items) is dict:
+            wobj.items.pop(key, None)
+        elif type(wobj.items) is list and found and len(wobj.items) == len(obj) + 1:
+            del wobj.items[key]
+        else:
+            wobj.items = None
+        if found:
+            return w
+        return wargs[2] if tp is dict and len(wargs) == 3 else result  # the default, as passed
+
+    return pop
+
+
 _TABLE = {
     locals: _locals,
     globals: _globals,
@@ -450,6 +488,8 @@ _TABLE = {
     dict.values: _dict_view("values", dict.values),
     dict.items: _dict_view("items", dict.items),
     dict.get: _dict_get,
+    dict.pop: _pop(dict, dict.pop),
+    list.pop: _pop(list, list.pop),
     super: _super,
     object.__reduce_ex__: _reduce_ex,
     sys.exc_info: _exc_info,
