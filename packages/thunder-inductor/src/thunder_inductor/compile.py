@@ -29,8 +29,8 @@ from thunder.core.proxies import NumberProxy
 from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 from thunder_inductor import disk_cache
-from thunder_inductor.pch import combined_header
 from thunder_inductor.fast_check import fast_check
+from thunder_inductor.pch import combined_header
 
 __all__ = ["region_fusion", "InductorFusion", "InductorCompileWarning", "stats"]
 
