@@ -61,3 +61,29 @@ def test_a_configuration_that_fails_to_compile_falls_back_to_the_next(inductor_e
     assert seen == [True, False]
     assert stats()["failed"] == failed and stats()["torch_calls"] == torch_calls
 
+
+
+def test_a_cpu_region_precompiles_the_wrapper_and_kernel_headers_as_one(inductor_ex, monkeypatch):
+    # pch.py: the C++ wrapper's header and the kernels' header are precompiled together, and Inductor's own choice
+    # of header is back after the compile
+    from thunder_inductor import pch
+    from torch._inductor import codecache, config
+
+    headers = []
+    precompile = codecache._precompile_header
+
+    def recording(header, *args, **kwargs):
+        headers.append(header)
+        return precompile(header, *args, **kwargs)
+
+    monkeypatch.setattr(codecache, "_precompile_header", recording)
+
+    def fn(x):
+        return torch.tanh(x * 2.7182 + 0.5).sum(0)
+
+    x = torch.randn(5, 17)
+    with config.patch(fx_graph_cache=False):  # compiled here, not found in Inductor's caches
+        jfn = thunder.jit(fn, executors=[inductor_ex])
+        torch.testing.assert_close(jfn(x), fn(x))
+    assert headers == [pch.HEADER]
+    assert codecache.CppWrapperCodeCache._get_uncompiled_header("cpu") == "torch/csrc/inductor/cpp_wrapper/cpu.h"

@@ -30,6 +30,7 @@ from thunder.core.symbol import Symbol
 from thunder.core.trace import TraceCtx
 from thunder_inductor import disk_cache
 from thunder_inductor.fast_check import fast_check
+from thunder_inductor.pch import combined_header
 
 __all__ = ["region_fusion", "InductorFusion", "InductorCompileWarning", "stats"]
 
@@ -331,7 +332,7 @@ class InductorFusion:
             return region(*inputs[:len(tensors)], *(values.get(i, n) for i, n in enumerate(numbers)))
 
         examples = [*(t.detach() for t in tensors), *(numbers[i] for i in dynamic)]
-        with torch.no_grad():
+        with torch.no_grad(), combined_header():
             gm = make_fx(graph_fn, tracing_mode="symbolic" if self.symbolic else "fake")(*examples)
             compiled = standalone_compile(gm, examples,
                                           dynamic_shapes="from_graph" if self.symbolic else "from_example_inputs")
