@@ -35,3 +35,40 @@ def test_optimizer_steps_match_eager_in_place(opt_cls, options, foreach):
     torch.manual_seed(1)
     assert_steps_match_eager(step, opt, ref_opt, steps=5, rtol=0, atol=0)
     assert thunder.cache_misses(step) <= 2  # the first step creates the state; later ones reuse one program
+
+
+SCHEDULES = {
+    "SGD with StepLR": (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+                        lambda opt: torch.optim.lr_scheduler.StepLR(opt, 2, 0.5)),
+    "AdamW with CosineAnnealingLR": (lambda ps: torch.optim.AdamW(ps, lr=0.01),
+                                     lambda opt: torch.optim.lr_scheduler.CosineAnnealingLR(opt, 5)),
+    "AdamW groups with LambdaLR": (
+        lambda ps: torch.optim.AdamW([{"params": ps[:1], "lr": 0.01}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.1),
+        lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1 / (step + 1))),
+    "SGD with a tensor lr and ExponentialLR": (lambda ps: torch.optim.SGD(ps, lr=torch.tensor(0.1)),
+                                               lambda opt: torch.optim.lr_scheduler.ExponentialLR(opt, 0.9)),
+}
+
+
+@pytest.mark.parametrize("name", SCHEDULES)
+def test_a_step_an_lr_scheduler_wraps_matches_eager(name):
+    # a scheduler replaces optimizer.step by a wrapper reaching the optimizer through a weak reference and binding
+    # SGD.step to it with func.__get__: both keep the optimizer's provenance, so its state is checked inputs
+    make_opt, make_sched = SCHEDULES[name]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    params = []
+    for jit in (False, True):
+        m = torch.nn.Linear(4, 3)
+        m.load_state_dict(model.state_dict())
+        opt = make_opt(list(m.parameters()))
+        sched = make_sched(opt)
+        step = thunder.jit(opt.step, cache="symbolic values") if jit else opt.step
+        for s in range(5):
+            opt.zero_grad()
+            m(torch.randn(2, 4, generator=torch.Generator().manual_seed(s))).pow(2).sum().backward()
+            step()
+            sched.step()
+        params.append([p.detach() for p in m.parameters()])
+    torch.testing.assert_close(params[1], params[0])
+    assert thunder.cache_misses(step) <= 2  # the first step, which creates the state, then every later one

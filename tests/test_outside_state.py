@@ -960,3 +960,22 @@ def test_program_patching_a_class_itself(cache):
     Base.apply = lambda s, x: x  # undone by the next call, as in eager
     torch.testing.assert_close(jf(o, x), f(o, x))
     assert thunder.cache_misses(jf) == 1
+
+
+def test_reads_through_an_outside_weak_reference_follow_its_referent():
+    import weakref
+
+    class Box:
+        pass
+
+    box = Box()
+    box.t = torch.ones(2)
+    ref = weakref.ref(box)
+
+    def f(x):
+        return ref().t + x
+
+    jf = thunder.jit(f)
+    for v in (1.0, 2.0, 3.0):
+        box.t = torch.full((2,), v)  # no stale value: the prologue calls the reference again
+        torch.testing.assert_close(jf(torch.ones(2)), f(torch.ones(2)))

@@ -661,7 +661,9 @@ def _unpack_meta(*args, **kwargs):
 
 
 # unpack_keys(d): the keys of d in iteration order, as a tuple (the program iterated an outside dict)
-for _name in ("unpack_attr", "unpack_item", "unpack_keys", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_type"):
+# unpack_deref(r): what the weak reference r refers to, r()
+for _name in ("unpack_attr", "unpack_item", "unpack_keys", "unpack_cell", "unpack_dims", "unpack_lookup", "unpack_type",
+              "unpack_deref"):
     make_prim(_name, _unpack_meta, tags=("prologue",))
 
 

@@ -109,6 +109,11 @@ def _unpack_type(bsym, imports):
     return [f"{bsym.output.name} = type({prettyprint(obj, imports)})"]
 
 
+def _unpack_deref(bsym, imports):
+    (ref,) = bsym.args
+    return [f"{bsym.output.name} = {prettyprint(ref, imports)}()"]
+
+
 def _unpack_cell(bsym, imports):
     (cell,) = bsym.args
     return [f"{bsym.output.name} = {prettyprint(cell, imports)}.cell_contents"]
@@ -339,6 +344,7 @@ def _raise_exception(bsym, imports):
 for _name, _printer in {
     "unpack_attr": _unpack_attr, "unpack_item": _unpack_item, "unpack_keys": _unpack_keys, "unpack_cell": _unpack_cell,
     "unpack_dims": _unpack_dims, "unpack_lookup": _unpack_lookup, "unpack_type": _unpack_type,
+    "unpack_deref": _unpack_deref,
     "check_tensor": _check_tensor, "check_tensors": _check_tensors, "check_strides": _check_strides,
     "check_tensor_method": _check_tensor_method,
     "check_literal": _check_literal, "check_is": _check_is,

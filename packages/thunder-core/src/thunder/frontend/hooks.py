@@ -711,6 +711,8 @@ class JitHooks(Hooks):
             unsharded = traced_unsharded(value)
             if unsharded is not None:  # a sharded parameter of the FSDP2 unit being traced: its gathered value
                 return unsharded
+            if provenance.kind == "deref":  # a weak reference to module state (nn.LSTM's to its flat weights)
+                provenance = self._module_state_paths().get(id(value), provenance)
             return self._tensor_input(value, provenance)
         # bools stay constants: two values, and ``flag is True`` must see a bool, not a proxy
         if self.symbolic and type(value) in (int, float):

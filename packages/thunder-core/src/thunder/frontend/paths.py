@@ -79,6 +79,8 @@ class PathReacher:
             value = prims.unpack_item(self.reach(prov.parent), prov.key)
         elif kind == "type":
             value = prims.unpack_type(self.reach(prov.parent))
+        elif kind == "deref":
+            value = prims.unpack_deref(self.reach(prov.parent))
         elif kind == "key":
             value = prims.unpack_item(self.keys(prov.parent), prov.key)
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import types
+import weakref
 
 from .class_lookups import class_dependency, code_dependency, special_method
 from .errors import InterpreterError, unsupported
@@ -78,6 +79,9 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
                 f"wrapped_lookaside for {fn!r} returned {type(result).__name__}, expected a WrappedValue"
             )
         return result
+    if type(fn) is weakref.ReferenceType and not wargs and not wkwargs and wfn.provenance.is_outside:
+        # an outside weak reference's referent is outside state too, re-reached by calling the reference
+        return rt.input(fn(), Provenance.deref(wfn.provenance))
     instead = hooks.interpreted_instead(fn)
     if instead is not None:
         from .derivation import derive_attr
@@ -125,7 +129,11 @@ def call_value(wfn: WrappedValue, wargs: list, wkwargs: dict) -> WrappedValue:
         return call_class(rt, wfn, wargs, wkwargs)
     if tp in (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
               types.MethodWrapperType, types.ClassMethodDescriptorType):
-        return native_call(fn, wargs, wkwargs)
+        result = native_call(fn, wargs, wkwargs)
+        if tp is types.MethodWrapperType and fn.__name__ == "__get__" and wargs \
+                and type(result.value) is types.MethodType and result.value.__self__ is wargs[0].value:
+            result.bound_self = wargs[0]  # ``func.__get__(obj, cls)``: the method's receiver keeps its provenance
+        return result
     call = lookup_type(tp, "__call__")
     if type(call) is types.FunctionType:
         return call_value(class_dependency(rt, wfn, tp, "__call__", call, shadowable=False), [wfn, *wargs], wkwargs)

@@ -8,7 +8,7 @@ __all__ = ["Provenance"]
 OUTSIDE_ROOT_KINDS = frozenset({"fn", "arg", "kwarg", "global", "builtin", "closure_cell", "default", "globals",
                                 "class"})
 # Derived kinds keep the "outside" property of their parent.
-DERIVED_KINDS = frozenset({"attr", "item", "key", "type", "lookup"})
+DERIVED_KINDS = frozenset({"attr", "item", "key", "type", "lookup", "deref"})
 
 
 class Provenance:
@@ -101,6 +101,11 @@ class Provenance:
         return Provenance("lookup", parent, name if after is None else (name, after))
 
     @staticmethod
+    def deref(parent: Provenance) -> Provenance:
+        """What the parent weak reference refers to (``parent()``)."""
+        return Provenance("deref", parent)
+
+    @staticmethod
     def attr(parent: Provenance, name: str) -> Provenance:
         return Provenance("attr", parent, name)
 
@@ -183,6 +188,8 @@ class Provenance:
                 value = type(value)
             elif kind == "lookup":
                 value = class_lookup(value, key)
+            elif kind == "deref":
+                value = value()
             else:  # "key"
                 value = tuple(value)[key]
         return value
@@ -221,6 +228,8 @@ class Provenance:
             elif kind == "lookup":
                 s = (f"lookup_type({s}, {key!r})" if type(key) is str
                      else f"lookup_type({s}, {key[0]!r}, after={key[1].__qualname__})")
+            elif kind == "deref":
+                s = f"{s}()"
             else:
                 s = f"tuple({s})[{key!r}]"
         return s
