@@ -48,9 +48,10 @@ LITGPT_REQUIREMENTS = ("litgpt==0.5.13", "lightning==2.6.6", "lightning-utilitie
 
 # transformers releases the real-model tests support: `tests` runs the newest, `transformers` the oldest 4.x and an
 # early 5.x (5.0-5.3 reached output-capturing state through a global registry dict, 4.x has other code paths: T5's
-# dtype property, data-dependent MoE routing). transformers does not depend on torch, so the pin holds.
-TRANSFORMERS_NEWEST = "5.23.0"
-TRANSFORMERS_OLDER = ("4.52.4", "5.3.0")
+# dtype property, data-dependent MoE routing) and the release before the newest (5.24 moved the KV cache argument with
+# kwargs.pop, 5.23 did not). transformers does not depend on torch, so the pin holds.
+TRANSFORMERS_NEWEST = "5.24.0"
+TRANSFORMERS_OLDER = ("4.52.4", "5.3.0", "5.23.0")
 MODEL_TESTS = ("tests/test_transformers_models.py", "tests/test_training_models.py", "tests/test_generation.py")
 
 

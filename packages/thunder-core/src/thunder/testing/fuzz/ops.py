@@ -387,11 +387,14 @@ def normalization(s: Scope):
     if x is None:
         return None
     last, channels = _param(s, x, f"{x.name}.shape[-1]"), _param(s, x, f"{x.name}.shape[1]")
-    choices = [f"torch.nn.functional.layer_norm({{x}}, {{x}}.shape[-1:], {last}, {_param(s, x, f'{x.name}.shape[-1]')})",
-               f"torch.nn.functional.rms_norm({{x}}, {{x}}.shape[-1:], {last})",
-               f"torch.nn.functional.group_norm({{x}}, 1, {channels}, {_param(s, x, f'{x.name}.shape[1]')})",
-               "torch.nn.functional.group_norm({x}, {x}.shape[1])",
-               f"torch.nn.functional.batch_norm({{x}}, None, None, {channels}, None, training=True)"]
+    # eps=0.1: a group of equal values (x[None].expand(2, ...), a cat of a tensor with itself) normalizes rounding
+    # noise, which a small eps amplifies past any tolerance (0.1: by 3, not by 300)
+    choices = [f"torch.nn.functional.layer_norm({{x}}, {{x}}.shape[-1:], {last}, {_param(s, x, f'{x.name}.shape[-1]')}, "
+               "eps=0.1)",
+               f"torch.nn.functional.rms_norm({{x}}, {{x}}.shape[-1:], {last}, eps=0.1)",
+               f"torch.nn.functional.group_norm({{x}}, 1, {channels}, {_param(s, x, f'{x.name}.shape[1]')}, eps=0.1)",
+               "torch.nn.functional.group_norm({x}, {x}.shape[1], eps=0.1)",
+               f"torch.nn.functional.batch_norm({{x}}, None, None, {channels}, None, training=True, eps=0.1)"]
     return f"{s.fresh()} = {s.rng.choice(choices).format(x=x.name)}"
 
 
