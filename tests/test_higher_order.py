@@ -621,3 +621,23 @@ def test_docs_worked_example_a_transform_that_rewrites_inside_branches():
     torch.testing.assert_close(jf(x), x.cos() * 2)
     counts = count_ops(thunder.last_traces(jf)[-1])
     assert counts["cos"] == 2 and "sin" not in counts and counts["cond"] == 1
+
+
+def test_checkpoint_of_a_partial_holding_tensors_and_of_function_keywords():
+    # transformers 4.x checkpoints partial(layer.__call__, **kwargs); the non-reentrant checkpoint also hands its
+    # other keywords to the function. Their tensors are the checkpoint's inputs (gradients reach them), not constants
+    import functools
+
+    def layer(x, scale, *, shift):
+        return (x * scale + shift).sin()
+
+    def f(x, scale, shift):
+        part = functools.partial(layer, scale=scale)
+        return torch.utils.checkpoint.checkpoint(part, x, shift=shift, use_reentrant=False).sum()
+
+    inputs = [torch.randn(3, requires_grad=True) for _ in range(3)]
+    expected = torch.autograd.grad(f(*inputs), inputs)
+    jf = thunder.jit(f)
+    for step in range(2):
+        actual = torch.autograd.grad(jf(*inputs), inputs)
+        torch.testing.assert_close(actual, expected)

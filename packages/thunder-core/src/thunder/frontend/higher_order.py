@@ -394,18 +394,45 @@ def checkpoint_lookaside(fn_w, *args_w, _trace_with=None, **kwargs_w):
     from thunder.interpreter.wrapped import computed
 
     refuse_under_autocast("torch.utils.checkpoint.checkpoint")
+    options = {k: w.value for k, w in kwargs_w.items() if k in _CHECKPOINT_OPTIONS}
+    options.setdefault("use_reentrant", False)
+    fn_kwargs_w = {k: w for k, w in kwargs_w.items() if k not in _CHECKPOINT_OPTIONS}  # fn's own (non-reentrant)
+    if not options["use_reentrant"]:
+        # fn = partial(f, *a, **k) (transformers 4.x's layers): its tensors are the checkpoint's arguments, not
+        # constants of the recorded call; the non-reentrant checkpoint hands keywords on to f
+        fn_w, args_w, fn_kwargs_w = _unfolded_partial(fn_w, list(args_w), fn_kwargs_w)
     trace = get_tracectx()
     trace.push_scope()
     try:
         # _trace_with: how to trace fn without coming back here (a module chosen by jit(checkpoint=...))
-        outputs = (call_wrapped(fn_w, *args_w) if _trace_with is None else _trace_with()).value
+        outputs = (call_wrapped(fn_w, *args_w, **fn_kwargs_w) if _trace_with is None else _trace_with()).value
     finally:
         trace.pop_scope()
-    kwargs = {k: w.value for k, w in kwargs_w.items()}
-    kwargs.setdefault("use_reentrant", False)
+    kwargs = {**{k: w.value for k, w in fn_kwargs_w.items()}, **options}
     trace.scopes[-1].append(BoundSymbol(_checkpoint_symbol(), (fn_w.value, *[w.value for w in args_w]), kwargs,
                                         outputs, (), trace.current_location()))
     return computed(outputs)
+
+
+# torch.utils.checkpoint.checkpoint's own keywords; the others go to the checkpointed function
+_CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "context_fn", "determinism_check", "debug", "early_stop",
+                                 "preserve_rng_state"})
+
+
+def _unfolded_partial(fn_w, args_w: list, kwargs_w: dict):
+    import functools
+
+    from thunder.interpreter.derivation import derive_attr, derive_item
+    from thunder.interpreter.runtime import current_runtime
+
+    rt = current_runtime()
+    while type(fn_w.value) is functools.partial:
+        p = fn_w.value
+        wpargs, wpkw = derive_attr(rt, fn_w, "args", p.args), derive_attr(rt, fn_w, "keywords", p.keywords)
+        args_w = [*(derive_item(rt, wpargs, i, v) for i, v in enumerate(p.args)), *args_w]
+        kwargs_w = {**{k: derive_item(rt, wpkw, k, v) for k, v in p.keywords.items()}, **kwargs_w}
+        fn_w = derive_attr(rt, fn_w, "func", p.func)
+    return fn_w, args_w, kwargs_w
 
 
 _checkpoint = []
