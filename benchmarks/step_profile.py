@@ -23,11 +23,8 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
-import datetime
 import json
-import os
 import pathlib
-import platform
 import statistics
 import sys
 import time
@@ -195,11 +192,7 @@ def main() -> None:
     record = {
         "benchmark": "step_profile",
         "model": args.model,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                    "load_average": os.getloadavg()},
-        "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
+        **training_step.run_facts(),
         "phases": shares_and_cpu(args.model, args.steps),
         "kernel_calls": kernel_calls(args.model),
     }

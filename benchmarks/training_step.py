@@ -192,6 +192,17 @@ def run_model(name, steps, variants_wanted, jit_optimizer=False, shared_model=Fa
     return row
 
 
+def run_facts() -> dict:
+    """The date, machine (with its load now) and versions every record of a CPU benchmark run carries."""
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                    "load_average": os.getloadavg()},
+        "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
@@ -232,11 +243,7 @@ def main() -> None:
                 "torch threads = 1",
         "optimizer_step": "compiled by each variant" if args.jit_optimizer else "eager in every variant",
         "shared_model": args.shared_model,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                    "load_average": os.getloadavg()},
-        "versions": {"python": platform.python_version(), "torch": torch.__version__, "thunder": thunder.__version__},
+        **run_facts(),
         "results": rows,
     }
     out = (pathlib.Path(args.out) if args.out else
